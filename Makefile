@@ -1,0 +1,37 @@
+# Quick start: `make run` sets up .venv and launches the app; `make test` sets up and runs every check.
+# torch: this project's CPU machines carry the CPU build torch==2.13.0 on disk, and an unpinned
+# torch would pull a multi-GB CUDA build there. Where nvidia-smi answers, the normal (CUDA) torch
+# is installed instead. Override either way: `make run TORCH='torch==2.6.0'`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HAS_NVIDIA := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo yes)
+ifeq ($(HAS_NVIDIA),yes)
+TORCH ?= torch>=2.5,<3
+else
+TORCH ?= torch==2.13.0
+endif
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench screenshot clean
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q "$(TORCH)" -e ".[dev]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/attention-sandbox
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check sandbox widgets core tests bench
+	$(VENV)/bin/lint-imports
+
+test: lint
+	QT_QPA_PLATFORM=$${QT_QPA_PLATFORM:-offscreen} HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) bench/timing_accuracy.py --json
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache

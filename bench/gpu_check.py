@@ -1,0 +1,129 @@
+"""One script that checks the CUDA path end to end, in well under 5 minutes on an H200.
+
+1. device, default dtype and the SDPA backend chosen;
+2. the display path equals SDPA (bf16) for MHA, GQA and MQA, causal and not;
+3. the app's timer against triton.testing.do_bench(..., return_mode="median") on the same calls
+   (target: within 5%);
+4. achieved TFLOP/s of the attention core, bf16, head_dim 128, T = 2048..8192, causal and not,
+   the app's measurement next to a direct SDPA call timed by do_bench (target: within 5%).
+
+`--smoke` runs the same logic small on the CPU (torch.utils.benchmark stands in for do_bench)
+so that the script itself is tested where there is no GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.attention import AttentionLayer  # noqa: E402
+from core.config import AttentionConfig  # noqa: E402
+from core.counts import flop_counts  # noqa: E402
+from core.device import TORCH_DTYPES, default_dtype, device_name, resolve_device  # noqa: E402
+from core.layer_timing import allocate, run_timing  # noqa: E402
+from core.timing import BACKEND_NAMES, measure, pick_backend  # noqa: E402
+
+
+def reference_median_ms(fn, device: torch.device) -> float:
+    if device.type == "cuda":
+        from triton.testing import do_bench
+
+        return float(do_bench(fn, warmup=25, rep=200, return_mode="median"))
+    import torch.utils.benchmark as tb
+
+    timer = tb.Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+    return timer.blocked_autorange(min_run_time=0.2).median * 1e3
+
+
+def check_display_equals_sdpa(device: torch.device, dtype: str) -> list[dict]:
+    out = []
+    for kv in (16, 4, 1):
+        for causal in (False, True):
+            cfg = AttentionConfig(d_model=2048, n_heads=16, n_kv_heads=kv, seq_len=256, dtype=dtype, causal=causal)
+            layer = AttentionLayer(cfg, device=device, dtype=TORCH_DTYPES[dtype], seed=0)
+            x = torch.randn(2, 256, 2048, device=device, dtype=TORCH_DTYPES[dtype])  # (B, T, d)
+            with torch.inference_mode():
+                _, y_disp = layer.display_forward(x)
+                y_sdpa = layer(x)
+            err = (y_disp.float() - y_sdpa.float()).abs().max().item()
+            scale = y_sdpa.float().abs().max().item()
+            out.append({"n_kv_heads": kv, "causal": causal, "max_abs_err": err, "rel": err / scale,
+                        "ok": err / scale < 2e-2})
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes on the CPU, to test this script")
+    args = ap.parse_args()
+    t_start = time.perf_counter()
+    device = resolve_device("cpu" if args.smoke else "auto")
+    if device.type != "cuda" and not args.smoke:
+        print("gpu_check: torch sees no CUDA device; run with --smoke to test the script on the CPU.")
+        return 2
+    dtype = default_dtype(device)
+    result: dict = {"device": device.type, "device_name": device_name(device), "default_dtype": dtype,
+                    "torch": torch.__version__}
+    print(f"# device {result['device_name']} ({device.type}), default dtype {dtype}, torch {torch.__version__}")
+
+    result["display_equals_sdpa"] = check_display_equals_sdpa(device, dtype)
+    for row in result["display_equals_sdpa"]:
+        print(f"display==sdpa kv={row['n_kv_heads']:2} causal={row['causal']!s:5} rel_err={row['rel']:.2e} "
+              f"{'OK' if row['ok'] else 'FAIL'}")
+
+    seqs = [256, 512] if args.smoke else [2048, 4096, 8192]
+    d_model, heads = (512, 4) if args.smoke else (4096, 32)
+    rows = []
+    for T in seqs:
+        for causal in (False, True):
+            cfg = AttentionConfig(d_model=d_model, n_heads=heads, seq_len=T, batch_size=1 if args.smoke else 4,
+                                  dtype=dtype, causal=causal)
+            timing = run_timing(cfg, device, budget_s=0.2)  # the app's whole path, backend included
+            t = allocate(cfg, device)
+            core_fn = lambda t=t, c=causal: t.layer.core(t.q, t.k, t.v, c)  # noqa: E731
+            layer_fn = lambda t=t: t.layer(t.x)  # noqa: E731
+            direct_fn = lambda t=t, c=causal: F.scaled_dot_product_attention(t.q, t.k, t.v, is_causal=c)  # noqa: E731
+            with torch.inference_mode():
+                backend = pick_backend(core_fn, device)
+                app_core = measure(core_fn, device, budget_s=0.2).median_ms
+                app_layer = measure(layer_fn, device, budget_s=0.2).median_ms
+                ref_core = reference_median_ms(core_fn, device)
+                ref_layer = reference_median_ms(layer_fn, device)
+                direct = reference_median_ms(direct_fn, device)
+            f = flop_counts(cfg)
+            row = {
+                "seq_len": T, "causal": causal, "backend": BACKEND_NAMES[backend], "app_backend": timing.backend,
+                "app_core_ms": app_core, "ref_core_ms": ref_core, "core_ratio": app_core / ref_core,
+                "app_layer_ms": app_layer, "ref_layer_ms": ref_layer, "layer_ratio": app_layer / ref_layer,
+                "app_core_tflops": f.attention / app_core / 1e9,
+                "direct_sdpa_tflops": f.attention / direct / 1e9,
+                "app_vs_direct": direct / app_core,
+                "app_layer_tflops": timing.tflops,
+            }
+            rows.append(row)
+            print(f"T={T:5} causal={causal!s:5} backend={row['backend']:9} core app {app_core:8.3f} ms "
+                  f"do_bench {ref_core:8.3f} (x{row['core_ratio']:.3f}) | layer x{row['layer_ratio']:.3f} | "
+                  f"core {row['app_core_tflops']:7.1f} TFLOP/s vs direct SDPA {row['direct_sdpa_tflops']:7.1f}"
+                  f" ({row['app_vs_direct']:.3f})")
+            del t
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+    result["timing"] = rows
+    result["seconds"] = time.perf_counter() - t_start
+    ok = all(r["ok"] for r in result["display_equals_sdpa"])
+    within = all(0.95 <= r["core_ratio"] <= 1.05 and 0.95 <= r["app_vs_direct"] <= 1.05 for r in rows)
+    result["display_ok"], result["timing_within_5pct"] = ok, within
+    print(json.dumps({k: v for k, v in result.items() if k not in ("timing", "display_equals_sdpa")}))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

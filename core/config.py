@@ -1,0 +1,165 @@
+"""The attention configuration: one frozen dataclass, validated on construction.
+
+Torch-free on purpose: widgets import this module to snap sliders to valid values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+# Bytes per element of each dtype the app can run and count.
+DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
+PHASES = ("prefill", "decode")
+# Head widths outside this range, or not a multiple of 8, earn a warning (the seeds' rule of thumb).
+MIN_GOOD_HEAD_DIM = 32
+MAX_GOOD_HEAD_DIM = 256
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """One attention layer of a model, and the workload it runs."""
+
+    d_model: int = 768  # width of the residual stream
+    n_heads: int = 12  # query heads
+    n_kv_heads: int | None = None  # key/value heads; None means n_heads (MHA)
+    seq_len: int = 1024  # tokens per sequence (prefill) or cached tokens (decode)
+    batch_size: int = 1  # sequences
+    n_layers: int = 12  # layers, for the whole-model KV cache
+    dtype: str = "float32"  # element type of weights, activations and cache
+    causal: bool = False  # causal mask: halves the core FLOPs of prefill
+    bias: bool = False  # biases on the four projections
+    phase: str = "prefill"  # prefill: T queries; decode: one new query against T cached keys
+
+    def __post_init__(self) -> None:
+        if self.n_kv_heads is None:
+            object.__setattr__(self, "n_kv_heads", self.n_heads)
+        for name in ("d_model", "n_heads", "n_kv_heads", "seq_len", "batch_size", "n_layers"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be a whole number, not {value!r}.")
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, not {value}; choose a positive {name}.")
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"n_heads={self.n_heads} does not divide d_model={self.d_model}; "
+                f"choose n_heads from {short_list(valid_n_heads(self.d_model))}."
+            )
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(
+                f"n_kv_heads={self.n_kv_heads} does not divide n_heads={self.n_heads}; "
+                f"choose n_kv_heads from {short_list(valid_n_kv_heads(self.n_heads))}."
+            )
+        if self.dtype not in DTYPE_BYTES:
+            raise ValueError(
+                f"dtype {self.dtype!r} is not supported; choose one of {', '.join(DTYPE_BYTES)}."
+            )
+        if self.phase not in PHASES:
+            raise ValueError(f"phase {self.phase!r} is not known; choose prefill or decode.")
+        for name in ("causal", "bias"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r}.")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def group_size(self) -> int:
+        """Query heads that share one key/value head."""
+        return self.n_heads // self.kv_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """n_kv_heads, typed as int (it is never None after construction)."""
+        assert self.n_kv_heads is not None
+        return self.n_kv_heads
+
+    @property
+    def mode(self) -> str:
+        if self.kv_heads == self.n_heads:
+            return "MHA"
+        if self.kv_heads == 1:
+            return "MQA"
+        return "GQA"
+
+    @property
+    def mode_label(self) -> str:
+        """MHA, GQA-8 (group 4) or MQA, as the badge shows it."""
+        if self.mode == "GQA":
+            return f"GQA-{self.kv_heads} (group {self.group_size})"
+        return self.mode
+
+    @property
+    def dtype_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    def mha(self) -> AttentionConfig:
+        """The multi-head baseline of the same width and query heads."""
+        return replace(self, n_kv_heads=self.n_heads)
+
+    def with_(self, **changes: Any) -> AttentionConfig:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AttentionConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown configuration field(s): {', '.join(unknown)}.")
+        return cls(**data)
+
+    def head_dim_warnings(self) -> list[str]:
+        """The seeds' rule of thumb, as sentences a user can act on."""
+        h = self.head_dim
+        notes = []
+        if h < MIN_GOOD_HEAD_DIM:
+            notes.append(
+                f"head_dim {h} is below {MIN_GOOD_HEAD_DIM}: each head sees too few dimensions "
+                "to compare tokens well; use fewer heads."
+            )
+        if h > MAX_GOOD_HEAD_DIM:
+            notes.append(
+                f"head_dim {h} is above {MAX_GOOD_HEAD_DIM}: few wide heads lose the benefit of "
+                "many small specialists; use more heads."
+            )
+        if h % 8:
+            notes.append(
+                f"head_dim {h} is not a multiple of 8: it misses tensor-core tiles and fused "
+                "attention kernels; 64 and 128 are the common widths."
+            )
+        return notes
+
+
+def divisors(n: int) -> list[int]:
+    """All positive divisors of n, ascending."""
+    if n < 1:
+        return []
+    small = [i for i in range(1, int(n**0.5) + 1) if n % i == 0]
+    return sorted(set(small + [n // i for i in small]))
+
+
+def valid_n_heads(d_model: int) -> list[int]:
+    """Query-head counts that split d_model into equal heads."""
+    return divisors(d_model)
+
+
+def valid_n_kv_heads(n_heads: int) -> list[int]:
+    """Key/value-head counts that split n_heads into equal groups."""
+    return divisors(n_heads)
+
+
+def nearest(value: int, allowed: list[int]) -> int:
+    """The allowed value closest to value (the larger one on a tie)."""
+    if not allowed:
+        raise ValueError("there is no valid value to choose from.")
+    return min(allowed, key=lambda a: (abs(a - value), -a))
+
+
+def short_list(values: list[int], limit: int = 12) -> str:
+    if len(values) <= limit:
+        return ", ".join(map(str, values))
+    return ", ".join(map(str, values[: limit - 1])) + f", ..., {values[-1]}"

@@ -1,0 +1,146 @@
+"""Time one configuration end to end: the layer, its attention core, fused vs separate QKV,
+prefill vs decode. Everything is allocated before any timed region."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from core.attention import AttentionLayer, SeparateQKV
+from core.config import AttentionConfig
+from core.counts import flop_counts
+from core.device import TORCH_DTYPES, device_name, guard_memory
+from core.timing import BACKEND_NAMES, TimingStats, measure, pick_backend
+
+
+@dataclass(frozen=True)
+class TimingResult:
+    device: str  # cpu, cuda, mps
+    device_name: str
+    backend: str  # the SDPA backend pinned for every timed call
+    dtype: str
+    layer: TimingStats  # the whole layer forward for the configured phase
+    core: TimingStats  # the attention core alone (SDPA)
+    tflops: float  # flops.total / layer median
+    core_tflops: float  # flops.attention / core median
+    fused_qkv: TimingStats  # one (H+2K)*h projection
+    separate_qkv: TimingStats  # three projections with the same weights
+    prefill: TimingStats  # the whole layer, prefill of seq_len tokens
+    decode: TimingStats  # the whole layer, one token against seq_len cached
+
+    def to_report(self) -> dict[str, object]:
+        """The report's timing object (README: JSON keys)."""
+        return {
+            "device": self.device,
+            "device_name": self.device_name,
+            "backend": self.backend,
+            "dtype": self.dtype,
+            "median_ms": self.layer.median_ms,
+            "p25_ms": self.layer.p25_ms,
+            "p75_ms": self.layer.p75_ms,
+            "tflops": self.tflops,
+            "reps": self.layer.reps,
+            "core_median_ms": self.core.median_ms,
+            "core_p25_ms": self.core.p25_ms,
+            "core_p75_ms": self.core.p75_ms,
+            "core_tflops": self.core_tflops,
+            "fused_qkv_ms": self.fused_qkv.median_ms,
+            "separate_qkv_ms": self.separate_qkv.median_ms,
+            "prefill_ms": self.prefill.median_ms,
+            "decode_ms": self.decode.median_ms,
+        }
+
+
+def tflops(flops: int, ms: float) -> float:
+    return flops / (ms * 1e-3) / 1e12 if ms > 0 else 0.0
+
+
+@dataclass
+class TimingInputs:
+    """The tensors every timed call reads, allocated once."""
+
+    layer: AttentionLayer
+    separate: SeparateQKV
+    x: torch.Tensor  # (B, T, d)
+    x_new: torch.Tensor  # (B, 1, d)
+    q: torch.Tensor  # (B, H, T, h)
+    k: torch.Tensor  # (B, K, T, h)
+    v: torch.Tensor  # (B, K, T, h)
+    q_new: torch.Tensor  # (B, H, 1, h)
+    k_cache: torch.Tensor  # (B, K, T, h)
+    v_cache: torch.Tensor  # (B, K, T, h)
+
+
+def allocate(cfg: AttentionConfig, device: torch.device, seed: int = 0) -> TimingInputs:
+    dtype = TORCH_DTYPES[cfg.dtype]
+    layer = AttentionLayer(cfg, device=device, dtype=dtype, seed=seed).eval()
+    gen = torch.Generator(device=device).manual_seed(seed + 1)
+    B, T, d = cfg.batch_size, cfg.seq_len, cfg.d_model
+    x = torch.randn(B, T, d, generator=gen, device=device, dtype=dtype)  # (B, T, d)
+    x_new = torch.randn(B, 1, d, generator=gen, device=device, dtype=dtype)  # (B, 1, d)
+    with torch.inference_mode():
+        q, k, v = layer.project_qkv(x)
+        q_new, _, _ = layer.project_qkv(x_new)
+    return TimingInputs(
+        layer=layer, separate=SeparateQKV(layer).eval(), x=x, x_new=x_new, q=q, k=k, v=v,
+        q_new=q_new, k_cache=k.clone(), v_cache=v.clone(),
+    )
+
+
+def run_timing(
+    cfg: AttentionConfig,
+    device: torch.device,
+    *,
+    seed: int = 0,
+    budget_s: float = 0.3,
+    should_stop: Callable[[], bool] | None = None,
+    free_bytes: int | None = None,
+) -> TimingResult:
+    """Measure cfg on device. Raises ValueError (before allocating) when it would not fit."""
+    guard_memory(cfg, device, free_bytes=free_bytes)
+    kw = {"budget_s": budget_s, "should_stop": should_stop}
+    is_prefill = cfg.phase == "prefill"
+    with torch.inference_mode():
+        t = allocate(cfg, device, seed)
+        layer, causal = t.layer, cfg.causal
+        prefill_core = lambda: layer.core(t.q, t.k, t.v, causal)  # noqa: E731
+        decode_core = lambda: layer.core(t.q_new, t.k_cache, t.v_cache, False)  # noqa: E731
+        prefill_backend = pick_backend(prefill_core, device)
+        decode_backend = pick_backend(decode_core, device)
+        if SDPBackend.MATH in (prefill_backend, decode_backend):
+            # The math path materialises (B, H, T, T) scores: check that they fit too.
+            guard_memory(cfg, device, materialises_scores=True, free_bytes=free_bytes)
+        with sdpa_kernel([prefill_backend]):
+            prefill = measure(lambda: layer(t.x), device, **kw)
+            if is_prefill:
+                core = measure(prefill_core, device, **kw)
+        with sdpa_kernel([decode_backend]):
+            decode = measure(lambda: layer.decode_step(t.x_new, t.k_cache, t.v_cache), device, **kw)
+            if not is_prefill:
+                core = measure(decode_core, device, **kw)
+        x_in = t.x if is_prefill else t.x_new
+        fused = measure(lambda: layer.wqkv(x_in), device, **kw)
+        separate = measure(lambda: t.separate(x_in), device, **kw)
+    backend = prefill_backend if is_prefill else decode_backend
+    flops = flop_counts(cfg)
+    whole = prefill if is_prefill else decode
+    return TimingResult(
+        device=device.type,
+        device_name=device_name(device),
+        backend=BACKEND_NAMES[backend],
+        dtype=cfg.dtype,
+        layer=whole,
+        core=core,
+        tflops=tflops(flops.total, whole.median_ms),
+        core_tflops=tflops(flops.attention, core.median_ms),
+        fused_qkv=fused,
+        separate_qkv=separate,
+        prefill=prefill,
+        decode=decode,
+    )
+
+
+__all__ = ["TimingResult", "run_timing", "allocate", "SDPBackend"]
