@@ -32,6 +32,12 @@ test: lint
 
 bench: $(STAMP)
 	$(PY) bench/timing_accuracy.py --json
+	$(PY) bench/live_latency.py --json
+
+# The README's screenshot: the real window, rendered offscreen at 1280x800.
+screenshot: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/attention-sandbox snapshot --preset llama-3-8b --seq-len 4096 \
+		--text "When Mary and John went to the store, John gave a drink to Mary" --out docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache

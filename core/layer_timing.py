@@ -13,7 +13,7 @@ from core.attention import AttentionLayer, SeparateQKV
 from core.config import AttentionConfig
 from core.counts import flop_counts
 from core.device import TORCH_DTYPES, device_name, guard_memory
-from core.timing import BACKEND_NAMES, TimingStats, measure, pick_backend
+from core.timing import BACKEND_NAMES, Cancelled, TimingStats, measure, pick_backend
 
 
 @dataclass(frozen=True)
@@ -103,13 +103,23 @@ def run_timing(
     guard_memory(cfg, device, free_bytes=free_bytes)
     kw = {"budget_s": budget_s, "should_stop": should_stop}
     is_prefill = cfg.phase == "prefill"
+
+    def checkpoint() -> None:
+        """Stop between the steps that cannot be interrupted, not only between repeats."""
+        if should_stop is not None and should_stop():
+            raise Cancelled
+
     with torch.inference_mode():
+        checkpoint()
         t = allocate(cfg, device, seed)
+        checkpoint()
         layer, causal = t.layer, cfg.causal
         prefill_core = lambda: layer.core(t.q, t.k, t.v, causal)  # noqa: E731
         decode_core = lambda: layer.core(t.q_new, t.k_cache, t.v_cache, False)  # noqa: E731
         prefill_backend = pick_backend(prefill_core, device)
+        checkpoint()
         decode_backend = pick_backend(decode_core, device)
+        checkpoint()
         if SDPBackend.MATH in (prefill_backend, decode_backend):
             # The math path materialises (B, H, T, T) scores: check that they fit too.
             guard_memory(cfg, device, materialises_scores=True, free_bytes=free_bytes)

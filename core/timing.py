@@ -69,6 +69,8 @@ def measure(
 ) -> TimingStats:
     """Time fn: warm up, size the repeat count to budget_s, then one sample per repeat."""
     stop = should_stop or (lambda: False)
+    if stop():
+        raise Cancelled
     t0 = time.perf_counter()
     for _ in range(max(1, warmup)):
         fn()

@@ -1,9 +1,21 @@
-"""Launch the desktop app (the window arrives with the [app] issue)."""
+"""Launch the desktop app."""
 
 from __future__ import annotations
 
+import logging
+import sys
 
-def run_app() -> int:
-    from sandbox.cli import main
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
 
-    return main(["report", "--time"])
+
+def run_app(argv: list[str] | None = None) -> int:
+    from sandbox.main_window import MainWindow
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    app.setApplicationName("Attention Sandbox")
+    app.setOrganizationName("AttentionSandbox")
+    window = MainWindow(settings=QSettings("AttentionSandbox", "AttentionSandbox"))
+    window.show()
+    return app.exec()

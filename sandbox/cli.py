@@ -26,7 +26,30 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--time", action="store_true", help="also run and time the layer")
     rep.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     rep.add_argument("--list-presets", action="store_true", help="list preset names and exit")
+
+    snap = sub.add_parser("snapshot", help="render the main window offscreen to PNG files")
+    add_config_args(snap)
+    snap.add_argument("--text", help="the input text (default: the seeds' example sentence)")
+    snap.add_argument("--out", required=True, help="folder for window.png, heatmaps.png, manifest.json")
+    snap.add_argument("--no-time", action="store_true", help="skip timing (faster)")
     return parser
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from core.device import default_dtype, resolve_device
+    from sandbox.atomic import ExportError
+    from sandbox.snapshot import take_snapshot
+
+    cfg = config_from_args(args, default_dtype(resolve_device(args.device)))
+    try:
+        paths = take_snapshot(cfg, args.text, Path(args.out), args.device, timing=not args.no_time)
+    except ExportError as exc:
+        fail(str(exc))
+    for p in paths:
+        print(p)
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -57,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "snapshot":
+            return cmd_snapshot(args)
     except UsageError as exc:
         fail(str(exc))
     except ValueError as exc:

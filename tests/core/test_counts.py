@@ -110,7 +110,8 @@ def test_kv_cache_check_table(name, L, d, H, K, per_token, total_8k):
     assert kv.bytes_per_token == per_token
     assert kv.bytes_total == total_8k
     # The preset of the same name carries the same architecture.
-    assert find_preset(name).apply(cfg) == cfg
+    applied = find_preset(name).apply(cfg)
+    assert (applied.d_model, applied.n_heads, applied.kv_heads, applied.n_layers) == (d, H, K, L)
 
 
 def test_seed_claim_32_query_heads_on_8_kv_heads_shrink_the_cache_4x():

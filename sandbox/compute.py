@@ -1,0 +1,104 @@
+"""What the runner's worker computes: module-level functions from plain requests to plain results
+(Orange3's pattern), so tests and the CLI call them without a thread."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from core.attention import MAX_DISPLAY_TOKENS, AttentionLayer
+from core.config import AttentionConfig
+from core.device import resolve_device
+from core.embedding import embed_tokens
+from core.layer_timing import TimingResult, run_timing
+from core.tokens import display_tokens, simple_tokenize
+
+
+@dataclass(frozen=True)
+class ComputeRequest:
+    config: AttentionConfig
+    text: str
+    device: str = "auto"  # auto, cpu, cuda, mps (timing only; heatmaps run on the CPU)
+    seed: int = 0
+    want_timing: bool = True
+    timing_budget_s: float = 0.15
+
+
+@dataclass(frozen=True)
+class HeatmapResult:
+    request_id: int
+    config: AttentionConfig
+    tokens: list[str]
+    probs: np.ndarray  # (H, T, T) float32, rows sum to 1
+    n_text_tokens: int  # before the display limit
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TimingOutcome:
+    request_id: int
+    config: AttentionConfig
+    result: TimingResult
+
+
+@dataclass(frozen=True)
+class Failure:
+    request_id: int
+    stage: str  # heatmaps or timing
+    message: str
+    detail: str = field(default="")
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run small work on one intra-op thread: with the GUI thread busy painting, a second OpenMP
+    thread waits at barriers for a core and turns a 2 ms heatmap into 50 ms. Only the worker
+    thread calls torch, so switching the global setting here is safe."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class LayerCache:
+    """Display layers by architecture: a slider moving back and forth rebuilds nothing."""
+
+    def __init__(self, size: int = 4) -> None:
+        self._layers: OrderedDict[tuple, AttentionLayer] = OrderedDict()
+        self._size = size
+
+    def get(self, cfg: AttentionConfig, seed: int) -> AttentionLayer:
+        key = (cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.bias, cfg.causal, seed)
+        layer = self._layers.pop(key, None)
+        if layer is None:
+            layer = AttentionLayer(cfg, seed=seed).eval()
+        self._layers[key] = layer
+        while len(self._layers) > self._size:
+            self._layers.popitem(last=False)
+        return layer
+
+
+def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | None = None) -> HeatmapResult:
+    """Per-head probabilities of the request's text (at most 256 tokens, at most seq_len), on the CPU."""
+    tokens_all = simple_tokenize(req.text)
+    tokens = display_tokens(tokens_all, req.config.seq_len, MAX_DISPLAY_TOKENS)
+    if not tokens:
+        raise ValueError("the text has no tokens to show; type a few words.")
+    layer = (cache or LayerCache()).get(req.config, req.seed)
+    with torch.inference_mode(), one_thread():
+        x = embed_tokens(tokens, req.config.d_model, req.seed)  # (1, T, d)
+        probs = layer.attention_probs(x)[0]  # (H, T, T)
+    return HeatmapResult(request_id, req.config, tokens, probs.numpy().copy(), len(tokens_all), req.seed)
+
+
+def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[], bool]) -> TimingOutcome:
+    device = resolve_device(req.device)
+    result = run_timing(req.config, device, seed=req.seed, budget_s=req.timing_budget_s, should_stop=should_stop)
+    return TimingOutcome(request_id, req.config, result)

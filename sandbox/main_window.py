@@ -1,0 +1,329 @@
+"""The main window: wires the controls, the numbers, the runner and the heatmaps together."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import PySide6
+import torch
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.attention import MAX_DISPLAY_TOKENS
+from core.config import AttentionConfig
+from core.device import default_dtype, device_name, resolve_device
+from core.report import build_report
+from core.tokens import DEFAULT_TEXT
+from sandbox.atomic import ExportError
+from sandbox.compute import ComputeRequest, Failure, HeatmapResult, TimingOutcome
+from sandbox.export import ExportJob, export
+from sandbox.runner import ComputeRunner
+from widgets.config_panel import ConfigPanel
+from widgets.export_dialog import ExportDialog
+from widgets.head_view import HeadView
+from widgets.heatmap_view import HeatmapMosaic
+from widgets.metrics_panel import MetricsPanel
+from widgets.timing_panel import TimingPanel
+
+log = logging.getLogger(__name__)
+
+# The configuration the window opens with (README: bench/live_latency.py measures at it).
+OPENING_CONFIG = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=1024, batch_size=1,
+                                 n_layers=12, causal=True)
+SETTINGS_VERSION = 1
+
+
+def available_devices() -> list[str]:
+    devices = ["auto", "cpu"]
+    if torch.cuda.is_available():
+        devices.append("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, runner: ComputeRunner | None = None, settings: QSettings | None = None,
+                 config: AttentionConfig | None = None, text: str | None = None, seed: int = 0,
+                 timing_budget_s: float = 0.15) -> None:
+        super().__init__()
+        self.timing_budget_s = timing_budget_s  # per measurement; six measurements make one timing
+        self.setWindowTitle("Attention Sandbox")
+        self.runner = runner or ComputeRunner(parent=self)
+        self.settings = settings
+        self.seed = seed
+        self.last_heatmaps: HeatmapResult | None = None
+        self.last_timing: TimingOutcome | None = None
+        self.last_error = ""
+        self.head_views: list[HeadView] = []
+        saved = self._load_settings()
+        cfg = config or saved.get("config") or OPENING_CONFIG
+        device = saved.get("device", "auto")
+        if config is None and "config" not in saved:
+            cfg = cfg.with_(dtype=default_dtype(resolve_device("auto")))
+        self.config_panel = ConfigPanel(cfg, available_devices())
+        self.config_panel.set_device_choice(device)
+        self.metrics = MetricsPanel()
+        self.timing = TimingPanel()
+        self.text = QLineEdit(text if text is not None else saved.get("text", DEFAULT_TEXT))
+        self.text.setToolTip("The input whose attention the heatmaps show (random-weight mode: a simple "
+                             "word tokenizer, seeded embeddings). Timing uses random inputs of seq_len.")
+        self.text.setClearButtonEnabled(True)
+        self.info = QLabel()
+        self.info.setWordWrap(True)
+        self.mosaic = HeatmapMosaic()
+        if saved.get("colormap"):
+            self.mosaic.colormap.setCurrentText(saved["colormap"])
+        self._build_layout()
+        self._build_menus()
+        self._build_status()
+        self._connect()
+        if saved.get("geometry") is not None:
+            self.restoreGeometry(saved["geometry"])
+        else:
+            self.resize(1280, 800)
+        self._on_config_changed(cfg)
+
+    # -- construction ------------------------------------------------------------------------
+    def _build_layout(self) -> None:
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.addWidget(self.config_panel)
+        lv.addWidget(self.metrics)
+        lv.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(left)
+        scroll.setWidgetResizable(True)
+        scroll.setMinimumWidth(440)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        right = QWidget()
+        rv = QVBoxLayout(right)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Text"))
+        row.addWidget(self.text, 1)
+        rv.addLayout(row)
+        rv.addWidget(self.info)
+        rv.addWidget(self.mosaic, 1)
+        rv.addWidget(self.timing)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(scroll)
+        split.addWidget(right)
+        split.setStretchFactor(1, 1)
+        split.setSizes([450, 830])
+        self.setCentralWidget(split)
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self.export_action = QAction("&Export heatmaps…", self, shortcut=QKeySequence("Ctrl+E"))
+        self.export_action.setToolTip("PNG, SVG, .npy or .csv, with a JSON manifest beside it")
+        self.export_action.triggered.connect(lambda: self.open_export_dialog())
+        quit_action = QAction("&Quit", self, shortcut=QKeySequence("Ctrl+Q"))
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
+        file_menu.addAction(quit_action)
+        view = self.menuBar().addMenu("&View")
+        reset = QAction("&Reset heatmap zoom", self, shortcut=QKeySequence("Ctrl+0"))
+        reset.triggered.connect(lambda: self.mosaic.plot.autoRange(padding=0.01))
+        focus_text = QAction("Edit &text", self, shortcut=QKeySequence("Ctrl+L"))
+        focus_text.triggered.connect(lambda: (self.text.setFocus(), self.text.selectAll()))
+        view.addAction(reset)
+        view.addAction(focus_text)
+
+    def _build_status(self) -> None:
+        dev = resolve_device("auto")
+        self.device_label = QLabel(f"{device_name(dev)} · torch {torch.__version__} · Qt {PySide6.QtCore.qVersion()}")
+        self.statusBar().addPermanentWidget(self.device_label)
+
+    def _connect(self) -> None:
+        self.config_panel.config_changed.connect(self._on_config_changed)
+        self.config_panel.device_changed.connect(lambda _d: self.request())
+        self.config_panel.notice.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.text.textChanged.connect(lambda _t: self.request())
+        self.runner.heatmaps_ready.connect(self._on_runner_heatmaps_ready)
+        self.runner.timing_started.connect(self._on_runner_timing_started)
+        self.runner.timing_ready.connect(self._on_runner_timing_ready)
+        self.runner.failed.connect(self._on_runner_failed)
+        self.mosaic.head_clicked.connect(self.open_head)
+
+    # -- state -------------------------------------------------------------------------------
+    def config(self) -> AttentionConfig:
+        return self.config_panel.config()
+
+    def view_is_current(self) -> bool:
+        """The heatmaps on screen belong to the configuration and text the controls show."""
+        hm = self.last_heatmaps
+        return (hm is not None and hm.config == self.config() and self.runner.is_current(hm.request_id))
+
+    def request(self) -> int:
+        self.timing.show_waiting()
+        req = ComputeRequest(config=self.config(), text=self.text.text(), device=self.config_panel.device_choice(),
+                             seed=self.seed, timing_budget_s=self.timing_budget_s)
+        return self.runner.submit(req)
+
+    # -- slots -------------------------------------------------------------------------------
+    def _on_config_changed(self, cfg: AttentionConfig) -> None:
+        self.metrics.show_config(cfg)  # exact counts on every tick
+        self.request()
+
+    def _on_runner_heatmaps_ready(self, result: HeatmapResult) -> None:
+        if not self.runner.is_current(result.request_id):
+            return  # a newer request is on its way: never show a stale view
+        self.last_heatmaps = result
+        cfg = result.config
+        self.mosaic.set_data(result.probs, result.tokens, cfg.group_size)
+        n, total = len(result.tokens), result.n_text_tokens
+        parts = [f"{cfg.n_heads} heads × {n} tokens of your text"]
+        if total > n:
+            limit = "seq_len" if n == cfg.seq_len else f"the {MAX_DISPLAY_TOKENS}-token display limit"
+            parts.append(f"showing {n} of {total} tokens ({limit})")
+        if cfg.seq_len > n:
+            parts.append(f"timing runs the full seq_len {cfg.seq_len:,} on random inputs")
+        if cfg.phase == "decode":
+            parts.append("decode: the last row is the new token's attention")
+        self.info.setText(" · ".join(parts) + ".")
+        self.statusBar().clearMessage() if self.last_error else None
+        self.last_error = ""
+
+    def _on_runner_timing_started(self, request_id: int) -> None:
+        if self.runner.is_current(request_id):
+            choice = self.config_panel.device_choice()
+            self.timing.show_measuring(resolve_device(choice).type.upper() if choice != "cuda" else "CUDA")
+
+    def _on_runner_timing_ready(self, outcome: TimingOutcome) -> None:
+        if not self.runner.is_current(outcome.request_id):
+            return
+        self.last_timing = outcome
+        c = outcome.config
+        self.timing.show_timing(outcome.result.to_report(),
+                                f"{c.mode_label}, T={c.seq_len:,}, B={c.batch_size}, {c.phase}")
+
+    def _on_runner_failed(self, failure: Failure) -> None:
+        if not self.runner.is_current(failure.request_id):
+            return
+        self.last_error = failure.message
+        self.statusBar().showMessage(f"{failure.stage}: {failure.message}")
+        if failure.stage == "timing":
+            self.timing.show_error(failure.message)
+        else:
+            self.info.setText(f"<span style='color:#dc2626'>{failure.message}</span>")
+
+    # -- heads and export ----------------------------------------------------------------------
+    def open_head(self, head: int) -> HeadView | None:
+        hm = self.last_heatmaps
+        if hm is None or not 0 <= head < len(hm.probs):
+            return None
+        view = HeadView(hm.probs[head], hm.tokens, head, hm.config.group_size, self.mosaic.colormap.currentText(), self)
+        view.export_requested.connect(lambda h: self.open_export_dialog(h))
+        view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        view.destroyed.connect(lambda *_: self.head_views.remove(view) if view in self.head_views else None)
+        self.head_views.append(view)
+        view.show()
+        return view
+
+    def manifest(self) -> dict[str, Any]:
+        hm = self.last_heatmaps
+        timing = self.last_timing.result.to_report() if self.last_timing and hm and self.last_timing.config == hm.config else None
+        cfg = hm.config if hm else self.config()
+        return {
+            "title": "Attention Sandbox heatmaps",
+            "report": build_report(cfg, timing),
+            "device": self.config_panel.device_choice(),
+            "seed": self.seed,
+            "text": self.text.text(),
+            "tokens": hm.tokens if hm else [],
+            "colormap": self.mosaic.colormap.currentText(),
+            "scale": "per head" if self.mosaic.per_head else "shared",
+        }
+
+    def export_to(self, job: ExportJob) -> list[Path]:
+        """Export the current view; raises ExportError with a sentence on failure."""
+        hm = self.last_heatmaps
+        if hm is None:
+            raise ExportError("there are no heatmaps to export yet.")
+        widget = None
+        view: HeadView | None = None
+        if job.fmt in ("png", "svg"):
+            if job.head is None:
+                widget = self.mosaic.glw
+            else:
+                view = HeadView(hm.probs[job.head], hm.tokens, job.head, hm.config.group_size,
+                                self.mosaic.colormap.currentText())
+                view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+                view.show()
+                widget = view.plot
+        try:
+            return export(job, widget, hm.probs, hm.tokens, self.manifest())
+        finally:
+            if view is not None:
+                view.close()
+                view.deleteLater()
+
+    def open_export_dialog(self, head: int | None = None) -> None:
+        if self.last_heatmaps is None:
+            self.statusBar().showMessage("There are no heatmaps to export yet.", 5000)
+            return
+        folder = Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.PicturesLocation) or Path.home())
+        dialog = ExportDialog(len(self.last_heatmaps.probs), folder, head, self)
+        if dialog.exec() != ExportDialog.DialogCode.Accepted:
+            return
+        c = dialog.choice()
+        try:
+            written = self.export_to(ExportJob(c.path, c.fmt, c.scale, c.head))
+        except ExportError as exc:
+            QMessageBox.warning(self, "Export failed", str(exc))
+            self.statusBar().showMessage(f"Export failed: {exc}", 10000)
+            return
+        self.statusBar().showMessage("Exported " + ", ".join(str(p) for p in written), 10000)
+
+    # -- settings and closing -------------------------------------------------------------------
+    def _load_settings(self) -> dict[str, Any]:
+        s = self.settings
+        if s is None or s.value("version") is None:
+            return {}
+        out: dict[str, Any] = {}
+        try:
+            if int(s.value("version")) == SETTINGS_VERSION:
+                out["config"] = AttentionConfig.from_dict(json.loads(str(s.value("config"))))
+        except (ValueError, TypeError):
+            log.warning("ignoring a saved configuration that is no longer valid")
+        for key in ("device", "text", "colormap"):
+            if s.value(key) is not None:
+                out[key] = str(s.value(key))
+        geometry = s.value("geometry")
+        if isinstance(geometry, QByteArray):
+            out["geometry"] = geometry
+        return out
+
+    def save_settings(self) -> None:
+        s = self.settings
+        if s is None:
+            return
+        s.setValue("version", SETTINGS_VERSION)
+        s.setValue("config", json.dumps(self.config().to_dict()))
+        s.setValue("device", self.config_panel.device_choice())
+        s.setValue("text", self.text.text())
+        s.setValue("colormap", self.mosaic.colormap.currentText())
+        s.setValue("geometry", self.saveGeometry())
+        s.sync()
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        self.save_settings()
+        for view in list(self.head_views):
+            view.close()
+        self.runner.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,139 @@
+"""The one compute runner: all torch work on one worker thread, newest request wins.
+
+- submit() returns a request id; a new request supersedes the pending one (queued jobs whose id
+  is not the newest return at once) and wakes a job waiting for the sliders to settle.
+- Heatmaps come first; timing starts only after `settle_s` without a newer request, and a newer
+  request interrupts a timing between repeats (cooperative cancellation).
+- Results are emitted with their id and the receiver drops any id that is not the newest
+  (a Future cannot be stopped once running, napari's lesson).
+- Tests use sync=True (everything runs inside submit) or wait on `idle` / is_idle().
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import torch
+from PySide6.QtCore import QObject, Signal
+
+from core.timing import Cancelled
+from sandbox.compute import ComputeRequest, Failure, LayerCache, compute_heatmaps, compute_timing
+
+log = logging.getLogger(__name__)
+GIL_SWITCH_S = 0.001
+
+
+def describe_error(exc: BaseException) -> str:
+    if isinstance(exc, torch.OutOfMemoryError):
+        return "out of memory on the device; lower seq_len, batch_size or d_model."
+    if isinstance(exc, ValueError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+class ComputeRunner(QObject):
+    heatmaps_ready = Signal(object)  # HeatmapResult
+    timing_started = Signal(int)  # request id
+    timing_ready = Signal(object)  # TimingOutcome
+    failed = Signal(object)  # Failure
+    idle = Signal()
+
+    def __init__(self, sync: bool = False, settle_s: float = 0.35, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._sync = sync
+        self._settle_s = settle_s
+        self._lock = threading.Lock()
+        self._latest = 0
+        self._wake = threading.Event()
+        self._pending = 0
+        self._executor: ThreadPoolExecutor | None = None if sync else ThreadPoolExecutor(1, "sandbox-runner")
+        if not sync:
+            # The worker's Python code holds the GIL for up to the switch interval (5 ms by default)
+            # before the GUI thread gets it back: 1 ms keeps a slider drag from stalling.
+            sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
+        self._cache = LayerCache()
+        self._futures: list[Future] = []
+
+    @property
+    def latest_id(self) -> int:
+        return self._latest
+
+    def is_current(self, request_id: int) -> bool:
+        return request_id == self._latest
+
+    def is_idle(self) -> bool:
+        with self._lock:
+            return self._pending == 0
+
+    def force_sync(self, on: bool = True) -> None:
+        self._sync = on
+
+    def submit(self, request: ComputeRequest) -> int:
+        with self._lock:
+            self._latest += 1
+            rid = self._latest
+            self._wake.set()  # wake a job waiting to settle: it is stale now
+            self._wake = threading.Event()
+            wake = self._wake
+            self._pending += 1
+        if self._sync or self._executor is None:
+            self._run(rid, request, wake, settle_s=0.0)
+        else:
+            fut = self._executor.submit(self._run, rid, request, wake, self._settle_s)
+            self._futures = [f for f in self._futures if not f.done()] + [fut]
+        return rid
+
+    def _stale(self, rid: int) -> bool:
+        return rid != self._latest
+
+    def _fail(self, rid: int, stage: str, exc: BaseException) -> None:
+        detail = "".join(traceback.format_exception(exc))
+        if not isinstance(exc, ValueError):
+            log.error("worker error in %s:\n%s", stage, detail)
+        self.failed.emit(Failure(rid, stage, describe_error(exc), detail))
+
+    def _run(self, rid: int, req: ComputeRequest, wake: threading.Event, settle_s: float) -> None:
+        try:
+            if self._stale(rid):
+                return
+            try:
+                self.heatmaps_ready.emit(compute_heatmaps(req, rid, self._cache))
+            except Exception as exc:  # shown in the window; the worker serves the next request
+                self._fail(rid, "heatmaps", exc)
+            if not req.want_timing or self._stale(rid):
+                return
+            if settle_s > 0 and wake.wait(settle_s):
+                return  # a newer request arrived while the sliders were moving
+            if self._stale(rid):
+                return
+            self.timing_started.emit(rid)
+            try:
+                outcome = compute_timing(req, rid, should_stop=lambda: self._stale(rid))
+            except Cancelled:
+                return
+            except Exception as exc:
+                self._fail(rid, "timing", exc)
+                return
+            if not self._stale(rid):
+                self.timing_ready.emit(outcome)
+        finally:
+            with self._lock:
+                self._pending -= 1
+                done = self._pending == 0
+            if done:
+                self.idle.emit()
+
+    def shutdown(self) -> None:
+        """Cancel what is queued, interrupt what runs, and join the worker thread."""
+        with self._lock:
+            self._latest += 1  # everything in flight is stale now
+            self._wake.set()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+        with self._lock:
+            self._pending = 0  # cancelled futures never ran to count themselves down

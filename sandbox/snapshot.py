@@ -1,0 +1,56 @@
+"""`attention-sandbox snapshot`: render the real main window offscreen and write
+window.png, heatmaps.png and manifest.json."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from core.config import AttentionConfig
+from sandbox.atomic import ExportError, write_atomic, write_text_atomic
+
+
+def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str = "auto",
+                  timing: bool = True, size: tuple[int, int] = (1280, 800)) -> list[Path]:
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from sandbox.compute import ComputeRequest
+    from sandbox.export import render_png
+    from sandbox.main_window import MainWindow
+    from sandbox.runner import ComputeRunner
+
+    if not out.is_dir():
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ExportError(f"cannot create the folder {out}: {exc.strerror}; choose another --out.") from exc
+    app = QApplication.instance() or QApplication([])
+    runner = ComputeRunner(sync=True)
+    window = MainWindow(runner=runner, settings=None, config=cfg, text=text)
+    window.config_panel.set_device_choice(device)
+    window.resize(*size)
+    window.show()
+    app.processEvents()
+    # Ask again now the window has its size, so the mosaic lays out for it, with timing if wanted.
+    runner.submit(ComputeRequest(cfg, window.text.text(), device, window.seed, want_timing=timing))
+    app.processEvents()
+    if window.last_error:
+        raise ValueError(window.last_error)
+    paths = [out / "window.png", out / "heatmaps.png", out / "manifest.json"]
+    shot = window.grab().toImage()
+    heat = render_png(window.mosaic, 2.0)
+    write_atomic(paths[0], lambda tmp: _save(shot, tmp))
+    write_atomic(paths[1], lambda tmp: _save(heat, tmp))
+    manifest = window.manifest()
+    manifest["files"] = [p.name for p in paths]
+    write_text_atomic(paths[2], json.dumps(manifest, indent=2, default=str))
+    window.close()
+    return paths
+
+
+def _save(image: object, tmp: Path) -> None:
+    if not image.save(str(tmp), "PNG"):  # type: ignore[attr-defined]
+        raise ExportError(f"could not write {tmp.parent}; check the folder is writable.")

@@ -1,0 +1,40 @@
+import threading
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from core.config import AttentionConfig
+from sandbox.main_window import MainWindow
+from sandbox.runner import ComputeRunner
+
+SMALL = AttentionConfig(d_model=64, n_heads=8, n_kv_heads=2, seq_len=64, n_layers=2, causal=True)
+
+
+def runner_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("sandbox-runner")]
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def make_window(qtbot, settings):
+    """A main window; sync=True runs compute inside submit (no thread)."""
+    made = []
+
+    def make(sync=True, config=SMALL, text=None, use_settings=True, **kw):
+        runner = ComputeRunner(sync=sync, settle_s=0.0 if sync else 0.05)
+        kw.setdefault("timing_budget_s", 0.002)
+        w = MainWindow(runner=runner, settings=settings if use_settings else None, config=config, text=text, **kw)
+        qtbot.addWidget(w)
+        w.resize(1280, 800)
+        w.show()
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()
+    assert runner_threads() == [], "a runner thread outlived its window"

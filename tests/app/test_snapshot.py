@@ -1,0 +1,43 @@
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtGui import QImage
+
+from sandbox.cli import main
+
+
+def test_snapshot_command_writes_window_heatmaps_and_manifest(qtbot, tmp_path):
+    out = tmp_path / "snap"
+    code = main(["snapshot", "--d-model", "128", "--heads", "8", "--kv-heads", "2", "--seq-len", "16",
+                 "--text", "one two three four", "--out", str(out), "--no-time"])
+    assert code == 0
+    window = QImage(str(out / "window.png"))
+    assert (window.width(), window.height()) == (1280, 800)
+    assert not QImage(str(out / "heatmaps.png")).isNull()
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["report"]["config"]["mode"] == "GQA" and m["tokens"] == ["one", "two", "three", "four"]
+    assert m["report"]["params"]["total"] == 2 * 128 * 16 * (8 + 2)
+
+
+def test_snapshot_bad_config_exits_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["snapshot", "--heads", "5", "--out", "/tmp/never"])
+    assert exc.value.code == 2 and "does not divide" in capsys.readouterr().err
+
+
+@pytest.mark.xvfb
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="Xvfb is not installed (apt-get install xvfb)")
+def test_real_window_under_xvfb(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb"}
+    proc = subprocess.run(
+        ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24", sys.executable, "-m", "sandbox", "snapshot",
+         "--d-model", "256", "--heads", "8", "--seq-len", "32", "--out", str(tmp_path), "--no-time"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    img = QImage(str(tmp_path / "window.png"))
+    assert (img.width(), img.height()) == (1280, 800)

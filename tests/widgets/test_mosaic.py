@@ -1,0 +1,76 @@
+"""The mosaic's layout and pixels, checked with numpy (pyqtgraph's own exporter tests do the same)."""
+
+import numpy as np
+import pytest
+
+from widgets.colormaps import GROUP_COLOURS, lut
+from widgets.mosaic import (
+    BACKGROUND,
+    LEVELS,
+    colour_table,
+    plan_layout,
+    render_mosaic,
+    render_rgb,
+    scale_to_index,
+)
+
+
+def _probs(H, T, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.random((H, T, T), dtype=np.float32)
+    return p / p.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("H, g", [(12, 1), (32, 4), (9, 3), (64, 8), (8, 8), (64, 64)])
+def test_layout_holds_every_head_and_groups_fill_rows(H, g):
+    lay = plan_layout(H, 16, g)
+    assert lay.cols * lay.rows >= H > (lay.rows - 1) * lay.cols
+    if 1 < g <= lay.cols:
+        assert lay.cols % g == 0  # each row holds whole KV groups
+
+
+def test_locate_inverts_origin():
+    lay = plan_layout(10, 7, 2)
+    for head in range(10):
+        x, y = lay.origin(head)
+        for q, k in [(0, 0), (6, 3), (2, 6)]:
+            u = lay.upsample
+            assert lay.locate(x + k * u + u / 2, y + q * u + u / 2) == (head, q, k)
+    assert lay.locate(-1, 0) is None
+    x, y = lay.origin(0)
+    assert lay.locate(x - 1, y) is None  # on the frame
+
+
+def test_render_puts_each_head_in_its_tile_with_its_group_frame():
+    probs = _probs(8, 16)
+    lay = plan_layout(8, 16, 4)
+    table = lut("viridis")
+    index = render_mosaic(probs, lay)
+    assert index.shape == (lay.height, lay.width) and index.dtype == np.uint8 and index.flags.c_contiguous
+    img = render_rgb(probs, lay, table)
+    idx, vmax = scale_to_index(probs, per_head=False)
+    table = colour_table(table)
+    for head in range(8):
+        x, y = lay.origin(head)
+        u = lay.upsample
+        tile = img[y: y + lay.tile: u, x: x + lay.tile: u]
+        assert np.array_equal(tile, table[idx[head]])
+        assert tuple(img[y - 1, x]) == tuple(GROUP_COLOURS[head // 4])
+    assert tuple(img[-1, -1]) in (tuple(BACKGROUND), tuple(GROUP_COLOURS[1]))
+
+
+def test_scale_shared_vs_per_head():
+    probs = np.zeros((2, 2, 2), np.float32)
+    probs[0] = 0.5
+    probs[1] = [[1, 0], [0, 1]]
+    idx, vmax = scale_to_index(probs, per_head=False)
+    assert idx[1, 0, 0] == LEVELS - 1 and idx[0, 0, 0] == (LEVELS - 1) // 2 and np.all(vmax == 1)
+    idx, vmax = scale_to_index(probs, per_head=True)
+    assert idx[0, 0, 0] == LEVELS - 1 and list(vmax) == [0.5, 1.0]
+
+
+def test_colour_table_keeps_the_colormap_ends_and_adds_frames():
+    table = colour_table(lut("viridis"))
+    assert table.shape == (256, 3)
+    assert tuple(table[0]) == tuple(lut("viridis")[0]) and tuple(table[LEVELS - 1]) == tuple(lut("viridis")[255])
+    assert tuple(table[LEVELS]) == tuple(BACKGROUND)

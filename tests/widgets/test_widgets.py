@@ -1,0 +1,98 @@
+import numpy as np
+import pytest
+
+from core.config import AttentionConfig, valid_n_heads, valid_n_kv_heads
+from core.counts import flop_counts, format_bytes, kv_cache_bytes, param_counts
+from widgets.config_panel import ConfigPanel
+from widgets.heatmap_view import HeatmapMosaic
+from widgets.metrics_panel import MetricsPanel
+from widgets.slider_spin import SliderSpin
+
+
+def test_slider_spin_snaps_typed_values_and_steps_over_choices(qtbot):
+    w = SliderSpin([1, 2, 4, 8, 16], 4)
+    qtbot.addWidget(w)
+    seen = []
+    w.value_changed.connect(seen.append)
+    w.spin.setValue(7)  # typed: snaps to 8
+    assert w.value() == 8 and w.spin.value() == 8 and seen == [8]
+    w.slider.setValue(0)
+    assert w.value() == 1 and seen == [8, 1]
+    w.spin.stepBy(2)
+    assert w.value() == 4
+    w.set_choices([3, 6], None)  # no emit on programmatic writes
+    assert w.value() == 3 and seen == [8, 1, 4]
+
+
+def test_free_slider_keeps_any_typed_value(qtbot):
+    w = SliderSpin([1, 2, 4, 8], 2, free=True, maximum=100)
+    qtbot.addWidget(w)
+    w.spin.setValue(5)
+    assert w.value() == 5
+    w.spin.stepBy(1)
+    assert w.value() == 8
+
+
+def test_config_panel_snaps_dependent_sliders_and_says_so(qtbot):
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto", "cpu"])
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.config_changed) as sig:
+        panel.d_model.spin.setValue(800)
+    cfg = sig.args[0]
+    assert cfg.d_model == 800 and cfg.n_heads in valid_n_heads(800) and cfg.kv_heads in valid_n_kv_heads(cfg.n_heads)
+    assert panel.n_heads.choices() == valid_n_heads(800)
+    assert "n_heads moved from 12" in panel.last_notice
+
+
+def test_every_reachable_slider_position_is_valid(qtbot):
+    panel = ConfigPanel(AttentionConfig(), ["auto"])
+    qtbot.addWidget(panel)
+    for d_index in range(0, panel.d_model.slider.maximum() + 1, 37):
+        panel.d_model.slider.setValue(d_index)
+        for h_index in range(panel.n_heads.slider.maximum() + 1):
+            panel.n_heads.slider.setValue(h_index)
+            panel.n_kv_heads.slider.setValue(panel.n_kv_heads.slider.maximum() // 2)
+            cfg = panel.config()
+            assert cfg.d_model % cfg.n_heads == 0 and cfg.n_heads % cfg.kv_heads == 0
+
+
+def test_preset_applies_architecture(qtbot):
+    panel = ConfigPanel(AttentionConfig(), ["auto"])
+    qtbot.addWidget(panel)
+    idx = panel.preset.findText("Llama 3 70B")
+    with qtbot.waitSignal(panel.config_changed):
+        panel.preset.activated.emit(idx)
+    cfg = panel.config()
+    assert (cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.n_layers) == (8192, 64, 8, 80)
+    assert panel.badge.text().strip() == "GQA-8 (group 8)" and panel.preset.currentText() == "Llama 3 70B"
+
+
+@pytest.mark.parametrize("cfg", [
+    AttentionConfig(d_model=4096, n_heads=32, n_kv_heads=8, seq_len=8192, n_layers=32, dtype="float16"),
+    AttentionConfig(d_model=576, n_heads=9, n_kv_heads=3, seq_len=100, bias=True, phase="decode", causal=True),
+])
+def test_metrics_show_the_exact_engine_values(qtbot, cfg):
+    m = MetricsPanel()
+    qtbot.addWidget(m)
+    m.show_config(cfg)
+    p, f, kv = param_counts(cfg), flop_counts(cfg), kv_cache_bytes(cfg)
+    assert m.values["params"].text() == f"{p.total:,}"
+    assert m.values["k"].text() == f"{p.k:,}"
+    assert m.values["flops"].text() == f"{f.total:,}" and m.values["flops_core"].text() == f"{f.attention:,}"
+    assert m.values["kv_total"].text() == f"{kv.bytes_total:,} B"
+    assert m.shorts["kv_total"].text() == format_bytes(kv.bytes_total)
+    assert m.values["head_dim"].text() == str(cfg.head_dim)
+    assert f"{(cfg.kv_heads / cfg.n_heads - 1):+.1%}" in m.deltas["kv_total"].text()
+    assert "n_kv_heads" in m.values["k"].toolTip()
+
+
+def test_heatmap_hover_text_reads_the_probability(qtbot):
+    w = HeatmapMosaic()
+    qtbot.addWidget(w)
+    w.resize(600, 400)
+    probs = np.random.default_rng(0).random((6, 5, 5)).astype(np.float32)
+    tokens = ["a", "b", "c", "d", "e"]
+    w.set_data(probs, tokens, group_size=3)
+    text = w.describe(4, 2, 3)
+    assert f"{probs[4, 2, 3]:.4f}" in text and "'c'" in text and "'d'" in text and "KV group 1" in text
+    assert "2 K/V heads" in w.legend.text()

@@ -1,0 +1,227 @@
+"""The controls: architecture sliders, workload, preset picker. Emits a valid AttentionConfig.
+
+A user can never reach an invalid combination: n_heads steps over the divisors of d_model and
+n_kv_heads over the divisors of n_heads; when a change invalidates another slider, that slider
+moves to the nearest valid value and `notice` says so.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.config import DTYPE_BYTES, PHASES, AttentionConfig, valid_n_heads, valid_n_kv_heads
+from core.presets import load_presets
+from widgets.slider_spin import SliderSpin
+
+D_MODEL_CHOICES = list(range(32, 16384 + 1, 32))
+POW2 = [2**i for i in range(0, 18)]  # 1 .. 131072
+
+TIPS = {
+    "d_model": "Width of the residual stream. The four projections are d_model x d_model under MHA.",
+    "n_heads": "Query heads. Only values that divide d_model are offered: head_dim = d_model / n_heads.",
+    "n_kv_heads": "Key/value heads. Only divisors of n_heads: each KV head serves n_heads / n_kv_heads "
+                  "query heads. Equal to n_heads is MHA, 1 is MQA, between is GQA.",
+    "seq_len": "Tokens per sequence (prefill), or tokens already cached (decode). Log-scale slider; "
+                "type any value in the box.",
+    "batch_size": "Sequences processed together.",
+    "n_layers": "Layers of the model: only the whole-model KV cache depends on it.",
+    "dtype": "Element type of weights, activations and the KV cache (bytes per element).",
+    "causal": "Causal mask: each token sees only earlier tokens; halves the prefill core FLOPs.",
+    "bias": "Biases on the Q, K, V and O projections.",
+    "phase": "prefill: all seq_len tokens at once. decode: one new token per sequence against "
+             "seq_len cached tokens, the memory-bound step where fewer KV heads buy speed.",
+    "device": "Where the layer is timed. auto picks CUDA, then MPS, then the CPU.",
+    "preset": "Fill the architecture from a known model or the seeds' size table.",
+}
+
+
+class ConfigPanel(QWidget):
+    config_changed = Signal(object)  # AttentionConfig
+    device_changed = Signal(str)
+    notice = Signal(str)  # a slider was moved to stay valid, and why
+
+    def __init__(self, cfg: AttentionConfig, devices: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._cfg = cfg
+        self.preset = QComboBox()
+        self.preset.addItem("Custom")
+        for p in load_presets():
+            self.preset.addItem(p.name, p)
+            self.preset.setItemData(self.preset.count() - 1, p.note, 3)  # ToolTipRole
+        self.d_model = SliderSpin(D_MODEL_CHOICES, cfg.d_model, free=True, maximum=65536, tooltip=TIPS["d_model"])
+        self.n_heads = SliderSpin(valid_n_heads(cfg.d_model), cfg.n_heads, tooltip=TIPS["n_heads"])
+        self.n_kv_heads = SliderSpin(valid_n_kv_heads(cfg.n_heads), cfg.kv_heads, tooltip=TIPS["n_kv_heads"])
+        self.seq_len = SliderSpin(POW2, cfg.seq_len, free=True, maximum=2**20, tooltip=TIPS["seq_len"])
+        self.batch_size = SliderSpin(POW2[:10], cfg.batch_size, free=True, maximum=4096, tooltip=TIPS["batch_size"])
+        self.n_layers = SliderSpin(list(range(1, 129)), cfg.n_layers, free=True, maximum=1000,
+                                   tooltip=TIPS["n_layers"])
+        self.dtype = QComboBox()
+        self.dtype.addItems(list(DTYPE_BYTES))
+        self.phase = QComboBox()
+        self.phase.addItems(list(PHASES))
+        self.causal = QCheckBox("causal mask")
+        self.bias = QCheckBox("biases")
+        self.device = QComboBox()
+        self.device.addItems(devices)
+        self.badge = QLabel()
+        self.badge.setObjectName("modeBadge")
+        self.warnings = QLabel()
+        self.warnings.setWordWrap(True)
+        self.warnings.setStyleSheet("color: #b45309;")
+        self.last_notice = ""
+        for name in ("dtype", "phase", "causal", "bias", "device", "preset"):
+            getattr(self, name).setToolTip(TIPS[name])
+        self._build()
+        self._write(cfg)
+        self._connect()
+
+    def _build(self) -> None:
+        arch = QGroupBox("Architecture")
+        form = QFormLayout(arch)
+        form.addRow("Preset", self.preset)
+        form.addRow("d_model", self.d_model)
+        form.addRow("n_heads", self.n_heads)
+        form.addRow("n_kv_heads", self.n_kv_heads)
+        form.addRow("n_layers", self.n_layers)
+        row = QHBoxLayout()
+        row.addWidget(self.bias)
+        row.addStretch(1)
+        row.addWidget(self.badge)
+        form.addRow("", row)
+        form.addRow(self.warnings)
+        work = QGroupBox("Workload")
+        wform = QFormLayout(work)
+        wform.addRow("seq_len", self.seq_len)
+        wform.addRow("batch", self.batch_size)
+        wrow = QHBoxLayout()
+        wrow.addWidget(self.phase)
+        wrow.addWidget(self.causal)
+        wform.addRow("phase", wrow)
+        wform.addRow("dtype", self.dtype)
+        wform.addRow("device", self.device)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(arch)
+        lay.addWidget(work)
+        lay.addStretch(1)
+
+    def _connect(self) -> None:
+        self.d_model.value_changed.connect(self._on_d_model_changed)
+        self.n_heads.value_changed.connect(self._on_n_heads_changed)
+        for name in ("n_kv_heads", "seq_len", "batch_size", "n_layers"):
+            getattr(self, name).value_changed.connect(self._on_control_changed)
+        self.dtype.currentTextChanged.connect(self._on_control_changed)
+        self.phase.currentTextChanged.connect(self._on_control_changed)
+        self.causal.toggled.connect(self._on_control_changed)
+        self.bias.toggled.connect(self._on_control_changed)
+        self.device.currentTextChanged.connect(self.device_changed)
+        self.preset.activated.connect(self._on_preset_activated)
+
+    # -- reading and writing -------------------------------------------------------------
+    def config(self) -> AttentionConfig:
+        return self._cfg
+
+    def device_choice(self) -> str:
+        return self.device.currentText()
+
+    def set_device_choice(self, name: str) -> None:
+        if self.device.findText(name) >= 0:
+            self.device.setCurrentText(name)
+
+    def set_config(self, cfg: AttentionConfig) -> None:
+        """Show cfg (already valid) and emit config_changed once."""
+        self._write(cfg)
+        self.config_changed.emit(self._cfg)
+
+    def _write(self, cfg: AttentionConfig) -> None:
+        blockers = [QSignalBlocker(w) for w in (self.dtype, self.phase, self.causal, self.bias)]
+        self.d_model.set_value(cfg.d_model)
+        self.n_heads.set_choices(valid_n_heads(cfg.d_model), cfg.n_heads)
+        self.n_kv_heads.set_choices(valid_n_kv_heads(cfg.n_heads), cfg.kv_heads)
+        self.seq_len.set_value(cfg.seq_len)
+        self.batch_size.set_value(cfg.batch_size)
+        self.n_layers.set_value(cfg.n_layers)
+        self.dtype.setCurrentText(cfg.dtype)
+        self.phase.setCurrentText(cfg.phase)
+        self.causal.setChecked(cfg.causal)
+        self.bias.setChecked(cfg.bias)
+        del blockers
+        self._cfg = cfg
+        self._refresh_labels()
+
+    def _read(self) -> AttentionConfig:
+        return AttentionConfig(
+            d_model=self.d_model.value(), n_heads=self.n_heads.value(), n_kv_heads=self.n_kv_heads.value(),
+            seq_len=self.seq_len.value(), batch_size=self.batch_size.value(), n_layers=self.n_layers.value(),
+            dtype=self.dtype.currentText(), causal=self.causal.isChecked(), bias=self.bias.isChecked(),
+            phase=self.phase.currentText(),
+        )
+
+    def _refresh_labels(self) -> None:
+        cfg = self._cfg
+        colours = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3"}
+        self.badge.setText(f" {cfg.mode_label} ")
+        self.badge.setStyleSheet(f"background:{colours[cfg.mode]}; color:white; border-radius:4px; "
+                                 "font-weight:bold; padding:2px 6px;")
+        self.badge.setToolTip(f"{cfg.n_heads} query heads share {cfg.kv_heads} key/value heads: "
+                              f"{cfg.group_size} query head(s) per KV head.")
+        notes = cfg.head_dim_warnings()
+        self.warnings.setText("\n".join("⚠ " + n for n in notes))
+        self.warnings.setVisible(bool(notes))
+        match = 0
+        for i in range(1, self.preset.count()):
+            p = self.preset.itemData(i)
+            if p.apply(cfg) == cfg:
+                match = i
+                break
+        with QSignalBlocker(self.preset):
+            self.preset.setCurrentIndex(match)
+
+    # -- slots -------------------------------------------------------------------------------
+    def _say(self, text: str) -> None:
+        self.last_notice = text
+        self.notice.emit(text)
+
+    def _snap_kv(self, n_heads: int) -> list[str]:
+        old = self.n_kv_heads.value()
+        new = self.n_kv_heads.set_choices(valid_n_kv_heads(n_heads), old)
+        if new != old:
+            return [f"n_kv_heads moved from {old} to {new}: {old} does not divide n_heads {n_heads}."]
+        return []
+
+    def _on_d_model_changed(self, d_model: int) -> None:
+        old = self.n_heads.value()
+        new = self.n_heads.set_choices(valid_n_heads(d_model), old)
+        notes = [f"n_heads moved from {old} to {new}: {old} does not divide d_model {d_model}."] if new != old else []
+        notes += self._snap_kv(new)
+        if notes:
+            self._say(" ".join(notes))
+        self._on_control_changed()
+
+    def _on_n_heads_changed(self, n_heads: int) -> None:
+        notes = self._snap_kv(n_heads)
+        if notes:
+            self._say(" ".join(notes))
+        self._on_control_changed()
+
+    def _on_control_changed(self, *_: object) -> None:
+        self._cfg = self._read()
+        self._refresh_labels()
+        self.config_changed.emit(self._cfg)
+
+    def _on_preset_activated(self, index: int) -> None:
+        preset = self.preset.itemData(index)
+        if preset is None:
+            return
+        self.set_config(preset.apply(self._cfg))
+        self._say(f"Preset {preset.name}: {preset.note}.")

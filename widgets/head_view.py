@@ -1,0 +1,76 @@
+"""One head large, with every token on both axes, a colour bar and a hover readout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from widgets.colormaps import COLORMAPS, lut
+
+
+def spaced_ticks(tokens: list[str], pixels: float, min_px: float = 14) -> list[tuple[float, str]]:
+    """Every token when they fit, else every n-th, so labels never overlap."""
+    step = max(1, int(np.ceil(min_px * len(tokens) / max(pixels, 1))))
+    return [(i + 0.5, f"{tok[:12]}") for i, tok in enumerate(tokens) if i % step == 0]
+
+
+class HeadView(QDialog):
+    export_requested = Signal(int)  # head
+
+    def __init__(self, probs: np.ndarray, tokens: list[str], head: int, group_size: int,
+                 colormap: str, parent: QWidget | None = None) -> None:
+        """probs (T, T) for one head."""
+        super().__init__(parent)
+        self.head, self.probs, self.tokens = head, probs, tokens
+        group = f" · KV group {head // group_size} (shared with {group_size - 1} other heads)" if group_size > 1 else ""
+        self.setWindowTitle(f"Head {head}{group}")
+        self.plot = pg.PlotWidget(background="#1e1e1e")
+        self.plot.invertY(True)
+        self.plot.setAspectLocked(True)
+        self.plot.setLabel("left", "query token")
+        self.plot.setLabel("bottom", "key token")
+        self.plot.hideButtons()
+        self.image = pg.ImageItem(probs, axisOrder="row-major")
+        self.image.setLookupTable(lut(colormap))
+        vmax = float(probs.max()) if probs.size else 1.0
+        self.image.setLevels((0.0, vmax))
+        self.image.setRect(QRectF(0, 0, probs.shape[1], probs.shape[0]))
+        self.plot.addItem(self.image)
+        cmap = pg.colormap.get(COLORMAPS.get(colormap, colormap))
+        self.colorbar = pg.ColorBarItem(values=(0.0, vmax), colorMap=cmap, interactive=False, label="weight")
+        self.colorbar.setImageItem(self.image, insert_in=self.plot.getPlotItem())
+        self.readout = QLabel("Hover a cell: query → key and its weight.")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        export = QPushButton("Export this head…")
+        export.setToolTip("PNG, SVG, .npy or .csv of this head, with a JSON manifest (Ctrl+E)")
+        export.clicked.connect(lambda: self.export_requested.emit(self.head))
+        close = QPushButton("Close")
+        close.clicked.connect(self.close)
+        row = QHBoxLayout()
+        row.addWidget(self.readout, 1)
+        row.addWidget(export)
+        row.addWidget(close)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.plot, 1)
+        lay.addLayout(row)
+        self.resize(760, 680)
+        self.plot.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
+        self.plot.getViewBox().sigResized.connect(self._update_ticks)
+        self._update_ticks()
+
+    def _update_ticks(self, *_: object) -> None:
+        vb = self.plot.getViewBox()
+        w, h = vb.width(), vb.height()
+        self.plot.getAxis("bottom").setTicks([spaced_ticks(self.tokens, w), []])
+        self.plot.getAxis("left").setTicks([spaced_ticks(self.tokens, h), []])
+
+    def _on_scene_mouse_moved(self, pos: QPointF) -> None:
+        p = self.plot.getViewBox().mapSceneToView(pos)
+        q, k = int(np.floor(p.y())), int(np.floor(p.x()))
+        n = len(self.tokens)
+        if 0 <= q < n and 0 <= k < n:
+            self.readout.setText(
+                f"query #{q} '{self.tokens[q]}' → key #{k} '{self.tokens[k]}' · weight {self.probs[q, k]:.4f}"
+            )

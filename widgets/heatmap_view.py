@@ -1,0 +1,234 @@
+"""Every head's attention as one mosaic: one ImageItem, titled tiles, KV-group frames, hover, click."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP, group_colour, lut
+from widgets.mosaic import MosaicLayout, colour_table, plan_layout, render_mosaic
+
+pg.setConfigOptions(antialias=False, imageAxisOrder="row-major")
+
+MIN_TICK_PX = 11  # token labels appear when each token gets at least this many pixels
+MIN_TITLE_PX = 26
+CHAR_PX = 7  # a tick label's width per character, at the default font  # tile titles appear when a tile is at least this many pixels wide
+
+
+class TileTitles(pg.GraphicsObject):
+    """All tile titles drawn by one item in one paint call (64 TextItems paint far slower)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._layout: MosaicLayout | None = None
+        self._titles: list[str] = []
+        self._font = QFont()
+        self._font.setPointSize(8)
+
+    def set_tiles(self, layout: MosaicLayout, titles: list[str]) -> None:
+        self.prepareGeometryChange()
+        self._layout, self._titles = layout, titles
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
+        if self._layout is None:
+            return QRectF()
+        return QRectF(0, 0, self._layout.width, self._layout.height)
+
+    def paint(self, p: QPainter, *args: object) -> None:
+        lay = self._layout
+        if lay is None:
+            return
+        t = p.transform()
+        tile_px = t.map(QPointF(lay.tile, 0)).x() - t.map(QPointF(0, 0)).x()
+        if tile_px < MIN_TITLE_PX:
+            return
+        p.save()
+        p.resetTransform()
+        p.setFont(self._font)
+        fm = p.fontMetrics()
+        for head, title in enumerate(self._titles):
+            x, y = lay.origin(head)
+            pt = t.map(QPointF(x, y))
+            w = min(fm.horizontalAdvance(title) + 6, tile_px)
+            rect = QRectF(pt.x(), pt.y(), w, fm.height() + 2)
+            p.fillRect(rect, QColor(0, 0, 0, 160))
+            p.setPen(QColor(255, 255, 255))
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, title)
+        p.restore()
+
+
+def gradient_pixmap(name: str, width: int = 120, height: int = 12) -> QPixmap:
+    row = np.ascontiguousarray(np.repeat(lut(name)[None, :, :], height, axis=0))  # (h, 256, 3)
+    img = QImage(row.data, 256, height, 256 * 3, QImage.Format.Format_RGB888).copy()
+    return QPixmap.fromImage(img).scaled(width, height)
+
+
+class HeatmapMosaic(QWidget):
+    """Call set_data(probs (H, T, T), tokens, group_size). Emits head_clicked(head) on a tile click."""
+
+    head_clicked = Signal(int)
+    hovered = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.glw = pg.GraphicsLayoutWidget()
+        self.glw.setBackground("#1e1e1e")
+        self.plot = self.glw.addPlot()
+        self.plot.invertY(True)
+        self.plot.setAspectLocked(True)
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.plot.getAxis("bottom").setStyle(tickTextOffset=2)
+        self.image = pg.ImageItem()
+        self.plot.addItem(self.image)
+        self.titles = TileTitles()
+        self.plot.addItem(self.titles)
+        self.colormap = QComboBox()
+        self.colormap.addItems(list(COLORMAPS))
+        self.colormap.setCurrentText(DEFAULT_COLORMAP)
+        self.colormap.setToolTip("Colormap. viridis, cividis and CET-CBL2 read the same for colour-blind eyes.")
+        self.scale = QComboBox()
+        self.scale.addItems(["shared scale", "per-head scale"])
+        self.scale.setToolTip("Shared: every tile on one 0-to-max scale, so heads compare. "
+                              "Per head: each tile stretched to its own maximum, to see faint structure.")
+        self.bar = QLabel()
+        self.bar_text = QLabel()
+        self.legend = QLabel()
+        self.legend.setWordWrap(True)
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.readout = QLabel("Hover a tile to read head, tokens and weight; click it to open the head large.")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        top = QHBoxLayout()
+        top.addWidget(self.colormap)
+        top.addWidget(self.scale)
+        top.addWidget(self.bar)
+        top.addWidget(self.bar_text)
+        top.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(top)
+        lay.addWidget(self.glw, 1)
+        lay.addWidget(self.legend)
+        lay.addWidget(self.readout)
+        self.probs: np.ndarray | None = None
+        self.tokens: list[str] = []
+        self.layout_: MosaicLayout | None = None
+        self.group_size = 1
+        self.vmax = np.ones(1, dtype=np.float32)
+        self.glw.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
+        self.glw.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
+        self.plot.getViewBox().sigResized.connect(self._update_ticks)
+        self.plot.getViewBox().sigRangeChanged.connect(self._update_ticks)
+        self.colormap.currentTextChanged.connect(self._on_style_changed)
+        self.scale.currentTextChanged.connect(self._on_style_changed)
+        self._on_style_changed()
+
+    # -- data ------------------------------------------------------------------------------
+    @property
+    def per_head(self) -> bool:
+        return self.scale.currentIndex() == 1
+
+    def set_data(self, probs: np.ndarray, tokens: list[str], group_size: int) -> None:
+        """probs (H, T, T) float32, rows summing to 1."""
+        n_heads, n_tokens = probs.shape[0], probs.shape[1]
+        self.probs, self.tokens, self.group_size = probs, tokens, group_size
+        relayout = self.layout_ is None or (self.layout_.n_heads, self.layout_.n_tokens, self.layout_.group_size) != (
+            n_heads, n_tokens, group_size)
+        if relayout:
+            w, h = self.glw.width(), self.glw.height()
+            aspect = min(3.0, max(0.6, w / h)) if w > 50 and h > 50 else 1.6
+            self.layout_ = plan_layout(n_heads, n_tokens, group_size, aspect)
+        self._paint_image()
+        titles = [f"h{h}" + (f" · kv{h // group_size}" if group_size > 1 else "") for h in range(n_heads)]
+        assert self.layout_ is not None
+        self.titles.set_tiles(self.layout_, titles)
+        if relayout:
+            self.plot.getViewBox().setRange(QRectF(0, 0, self.layout_.width, self.layout_.height), padding=0.01)
+        self._update_legend()
+        self._update_ticks()
+
+    def _paint_image(self) -> None:
+        if self.probs is None or self.layout_ is None:
+            return
+        index = render_mosaic(self.probs, self.layout_, self.per_head)
+        self.vmax = self._vmax()
+        self.image.setImage(index, autoLevels=False, levels=None, lut=colour_table(lut(self.colormap.currentText())))
+        self.image.setRect(QRectF(0, 0, self.layout_.width, self.layout_.height))
+        top = "each head's own max" if self.per_head else f"{float(self.vmax[0]):.3f}"
+        self.bar_text.setText(f"0 → {top}")
+
+    def _vmax(self) -> np.ndarray:
+        assert self.probs is not None
+        if self.per_head:
+            return self.probs.reshape(len(self.probs), -1).max(axis=1)
+        return np.full(len(self.probs), self.probs.max())
+
+    def _update_legend(self) -> None:
+        if self.probs is None:
+            return
+        n_heads = len(self.probs)
+        g = self.group_size
+        if g == 1:
+            text = f"{n_heads} heads, each with its own K and V (MHA). Frames are per head."
+        else:
+            n_groups = n_heads // g
+            swatches = " ".join(
+                f"<span style='color:rgb{group_colour(i)}'>■</span> kv{i}: h{i * g}–h{i * g + g - 1}"
+                for i in range(min(n_groups, 8))
+            ) + (" …" if n_groups > 8 else "")
+            text = (f"Frame colour = KV group: {g} query heads share each of {n_groups} K/V heads. {swatches}")
+        self.legend.setText(text)
+
+    # -- view ------------------------------------------------------------------------------
+    def _on_style_changed(self, *_: object) -> None:
+        self.bar.setPixmap(gradient_pixmap(self.colormap.currentText()))
+        self._paint_image()
+
+    def _update_ticks(self, *_: object) -> None:
+        lay = self.layout_
+        bottom, left = self.plot.getAxis("bottom"), self.plot.getAxis("left")
+        if lay is None or not self.tokens:
+            return
+        px = self.plot.getViewBox().viewPixelSize()[0]
+        token_px = lay.upsample / px if px > 0 else 0.0
+        longest = max(len(t[:8]) for t in self.tokens)
+        fits_x = token_px >= max(MIN_TICK_PX, CHAR_PX * longest + 4)  # labels side by side must not overlap
+        fits_y = token_px >= MIN_TICK_PX
+        u = lay.upsample
+        xs = [(lay.origin(c)[0] + (i + 0.5) * u, tok[:8]) for c in range(lay.cols)
+              for i, tok in enumerate(self.tokens)] if fits_x else []
+        ys = [(lay.origin(r * lay.cols)[1] + (i + 0.5) * u, tok[:10]) for r in range(lay.rows)
+              for i, tok in enumerate(self.tokens)] if fits_y else []
+        bottom.setTicks([xs, []])
+        left.setTicks([ys, []])
+        bottom.setStyle(showValues=fits_x)
+        left.setStyle(showValues=fits_y)
+
+    def describe(self, head: int, query: int, key: int) -> str:
+        assert self.probs is not None
+        w = float(self.probs[head, query, key])
+        group = f" · KV group {head // self.group_size}" if self.group_size > 1 else ""
+        q_tok, k_tok = self.tokens[query], self.tokens[key]
+        return f"head {head}{group} · query #{query} '{q_tok}' → key #{key} '{k_tok}' · weight {w:.4f}"
+
+    def _locate_scene(self, scene_pos: QPointF) -> tuple[int, int, int] | None:
+        if self.layout_ is None or self.probs is None:
+            return None
+        p = self.plot.getViewBox().mapSceneToView(scene_pos)
+        return self.layout_.locate(p.x(), p.y())
+
+    def _on_scene_mouse_moved(self, pos: QPointF) -> None:
+        hit = self._locate_scene(pos)
+        if hit is not None:
+            text = self.describe(*hit)
+            self.readout.setText(text)
+            self.hovered.emit(text)
+
+    def _on_scene_mouse_clicked(self, event: object) -> None:
+        hit = self._locate_scene(event.scenePos())  # type: ignore[attr-defined]
+        if hit is not None:
+            self.head_clicked.emit(hit[0])

@@ -1,0 +1,127 @@
+"""Lay out and paint every head's attention map as one RGBA image (one ImageItem, not one per head).
+
+Tiles appear in head order; when the group size fits a row, each row holds whole KV groups.
+Each tile has a frame in its KV group's colour, so the heads that share a KV head read as one band.
+Pure numpy: no Qt, no torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from widgets.colormaps import GROUP_COLOURS
+
+BACKGROUND = np.array([30, 30, 30], dtype=np.uint8)
+MIN_TILE_PX = 64  # short texts are upsampled to at least this many pixels per tile
+
+
+@dataclass(frozen=True)
+class MosaicLayout:
+    n_heads: int
+    n_tokens: int
+    group_size: int
+    cols: int
+    rows: int
+    frame: int  # frame width in pixels, coloured by KV group
+    gap: int  # background pixels between framed tiles
+    upsample: int = 1  # pixels per token along each axis, so short texts get crisp thin frames
+
+    @property
+    def tile(self) -> int:
+        """Pixels of one head's map along each axis."""
+        return self.n_tokens * self.upsample
+
+    @property
+    def cell(self) -> int:
+        """Pixels from one tile's origin to the next."""
+        return self.tile + 2 * self.frame + self.gap
+
+    @property
+    def width(self) -> int:
+        return self.cols * self.cell - self.gap
+
+    @property
+    def height(self) -> int:
+        return self.rows * self.cell - self.gap
+
+    def origin(self, head: int) -> tuple[int, int]:
+        """(x, y) pixel of the top-left token cell of head's tile."""
+        r, c = divmod(head, self.cols)
+        return c * self.cell + self.frame, r * self.cell + self.frame
+
+    def locate(self, x: float, y: float) -> tuple[int, int, int] | None:
+        """Image coordinates -> (head, query, key), or None between tiles."""
+        if x < 0 or y < 0:
+            return None
+        c, xr = divmod(int(x), self.cell)
+        r, yr = divmod(int(y), self.cell)
+        head = r * self.cols + c
+        kx, qy = xr - self.frame, yr - self.frame
+        if c >= self.cols or head >= self.n_heads or not (0 <= kx < self.tile and 0 <= qy < self.tile):
+            return None
+        return head, qy // self.upsample, kx // self.upsample
+
+
+def plan_layout(n_heads: int, n_tokens: int, group_size: int = 1, aspect: float = 1.6) -> MosaicLayout:
+    """A grid about `aspect` times wider than tall, rows made of whole KV groups when they fit."""
+    cols = max(1, min(n_heads, round(math.sqrt(n_heads * aspect))))
+    if 1 < group_size <= n_heads:
+        if group_size <= cols:
+            cols = group_size * max(1, round(cols / group_size))
+        elif group_size <= 2 * cols:
+            cols = group_size
+    rows = math.ceil(n_heads / cols)
+    upsample = max(1, math.ceil(MIN_TILE_PX / max(1, n_tokens)))
+    tile = n_tokens * upsample
+    frame = max(1, tile // 40)
+    gap = max(2, tile // 10)
+    return MosaicLayout(n_heads, n_tokens, group_size, cols, rows, frame, gap, upsample)
+
+
+# One uint8 image indexes one 256-entry colour table: the colormap's levels, then the background,
+# then one frame colour per KV group. Qt draws an indexed image without a per-pixel numpy pass.
+LEVELS = 247
+BACKGROUND_INDEX = LEVELS
+GROUP_INDEX = LEVELS + 1
+
+
+def colour_table(colormap_lut: np.ndarray) -> np.ndarray:
+    """(256, 3) uint8: LEVELS samples of the colormap, the background, the group colours."""
+    pick = np.linspace(0, len(colormap_lut) - 1, LEVELS).round().astype(int)
+    return np.ascontiguousarray(np.vstack([colormap_lut[pick], BACKGROUND[None], GROUP_COLOURS]), dtype=np.uint8)
+
+
+def scale_to_index(probs: np.ndarray, per_head: bool) -> tuple[np.ndarray, np.ndarray]:
+    """probs (H, T, T) -> colormap levels 0..LEVELS-1 as uint8 (H, T, T), and the top of the scale per head (H,)."""
+    if per_head:
+        vmax = probs.reshape(len(probs), -1).max(axis=1)  # (H,)
+    else:
+        vmax = np.full(len(probs), probs.max() if probs.size else 1.0)
+    vmax = np.where(vmax > 0, vmax, 1.0).astype(np.float32)
+    idx = probs * ((LEVELS - 1) / vmax)[:, None, None]  # (H, T, T)
+    np.clip(idx, 0, LEVELS - 1, out=idx)
+    return idx.astype(np.uint8), vmax
+
+
+def render_mosaic(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False) -> np.ndarray:
+    """probs (H, T, T) -> index image (height, width) uint8 into colour_table(), C-contiguous."""
+    idx, _ = scale_to_index(probs, per_head)
+    img = np.full((layout.height, layout.width), BACKGROUND_INDEX, dtype=np.uint8)
+    n, f, u = layout.tile, layout.frame, layout.upsample
+    for head in range(layout.n_heads):
+        x, y = layout.origin(head)
+        group = head // max(1, layout.group_size)
+        img[y - f: y + n + f, x - f: x + n + f] = GROUP_INDEX + group % len(GROUP_COLOURS)
+        tile = idx[head]  # (T, T)
+        if u > 1:
+            tile = tile.repeat(u, axis=0).repeat(u, axis=1)  # (T*u, T*u)
+        img[y: y + n, x: x + n] = tile
+    return img
+
+
+def render_rgb(probs: np.ndarray, layout: MosaicLayout, colormap_lut: np.ndarray, per_head: bool = False) -> np.ndarray:
+    """The mosaic as an RGB array (height, width, 3), for export and tests."""
+    return colour_table(colormap_lut)[render_mosaic(probs, layout, per_head)]

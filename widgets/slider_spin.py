@@ -1,0 +1,113 @@
+"""A slider and a spin box bound to one value that must be one of a list of allowed values.
+
+The slider steps over the allowed values (an index), so a drag can never land on an invalid
+one; the spin box accepts typing and snaps to the nearest allowed value (or, for free values
+such as seq_len, keeps any number in range). Writing back blocks the echo signal (napari).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import QAbstractSpinBox, QHBoxLayout, QSlider, QSpinBox, QWidget
+
+from core.config import nearest
+
+
+class SliderSpin(QWidget):
+    value_changed = Signal(int)
+
+    def __init__(
+        self, choices: list[int], value: int, *, free: bool = False,
+        minimum: int | None = None, maximum: int | None = None, tooltip: str = "",
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._free = free
+        self._choices: list[int] = []
+        self._value = value
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setPageStep(1)
+        self.spin = _StepSpin(self._step_spin)
+        self.spin.setKeyboardTracking(False)  # typing "4096" is one change, not four
+        self.spin.setRange(minimum or 1, maximum or 2**31 - 1)
+        self.spin.setAccelerated(True)
+        self.spin.setMinimumWidth(80)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.slider, 1)
+        lay.addWidget(self.spin)
+        if tooltip:
+            for w in (self, self.slider, self.spin):
+                w.setToolTip(tooltip)
+        self.set_choices(choices, value)
+        self.slider.valueChanged.connect(self._on_slider_moved)
+        self.spin.valueChanged.connect(self._on_spin_changed)
+
+    def choices(self) -> list[int]:
+        return list(self._choices)
+
+    def value(self) -> int:
+        return self._value
+
+    def set_choices(self, choices: list[int], value: int | None = None) -> int:
+        """Replace the allowed values; keep (or snap) the value without emitting. Returns it."""
+        self._choices = sorted(set(choices))
+        target = self._value if value is None else value
+        if not self._free or not (self.spin.minimum() <= target <= self.spin.maximum()):
+            target = nearest(target, self._choices)
+        self._write(target)
+        return target
+
+    def set_value(self, value: int) -> int:
+        """Set without emitting; snaps unless free. Returns the value kept."""
+        if not self._free:
+            value = nearest(value, self._choices)
+        value = max(self.spin.minimum(), min(self.spin.maximum(), value))
+        self._write(value)
+        return value
+
+    def _write(self, value: int) -> None:
+        self._value = value
+        with QSignalBlocker(self.slider), QSignalBlocker(self.spin):
+            self.slider.setRange(0, max(0, len(self._choices) - 1))
+            self.slider.setValue(self._choices.index(nearest(value, self._choices)))
+            self.spin.setValue(value)
+
+    def _emit_if_changed(self, value: int) -> None:
+        if value != self._value:
+            self._write(value)
+            self.value_changed.emit(value)
+        else:
+            self._write(value)
+
+    def _on_slider_moved(self, index: int) -> None:
+        self._emit_if_changed(self._choices[index])
+
+    def _on_spin_changed(self, value: int) -> None:
+        self._emit_if_changed(value if self._free else nearest(value, self._choices))
+
+    def _step_spin(self, steps: int) -> None:
+        """Arrow keys and wheel on the spin box step over the allowed values."""
+        if steps > 0:
+            above = [c for c in self._choices if c > self._value]
+            target = above[min(steps, len(above)) - 1] if above else self._value
+        else:
+            below = [c for c in self._choices if c < self._value]
+            target = below[-min(-steps, len(below))] if below else self._value
+        self._emit_if_changed(target)
+
+
+class _StepSpin(QSpinBox):
+    """A spin box whose steps are decided by its owner."""
+
+    def __init__(self, step: Callable[[int], None]) -> None:
+        super().__init__()
+        self._step = step
+
+    def stepBy(self, steps: int) -> None:  # noqa: N802 (Qt's name)
+        self._step(steps)
+
+    def stepEnabled(self) -> QAbstractSpinBox.StepEnabledFlag:  # noqa: N802
+        return QAbstractSpinBox.StepEnabledFlag.StepUpEnabled | QAbstractSpinBox.StepEnabledFlag.StepDownEnabled

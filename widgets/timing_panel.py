@@ -1,0 +1,102 @@
+"""Measured timing: median and spread, TFLOP/s, device, backend, fused vs separate QKV,
+prefill vs decode. Takes the report's timing dict (plain values), never tensors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QProgressBar, QVBoxLayout, QWidget
+
+
+def ms(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f} ms"
+    if value >= 1:
+        return f"{value:.2f} ms"
+    return f"{value * 1e3:.0f} µs"
+
+
+class TimingPanel(QWidget):
+    FIELDS = [
+        ("state", "Status", "Timing runs once the sliders settle; a new change interrupts it."),
+        ("device", "Device", "Where the layer ran, and which scaled_dot_product_attention backend was pinned."),
+        ("layer", "Layer forward", "Median of the whole layer (QKV, attention, W_o) for the chosen phase, "
+                                   "with the 25th-75th percentile spread and the repeat count."),
+        ("tflops", "Achieved", "FLOPs of the layer / median time. Core: attention-core FLOPs / core median, "
+                               "the figure comparable with FlashAttention's published numbers."),
+        ("qkv", "QKV fused / 3", "One (H+2K)*h projection against three with the same weights: "
+                                         "the same math, one kernel launch instead of three."),
+        ("phases", "Prefill / decode", "The whole layer for seq_len tokens at once, and for one new token "
+                                        "against seq_len cached: decode reads the whole KV cache per token."),
+    ]
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        box = QGroupBox("Measured")
+        grid = QGridLayout(box)
+        grid.setVerticalSpacing(2)
+        self.labels: dict[str, QLabel] = {}
+        for i, (key, title, tip) in enumerate(self.FIELDS):
+            label = QLabel("–")
+            label.setWordWrap(True)  # long figures wrap instead of widening the window past 1280
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            label.setToolTip(tip)
+            name = QLabel(title)
+            name.setToolTip(tip)
+            name.setStyleSheet("color: #6b7280;")
+            self.labels[key] = label
+            row, col = (0, 0) if i == 0 else (1 + (i - 1) // 2, 2 * ((i - 1) % 2))
+            grid.addWidget(name, row, col)
+            grid.addWidget(label, row, col + 1, 1, 3 if i == 0 else 1)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)  # indeterminate: we cannot know how many repeats remain
+        self.busy.setMaximumHeight(6)
+        self.busy.setTextVisible(False)
+        self.busy.hide()
+        grid.addWidget(self.busy, 4, 0, 1, 4)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(box)
+        self.timing: dict[str, Any] | None = None
+
+    def show_waiting(self) -> None:
+        self.labels["state"].setText("waiting for the sliders to settle…")
+        self.labels["state"].setStyleSheet("color: #6b7280;")
+
+    def show_measuring(self, device_label: str) -> None:
+        self.labels["state"].setText(f"measuring on {device_label}…")
+        self.labels["state"].setStyleSheet("color: #2563eb;")
+        self.busy.show()
+
+    def show_error(self, message: str) -> None:
+        self.busy.hide()
+        self.timing = None
+        self.labels["state"].setText(message)
+        self.labels["state"].setStyleSheet("color: #dc2626;")
+        for key in ("device", "layer", "tflops", "qkv", "phases"):
+            self.labels[key].setText("–")
+
+    def show_timing(self, t: dict[str, Any], config_text: str) -> None:
+        self.busy.hide()
+        self.timing = t
+        cpu = " — CPU run (GPU figures differ)" if t["device"] == "cpu" else ""
+        self.labels["state"].setText(f"measured {config_text}{cpu}")
+        self.labels["state"].setStyleSheet("color: #b45309;" if t["device"] == "cpu" else "color: #059669;")
+        self.labels["device"].setText(f"{t['device_name']} · SDPA {t['backend']} · {t['dtype']}")
+        self.labels["layer"].setText(
+            f"{ms(t['median_ms'])}  (p25 {ms(t['p25_ms'])} – p75 {ms(t['p75_ms'])}, {t['reps']} reps)"
+        )
+        self.labels["tflops"].setText(
+            f"{t['tflops']:.3g} TFLOP/s layer · {t['core_tflops']:.3g} TFLOP/s core ({ms(t['core_median_ms'])})"
+        )
+        ratio = t["separate_qkv_ms"] / t["fused_qkv_ms"] if t["fused_qkv_ms"] else float("nan")
+        self.labels["qkv"].setText(
+            f"{ms(t['fused_qkv_ms'])} fused · {ms(t['separate_qkv_ms'])} separate (x{ratio:.2f})"
+        )
+        speed = t["prefill_ms"] / t["decode_ms"] if t["decode_ms"] else float("nan")
+        self.labels["phases"].setText(
+            f"{ms(t['prefill_ms'])} prefill · {ms(t['decode_ms'])} decode (one token is x{speed:.0f} faster)"
+        )
