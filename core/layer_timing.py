@@ -26,8 +26,8 @@ class TimingResult:
     core: TimingStats  # the attention core alone (SDPA)
     tflops: float  # flops.total / layer median
     core_tflops: float  # flops.attention / core median
-    fused_qkv: TimingStats  # one (H+2K)*h projection
-    separate_qkv: TimingStats  # three projections with the same weights
+    fused_qkv: TimingStats | None  # one (H+2K)*h projection (None when not asked for)
+    separate_qkv: TimingStats | None  # three projections with the same weights
     prefill: TimingStats  # the whole layer, prefill of seq_len tokens
     decode: TimingStats  # the whole layer, one token against seq_len cached
 
@@ -47,8 +47,8 @@ class TimingResult:
             "core_p25_ms": self.core.p25_ms,
             "core_p75_ms": self.core.p75_ms,
             "core_tflops": self.core_tflops,
-            "fused_qkv_ms": self.fused_qkv.median_ms,
-            "separate_qkv_ms": self.separate_qkv.median_ms,
+            "fused_qkv_ms": self.fused_qkv.median_ms if self.fused_qkv else None,
+            "separate_qkv_ms": self.separate_qkv.median_ms if self.separate_qkv else None,
             "prefill_ms": self.prefill.median_ms,
             "decode_ms": self.decode.median_ms,
         }
@@ -98,6 +98,7 @@ def run_timing(
     budget_s: float = 0.3,
     should_stop: Callable[[], bool] | None = None,
     free_bytes: int | None = None,
+    include_qkv: bool = True,
 ) -> TimingResult:
     """Measure cfg on device. Raises ValueError (before allocating) when it would not fit."""
     guard_memory(cfg, device, free_bytes=free_bytes)
@@ -132,8 +133,8 @@ def run_timing(
             if not is_prefill:
                 core = measure(decode_core, device, **kw)
         x_in = t.x if is_prefill else t.x_new
-        fused = measure(lambda: layer.wqkv(x_in), device, **kw)
-        separate = measure(lambda: t.separate(x_in), device, **kw)
+        fused = measure(lambda: layer.wqkv(x_in), device, **kw) if include_qkv else None
+        separate = measure(lambda: t.separate(x_in), device, **kw) if include_qkv else None
     backend = prefill_backend if is_prefill else decode_backend
     flops = flop_counts(cfg)
     whole = prefill if is_prefill else decode

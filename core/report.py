@@ -76,7 +76,8 @@ def format_report(report: dict[str, Any]) -> str:
                           f"p25 {t['p25_ms']:.4g} / p75 {t['p75_ms']:.4g}, {t['reps']} reps"))
         lines.append(_row("layer throughput", f"{t['tflops']:.4g} TFLOP/s"))
         lines.append(_row("core median", f"{t['core_median_ms']:.4g} ms", f"{t['core_tflops']:.4g} TFLOP/s"))
-        lines.append(_row("QKV fused / separate", f"{t['fused_qkv_ms']:.4g} ms",
-                          f"{t['separate_qkv_ms']:.4g} ms separate"))
+        if t.get("fused_qkv_ms") is not None:
+            lines.append(_row("QKV fused / separate", f"{t['fused_qkv_ms']:.4g} ms",
+                              f"{t['separate_qkv_ms']:.4g} ms separate"))
         lines.append(_row("prefill / decode", f"{t['prefill_ms']:.4g} ms", f"{t['decode_ms']:.4g} ms decode"))
     return "\n".join(lines)

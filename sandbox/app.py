@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 
@@ -18,4 +19,11 @@ def run_app(argv: list[str] | None = None) -> int:
     app.setOrganizationName("AttentionSandbox")
     window = MainWindow(settings=QSettings("AttentionSandbox", "AttentionSandbox"))
     window.show()
-    return app.exec()
+    code = app.exec()
+    # Tear the window down while the QApplication still exists: left to the interpreter's exit,
+    # pyqtgraph's items can outlive Qt and the process ends in a segmentation fault.
+    window.deleteLater()
+    del window
+    app.processEvents()
+    gc.collect()
+    return code

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from sandbox.cli_args import (
@@ -27,6 +28,15 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     rep.add_argument("--list-presets", action="store_true", help="list preset names and exit")
 
+    sw = sub.add_parser("sweep", help="one row per value of one knob, the other knobs as given")
+    add_config_args(sw)
+    sw.add_argument("--vary", required=True, metavar="KNOB=VALUES",
+                    help="n_heads, n_kv_heads, seq_len, d_model or batch; values like 1,2,4 or 128..16384 log")
+    sw.add_argument("--time", action="store_true", help="also time every point")
+    fmt = sw.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="a JSON list of rows")
+    fmt.add_argument("--csv", action="store_true", help="CSV with one column per report field")
+
     snap = sub.add_parser("snapshot", help="render the main window offscreen to PNG files")
     add_config_args(snap)
     snap.add_argument("--text", help="the input text (default: the seeds' example sentence)")
@@ -38,8 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_snapshot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from core.atomic import ExportError
     from core.device import default_dtype, resolve_device
-    from sandbox.atomic import ExportError
     from sandbox.snapshot import take_snapshot
 
     cfg = config_from_args(args, default_dtype(resolve_device(args.device)))
@@ -74,14 +84,66 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    import csv
+
+    from core.device import default_dtype, resolve_device
+    from core.sweep import flatten, parse_values, plan_sweep, run_point
+
+    knob, sep, values_text = args.vary.partition("=")
+    if not sep:
+        fail("--vary takes KNOB=VALUES, e.g. --vary n_kv_heads=32,16,8,4,2,1.")
+    device = resolve_device(args.device)
+    base = config_from_args(args, default_dtype(device))
+    points = plan_sweep(base, knob.strip(), parse_values(values_text))
+    timing_fn = None
+    if args.time:
+        from core.layer_timing import run_timing
+
+        timing_fn = lambda cfg: run_timing(cfg, device).to_report()  # noqa: E731
+    rows = []
+    for point in points:
+        row = run_point(point, timing_fn)
+        rows.append(row)
+        if row.status == "refused":
+            break  # the memory guard stops the sweep at this point
+    records = [{"value": r.value, "status": r.status, "reason": r.reason or None, **flatten(r.report or {})}
+               for r in rows]
+    if args.json:
+        print(json.dumps([{"value": r.value, "status": r.status, "reason": r.reason or None, "report": r.report}
+                          for r in rows], indent=1))
+    elif args.csv:
+        fields = list(dict.fromkeys(k for rec in records for k in rec))
+        w = csv.DictWriter(sys.stdout, fieldnames=fields)
+        w.writeheader()
+        w.writerows(records)
+    else:
+        print(f"{knob:>10}  {'status':8} {'params':>14} {'FLOPs':>18} {'KV cache bytes':>16} {'median ms':>10}  note")
+        for r in rows:
+            rep = r.report or {}
+            t = rep.get("timing") or {}
+            print(f"{r.value:>10}  {r.status:8} {rep.get('params', {}).get('total', ''):>14} "
+                  f"{rep.get('flops', {}).get('total', ''):>18} {rep.get('kv_cache', {}).get('bytes_total', ''):>16} "
+                  f"{(format(t['median_ms'], '.4g') if t else '–'):>10}  {r.reason}")
+    if not any(r.status == "ok" for r in rows):
+        print(f"{PROG}: error: no value of {knob} made a valid configuration.", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = build_parser().parse_args(argv)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "sweep":
+            return cmd_sweep(args)
         if args.command == "snapshot":
             return cmd_snapshot(args)
+    except BrokenPipeError:  # `... | head`: the reader left; leave quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except UsageError as exc:
         fail(str(exc))
     except ValueError as exc:

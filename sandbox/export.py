@@ -19,7 +19,7 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QWidget
 
-from sandbox.atomic import ExportError, staged
+from core.atomic import ExportError, staged
 
 FORMATS = ("png", "svg", "npy", "csv")
 

@@ -17,21 +17,25 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMessageBox,
+    QPushButton,
     QScrollArea,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from core.atomic import ExportError
 from core.attention import MAX_DISPLAY_TOKENS
 from core.config import AttentionConfig
 from core.device import default_dtype, device_name, resolve_device
 from core.report import build_report
 from core.tokens import DEFAULT_TEXT
-from sandbox.atomic import ExportError
 from sandbox.compute import ComputeRequest, Failure, HeatmapResult, TimingOutcome
 from sandbox.export import ExportJob, export
+from sandbox.pins import PinController
 from sandbox.runner import ComputeRunner
+from sandbox.sweeps import SweepController
 from widgets.config_panel import ConfigPanel
 from widgets.export_dialog import ExportDialog
 from widgets.head_view import HeadView
@@ -88,6 +92,9 @@ class MainWindow(QMainWindow):
         self.mosaic = HeatmapMosaic()
         if saved.get("colormap"):
             self.mosaic.colormap.setCurrentText(saved["colormap"])
+        self.pins = PinController(self)
+        self.sweeps = SweepController(self)
+        self.last_alert = ""
         self._build_layout()
         self._build_menus()
         self._build_status()
@@ -110,8 +117,8 @@ class MainWindow(QMainWindow):
         scroll.setWidgetResizable(True)
         scroll.setMinimumWidth(440)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        right = QWidget()
-        rv = QVBoxLayout(right)
+        heat = QWidget()
+        rv = QVBoxLayout(heat)
         row = QHBoxLayout()
         row.addWidget(QLabel("Text"))
         row.addWidget(self.text, 1)
@@ -119,6 +126,19 @@ class MainWindow(QMainWindow):
         rv.addWidget(self.info)
         rv.addWidget(self.mosaic, 1)
         rv.addWidget(self.timing)
+        pin_row = QHBoxLayout()
+        self.pin_button = QPushButton("Pin (Ctrl+P)")
+        self.pin_button.setToolTip("Keep this configuration with its numbers, timing and heatmaps to compare later")
+        self.pin_button.clicked.connect(self.pins.pin_current)
+        self.pin_count = QLabel("")
+        pin_row.addWidget(self.pin_button)
+        pin_row.addWidget(self.pin_count, 1)
+        rv.addLayout(pin_row)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(heat, "Heatmaps")
+        self.tabs.addTab(self.pins.table, "Compare")
+        self.tabs.addTab(self.sweeps.panel, "Sweep")
+        right = self.tabs
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(scroll)
         split.addWidget(right)
@@ -133,9 +153,25 @@ class MainWindow(QMainWindow):
         self.export_action.triggered.connect(lambda: self.open_export_dialog())
         quit_action = QAction("&Quit", self, shortcut=QKeySequence("Ctrl+Q"))
         quit_action.triggered.connect(self.close)
+        open_ws = QAction("&Open workspace…", self, shortcut=QKeySequence("Ctrl+O"))
+        open_ws.triggered.connect(lambda: self.pins.open())
+        save_ws = QAction("&Save workspace", self, shortcut=QKeySequence("Ctrl+S"))
+        save_ws.triggered.connect(lambda: self.pins.save())
+        save_as = QAction("Save workspace &as…", self, shortcut=QKeySequence("Ctrl+Shift+S"))
+        save_as.triggered.connect(lambda: self._save_workspace_as())
         file_menu.addAction(self.export_action)
         file_menu.addSeparator()
+        file_menu.addActions([open_ws, save_ws, save_as])
+        file_menu.addSeparator()
         file_menu.addAction(quit_action)
+        pin_menu = self.menuBar().addMenu("&Compare")
+        self.pin_action = QAction("&Pin this configuration", self, shortcut=QKeySequence("Ctrl+P"))
+        self.pin_action.triggered.connect(self.pins.pin_current)
+        run_sweep = QAction("&Run sweep", self, shortcut=QKeySequence("Ctrl+R"))
+        run_sweep.triggered.connect(lambda: (self.tabs.setCurrentWidget(self.sweeps.panel), self.sweeps.panel.run.click()))
+        cancel_sweep = QAction("&Cancel sweep", self, shortcut=QKeySequence("Esc"))
+        cancel_sweep.triggered.connect(self.sweeps.cancel)
+        pin_menu.addActions([self.pin_action, run_sweep, cancel_sweep])
         view = self.menuBar().addMenu("&View")
         reset = QAction("&Reset heatmap zoom", self, shortcut=QKeySequence("Ctrl+0"))
         reset.triggered.connect(lambda: self.mosaic.plot.autoRange(padding=0.01))
@@ -143,6 +179,10 @@ class MainWindow(QMainWindow):
         focus_text.triggered.connect(lambda: (self.text.setFocus(), self.text.selectAll()))
         view.addAction(reset)
         view.addAction(focus_text)
+        for i, name in enumerate(("Heatmaps", "Compare", "Sweep")):
+            tab = QAction(f"Show {name}", self, shortcut=QKeySequence(f"Ctrl+{i + 1}"))
+            tab.triggered.connect(lambda _c=False, i=i: self.tabs.setCurrentIndex(i))
+            view.addAction(tab)
 
     def _build_status(self) -> None:
         dev = resolve_device("auto")
@@ -159,6 +199,10 @@ class MainWindow(QMainWindow):
         self.runner.timing_ready.connect(self._on_runner_timing_ready)
         self.runner.failed.connect(self._on_runner_failed)
         self.mosaic.head_clicked.connect(self.open_head)
+        self.runner.timing_ready.connect(self.pins.on_timing)
+        self.pins.pins_changed.connect(
+            lambda: self.pin_count.setText(f"{len(self.pins.pins)} pinned: see the Compare tab (Ctrl+2)"
+                                           if self.pins.pins else ""))
 
     # -- state -------------------------------------------------------------------------------
     def config(self) -> AttentionConfig:
@@ -273,6 +317,18 @@ class MainWindow(QMainWindow):
                 view.close()
                 view.deleteLater()
 
+    def alert(self, title: str, text: str) -> None:
+        """Tell the user something went wrong, without blocking (tests read last_alert)."""
+        self.last_alert = text
+        self.statusBar().showMessage(f"{title}: {text}", 10000)
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def _save_workspace_as(self) -> None:
+        self.pins.workspace_path = None
+        self.pins.save()
+
     def open_export_dialog(self, head: int | None = None) -> None:
         if self.last_heatmaps is None:
             self.statusBar().showMessage("There are no heatmaps to export yet.", 5000)
@@ -285,8 +341,7 @@ class MainWindow(QMainWindow):
         try:
             written = self.export_to(ExportJob(c.path, c.fmt, c.scale, c.head))
         except ExportError as exc:
-            QMessageBox.warning(self, "Export failed", str(exc))
-            self.statusBar().showMessage(f"Export failed: {exc}", 10000)
+            self.alert("Export failed", str(exc))
             return
         self.statusBar().showMessage("Exported " + ", ".join(str(p) for p in written), 10000)
 

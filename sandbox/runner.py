@@ -14,12 +14,17 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import torch
 from PySide6.QtCore import QObject, Signal
 
+from core.device import resolve_device
+from core.layer_timing import run_timing
+from core.sweep import SweepPoint, SweepResult, SweepRow, run_point
 from core.timing import Cancelled
 from sandbox.compute import ComputeRequest, Failure, LayerCache, compute_heatmaps, compute_timing
 
@@ -35,11 +40,32 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+@dataclass
+class SweepJob:
+    sweep_id: int
+    points: list[SweepPoint]
+    device: str
+    budget_s: float
+    result: SweepResult
+    started: float = field(default_factory=time.perf_counter)
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    sweep_id: int
+    done: int
+    total: int
+    eta_s: float  # seconds left, from the mean of the timed points so far
+    row: SweepRow
+
+
 class ComputeRunner(QObject):
     heatmaps_ready = Signal(object)  # HeatmapResult
     timing_started = Signal(int)  # request id
     timing_ready = Signal(object)  # TimingOutcome
     failed = Signal(object)  # Failure
+    sweep_progress = Signal(object)  # SweepProgress
+    sweep_done = Signal(object)  # (sweep_id, SweepResult)
     idle = Signal()
 
     def __init__(self, sync: bool = False, settle_s: float = 0.35, parent: QObject | None = None) -> None:
@@ -57,6 +83,9 @@ class ComputeRunner(QObject):
             sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
         self._cache = LayerCache()
         self._futures: list[Future] = []
+        self._sweep_id = 0
+        self._sweep_cancelled = False
+        self._sweep_active = False
 
     @property
     def latest_id(self) -> int:
@@ -127,11 +156,89 @@ class ComputeRunner(QObject):
             if done:
                 self.idle.emit()
 
+    # -- sweeps: one point per job, so live requests queued meanwhile run between points ----------
+    @property
+    def current_sweep_id(self) -> int:
+        return self._sweep_id
+
+    @property
+    def sweep_running(self) -> bool:
+        return self._sweep_active
+
+    def submit_sweep(self, knob: str, points: list[SweepPoint], timed: bool, device: str = "auto",
+                     budget_s: float = 0.1) -> int:
+        with self._lock:
+            self._sweep_id += 1
+            self._sweep_cancelled = False
+            self._sweep_active = True
+            job = SweepJob(self._sweep_id, points, device if timed else "", budget_s, SweepResult(knob, timed=timed))
+        self._schedule_step(job, 0)
+        return job.sweep_id
+
+    def cancel_sweep(self) -> None:
+        """Stop between points or between timing repeats; finished points are kept, marked partial."""
+        self._sweep_cancelled = True
+
+    def _sweep_stopped(self, sweep_id: int) -> bool:
+        return self._sweep_cancelled or sweep_id != self._sweep_id
+
+    def _schedule_step(self, job: SweepJob, index: int) -> None:
+        with self._lock:
+            self._pending += 1
+        if self._sync or self._executor is None:
+            self._sweep_step(job, index)
+        else:
+            self._futures = [f for f in self._futures if not f.done()] + [self._executor.submit(self._sweep_step, job, index)]
+
+    def _sweep_step(self, job: SweepJob, index: int) -> None:
+        result, sid = job.result, job.sweep_id
+        finished = True
+        try:
+            if self._sweep_stopped(sid):
+                result.partial, result.stopped_reason = True, "cancelled"
+                return
+            timing_fn = None
+            if job.device:
+                device = resolve_device(job.device)
+                timing_fn = lambda cfg: run_timing(  # noqa: E731
+                    cfg, device, budget_s=job.budget_s, should_stop=lambda: self._sweep_stopped(sid),
+                    include_qkv=False).to_report()
+            t0 = time.perf_counter()
+            try:
+                row = run_point(job.points[index], timing_fn)
+            except Cancelled:
+                result.partial, result.stopped_reason = True, "cancelled"
+                return
+            except Exception as exc:  # shown on the row; the sweep goes on
+                row = SweepRow(job.points[index].value, "failed", describe_error(exc))
+            row.seconds = time.perf_counter() - t0
+            result.rows.append(row)
+            timed = [r.seconds for r in result.rows if r.status == "ok"]
+            left = [p for p in job.points[index + 1:] if p.config is not None]
+            eta = (sum(timed) / len(timed)) * len(left) if timed else 0.0
+            self.sweep_progress.emit(SweepProgress(sid, index + 1, len(job.points), eta, row))
+            if row.status == "refused":
+                result.partial, result.stopped_reason = True, row.reason
+                return
+            if index + 1 < len(job.points):
+                finished = False
+                self._schedule_step(job, index + 1)
+        finally:
+            if finished:
+                self._sweep_active = False
+                self.sweep_done.emit((sid, result))
+            with self._lock:
+                self._pending -= 1
+                done = self._pending == 0
+            if done:
+                self.idle.emit()
+
     def shutdown(self) -> None:
         """Cancel what is queued, interrupt what runs, and join the worker thread."""
         with self._lock:
             self._latest += 1  # everything in flight is stale now
             self._wake.set()
+            self._sweep_cancelled = True
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None

@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
+from core.atomic import ExportError, write_atomic, write_text_atomic
 from core.config import AttentionConfig
-from sandbox.atomic import ExportError, write_atomic, write_text_atomic
 
 
 def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str = "auto",

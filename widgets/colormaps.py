@@ -18,7 +18,7 @@ COLORMAPS = {
     "greys": "CET-L1",
 }
 DEFAULT_COLORMAP = "viridis (colour-blind safe)"
-DIVERGING = "CET-D1A"
+DIVERGING = "CET-CBD1"  # colour-blind-safe diverging: blue below zero, yellow above
 
 # Distinct frame colours for KV groups (Okabe-Ito, colour-blind safe), cycled past eight.
 GROUP_COLOURS = np.array(

@@ -8,8 +8,15 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP, group_colour, lut
-from widgets.mosaic import MosaicLayout, colour_table, plan_layout, render_mosaic
+from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP, DIVERGING, group_colour, lut
+from widgets.mosaic import (
+    MosaicLayout,
+    colour_table,
+    diverging_index,
+    plan_layout,
+    render_index,
+    render_mosaic,
+)
 
 pg.setConfigOptions(antialias=False, imageAxisOrder="row-major")
 
@@ -118,6 +125,7 @@ class HeatmapMosaic(QWidget):
         self.tokens: list[str] = []
         self.layout_: MosaicLayout | None = None
         self.group_size = 1
+        self.diverging = False  # True: showing a difference of two pins
         self.vmax = np.ones(1, dtype=np.float32)
         self.glw.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         self.glw.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
@@ -151,13 +159,29 @@ class HeatmapMosaic(QWidget):
         self._update_legend()
         self._update_ticks()
 
+    def set_diff(self, diff: np.ndarray, tokens: list[str], group_size: int) -> None:
+        """A minus B (H, T, T) on a colour-blind-safe diverging map with a symmetric shared scale."""
+        self.diverging = True
+        self.colormap.hide()
+        self.scale.hide()
+        self.set_data(diff, tokens, group_size)
+
     def _paint_image(self) -> None:
         if self.probs is None or self.layout_ is None:
+            return
+        rect = QRectF(0, 0, self.layout_.width, self.layout_.height)
+        if self.diverging:
+            idx, m = diverging_index(self.probs)
+            self.image.setImage(render_index(idx, self.layout_), autoLevels=False, levels=None,
+                                lut=colour_table(lut(DIVERGING)))
+            self.image.setRect(rect)
+            self.bar.setPixmap(gradient_pixmap(DIVERGING))
+            self.bar_text.setText(f"{-m:+.3f} (B larger) → 0 → {m:+.3f} (A larger)")
             return
         index = render_mosaic(self.probs, self.layout_, self.per_head)
         self.vmax = self._vmax()
         self.image.setImage(index, autoLevels=False, levels=None, lut=colour_table(lut(self.colormap.currentText())))
-        self.image.setRect(QRectF(0, 0, self.layout_.width, self.layout_.height))
+        self.image.setRect(rect)
         top = "each head's own max" if self.per_head else f"{float(self.vmax[0]):.3f}"
         self.bar_text.setText(f"0 → {top}")
 
@@ -185,7 +209,8 @@ class HeatmapMosaic(QWidget):
 
     # -- view ------------------------------------------------------------------------------
     def _on_style_changed(self, *_: object) -> None:
-        self.bar.setPixmap(gradient_pixmap(self.colormap.currentText()))
+        if not self.diverging:
+            self.bar.setPixmap(gradient_pixmap(self.colormap.currentText()))
         self._paint_image()
 
     def _update_ticks(self, *_: object) -> None:
@@ -213,7 +238,8 @@ class HeatmapMosaic(QWidget):
         w = float(self.probs[head, query, key])
         group = f" · KV group {head // self.group_size}" if self.group_size > 1 else ""
         q_tok, k_tok = self.tokens[query], self.tokens[key]
-        return f"head {head}{group} · query #{query} '{q_tok}' → key #{key} '{k_tok}' · weight {w:.4f}"
+        what = f"A − B {w:+.4f}" if self.diverging else f"weight {w:.4f}"
+        return f"head {head}{group} · query #{query} '{q_tok}' → key #{key} '{k_tok}' · {what}"
 
     def _locate_scene(self, scene_pos: QPointF) -> tuple[int, int, int] | None:
         if self.layout_ is None or self.probs is None:

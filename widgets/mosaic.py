@@ -106,9 +106,22 @@ def scale_to_index(probs: np.ndarray, per_head: bool) -> tuple[np.ndarray, np.nd
     return idx.astype(np.uint8), vmax
 
 
+def diverging_index(diff: np.ndarray) -> tuple[np.ndarray, float]:
+    """diff (H, T, T) in [-m, m] -> levels (H, T, T) uint8 with 0 at the middle level, and m."""
+    m = float(np.abs(diff).max()) if diff.size else 0.0
+    m = m if m > 0 else 1.0
+    idx = (diff / m + 1.0) * ((LEVELS - 1) / 2.0)  # (H, T, T)
+    np.clip(idx, 0, LEVELS - 1, out=idx)
+    return np.rint(idx).astype(np.uint8), m
+
+
 def render_mosaic(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False) -> np.ndarray:
     """probs (H, T, T) -> index image (height, width) uint8 into colour_table(), C-contiguous."""
-    idx, _ = scale_to_index(probs, per_head)
+    return render_index(scale_to_index(probs, per_head)[0], layout)
+
+
+def render_index(idx: np.ndarray, layout: MosaicLayout) -> np.ndarray:
+    """Colormap levels (H, T, T) uint8 -> the framed mosaic index image (height, width)."""
     img = np.full((layout.height, layout.width), BACKGROUND_INDEX, dtype=np.uint8)
     n, f, u = layout.tile, layout.frame, layout.upsample
     for head in range(layout.n_heads):

@@ -92,10 +92,13 @@ class TimingPanel(QWidget):
         self.labels["tflops"].setText(
             f"{t['tflops']:.3g} TFLOP/s layer · {t['core_tflops']:.3g} TFLOP/s core ({ms(t['core_median_ms'])})"
         )
-        ratio = t["separate_qkv_ms"] / t["fused_qkv_ms"] if t["fused_qkv_ms"] else float("nan")
-        self.labels["qkv"].setText(
-            f"{ms(t['fused_qkv_ms'])} fused · {ms(t['separate_qkv_ms'])} separate (x{ratio:.2f})"
-        )
+        if t.get("fused_qkv_ms"):
+            ratio = t["separate_qkv_ms"] / t["fused_qkv_ms"]
+            self.labels["qkv"].setText(
+                f"{ms(t['fused_qkv_ms'])} fused · {ms(t['separate_qkv_ms'])} separate (x{ratio:.2f})"
+            )
+        else:
+            self.labels["qkv"].setText("–")
         speed = t["prefill_ms"] / t["decode_ms"] if t["decode_ms"] else float("nan")
         self.labels["phases"].setText(
             f"{ms(t['prefill_ms'])} prefill · {ms(t['decode_ms'])} decode (one token is x{speed:.0f} faster)"

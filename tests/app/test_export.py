@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
-from sandbox.atomic import ExportError
+from core.atomic import ExportError
 from sandbox.export import ExportJob
 
 

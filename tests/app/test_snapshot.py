@@ -41,3 +41,30 @@ def test_real_window_under_xvfb(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     img = QImage(str(tmp_path / "window.png"))
     assert (img.width(), img.height()) == (1280, 800)
+
+
+QUIT_SCRIPT = """
+import os, sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+import sandbox.app as app_module
+real_exec = QApplication.exec
+
+def exec_then_quit(*args):
+    def act():
+        (w,) = [w for w in QApplication.topLevelWidgets() if w.windowTitle() == "Attention Sandbox"]
+        w.pins.pin_current()
+        w.close()
+    QTimer.singleShot(1500, act)
+    return real_exec()
+
+QApplication.exec = staticmethod(exec_then_quit)
+sys.exit(app_module.run_app())
+"""
+
+
+def test_the_app_launches_and_quits_cleanly(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", QUIT_SCRIPT], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert list(tmp_path.rglob("AttentionSandbox.conf")), "settings were not saved"

@@ -1,0 +1,139 @@
+"""Compare pinned configurations: metric rows with ratios against a baseline, text/CSV/Markdown,
+and the difference of two pins' attention maps."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.counts import format_bytes, format_count
+
+# (label, section, key, kind, lower_is_better). kind: count, bytes, ms, rate, text.
+METRICS = [
+    ("mode", "config", "mode", "text", None),
+    ("head_dim", "config", "head_dim", "text", None),
+    ("n_kv_heads", "config", "n_kv_heads", "text", None),
+    ("parameters / layer", "params", "total", "count", True),
+    ("W_k + W_v parameters", "params", "kv", "count", True),
+    ("FLOPs projections", "flops", "projections", "count", True),
+    ("FLOPs attention core", "flops", "attention", "count", True),
+    ("FLOPs / layer", "flops", "total", "count", True),
+    ("KV cache / token", "kv_cache", "bytes_per_token", "bytes", True),
+    ("KV cache, B x T x L", "kv_cache", "bytes_total", "bytes", True),
+    ("layer time", "timing", "median_ms", "ms", True),
+    ("core time", "timing", "core_median_ms", "ms", True),
+    ("prefill time", "timing", "prefill_ms", "ms", True),
+    ("decode time", "timing", "decode_ms", "ms", True),
+    ("layer TFLOP/s", "timing", "tflops", "rate", False),
+]
+
+
+def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
+    part = report.get(section)
+    if part is None:
+        return None
+    if section == "params" and key == "kv":
+        return part["k"] + part["v"]
+    return part.get(key)
+
+
+def format_value(value: Any, kind: str) -> str:
+    if value is None:
+        return "–"
+    if kind == "count":
+        return f"{value:,} ({format_count(value)})"
+    if kind == "bytes":
+        return format_bytes(value)
+    if kind == "ms":
+        return f"{value:.4g} ms"
+    if kind == "rate":
+        return f"{value:.3g}"
+    return str(value)
+
+
+def relation(value: Any, base: Any, kind: str) -> str:
+    """'x0.25' for bytes and times, '-37.5%' for counts, '' where it does not apply."""
+    if kind == "text" or value is None or base in (None, 0):
+        return ""
+    if value == base:
+        return "="
+    if kind in ("bytes", "ms", "rate"):
+        return f"x{value / base:.3g}"
+    return f"{value / base - 1:+.1%}"
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    relation: str
+    better: bool | None  # None: same, or not comparable
+
+
+@dataclass(frozen=True)
+class TableRow:
+    label: str
+    cells: list[Cell]
+
+
+def comparison(reports: list[dict[str, Any]], baseline: int) -> list[TableRow]:
+    rows = []
+    for label, section, key, kind, lower in METRICS:
+        base = metric_value(reports[baseline], section, key)
+        cells = []
+        for i, rep in enumerate(reports):
+            value = metric_value(rep, section, key)
+            rel = "" if i == baseline else relation(value, base, kind)
+            better = None
+            if rel not in ("", "=") and lower is not None:
+                better = (value < base) if lower else (value > base)
+            cells.append(Cell(format_value(value, kind), rel, better))
+        rows.append(TableRow(label, cells))
+    return rows
+
+
+def cell_text(cell: Cell) -> str:
+    return f"{cell.text} {cell.relation}".strip() if cell.relation else cell.text
+
+
+def as_csv(names: list[str], rows: list[TableRow]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["metric", *names])
+    for row in rows:
+        w.writerow([row.label, *(cell_text(c) for c in row.cells)])
+    return buf.getvalue()
+
+
+def as_markdown(names: list[str], rows: list[TableRow], baseline: int) -> str:
+    head = ["metric", *(f"{n} (baseline)" if i == baseline else n for i, n in enumerate(names))]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        lines.append("| " + " | ".join([row.label, *(cell_text(c) for c in row.cells)]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def as_text(names: list[str], rows: list[TableRow]) -> str:
+    lines = ["\t".join(["metric", *names])]
+    lines += ["\t".join([row.label, *(cell_text(c) for c in row.cells)]) for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def attention_diff(a: np.ndarray, a_tokens: list[str], b: np.ndarray, b_tokens: list[str],
+                   a_name: str = "A", b_name: str = "B") -> tuple[np.ndarray, str]:
+    """(H, T, T) A minus B, and a sentence saying what was compared. Raises ValueError when the
+    two pins do not show the same tokens (their maps would not line up)."""
+    if a_tokens != b_tokens:
+        raise ValueError(f"{a_name} and {b_name} show different tokens ({len(a_tokens)} vs {len(b_tokens)}); "
+                         "pin both with the same text to compare their heatmaps.")
+    ha, hb = len(a), len(b)
+    h = min(ha, hb)
+    diff = a[:h] - b[:h]  # (h, T, T)
+    if ha == hb:
+        return diff, f"{a_name} minus {b_name}, head by head ({h} heads)."
+    more, extra = (a_name, ha - h) if ha > hb else (b_name, hb - h)
+    return diff, (f"{a_name} has {ha} query heads and {b_name} has {hb}: heads 0–{h - 1} are matched by index; "
+                  f"the last {extra} heads of {more} have no partner and are not shown.")

@@ -1,0 +1,161 @@
+"""Sweeps: one knob over a list of values, the other knobs as they are.
+
+Pure functions: parse the user's values, plan the points (an invalid value becomes a skipped point
+with its reason, never silently dropped), and run one point at a time so the runner can interleave
+sweeps with live requests and cancel between points or between timing repeats.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.config import AttentionConfig
+from core.report import build_report
+
+KNOBS = {"n_heads": "n_heads", "n_kv_heads": "n_kv_heads", "seq_len": "seq_len", "d_model": "d_model",
+         "batch": "batch_size", "batch_size": "batch_size"}
+MAX_POINTS = 64
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:\.\.|-|:)\s*(\d+)\s*(?:(log)\s*(\d+)?|step\s*(\d+))?\s*$", re.IGNORECASE)
+
+
+def parse_values(text: str) -> list[int]:
+    """'1,2,4,8', '128..16384 log' (doubling), '128..16384 log 5' (5 points, geometric),
+    '1..64 step 8' or '1..8' -> ascending-as-written integers, duplicates removed."""
+    text = text.strip()
+    if not text:
+        raise ValueError("enter at least one value, e.g. 1,2,4,8 or 128..16384 log.")
+    m = _RANGE.match(text)
+    if m:
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if lo < 1 or hi < lo:
+            raise ValueError(f"the range {lo}..{hi} must start at 1 or more and not run backwards.")
+        if m.group(3):  # log
+            if m.group(4):
+                n = int(m.group(4))
+                if n < 1:
+                    raise ValueError("a log range needs at least one point.")
+                vals = [round(lo * (hi / lo) ** (i / max(1, n - 1))) for i in range(n)]
+            else:
+                vals, v = [], lo
+                while v <= hi:
+                    vals.append(v)
+                    v *= 2
+        else:
+            step = int(m.group(5) or 1)
+            if step < 1:
+                raise ValueError("the step must be at least 1.")
+            count = (hi - lo) // step + 1
+            if count > MAX_POINTS:
+                raise ValueError(f"{lo}..{hi} step {step} is {count} points; a sweep takes at most {MAX_POINTS}. "
+                                 "Use a larger step or 'log'.")
+            vals = list(range(lo, hi + 1, step))
+    else:
+        vals = []
+        for part in text.replace(";", ",").split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                vals.append(int(part))
+            except ValueError:
+                raise ValueError(f"{part!r} is not a whole number; write values like 1,2,4 or a range 1..64 log.") from None
+    out = list(dict.fromkeys(vals))
+    check_count(out)
+    return out
+
+
+def check_count(values: list[int]) -> None:
+    if not values:
+        raise ValueError("enter at least one value, e.g. 1,2,4,8 or 128..16384 log.")
+    if len(values) > MAX_POINTS:
+        raise ValueError(f"{len(values)} values is more than a sweep takes ({MAX_POINTS}); use fewer or a log range.")
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    value: int
+    config: AttentionConfig | None  # None: the value makes an invalid configuration
+    reason: str = ""  # why it was skipped
+
+
+def plan_sweep(base: AttentionConfig, knob: str, values: list[int]) -> list[SweepPoint]:
+    """One point per value. Sweeping n_heads on an MHA base keeps it MHA (n_kv_heads follows)."""
+    if knob not in KNOBS:
+        raise ValueError(f"cannot sweep {knob!r}; choose one of {', '.join(sorted(set(KNOBS) - {'batch_size'}))}.")
+    check_count(values)
+    field_name = KNOBS[knob]
+    follow_mha = knob == "n_heads" and base.mode == "MHA"
+    points = []
+    for v in values:
+        changes: dict[str, Any] = {field_name: v}
+        if follow_mha:
+            changes["n_kv_heads"] = v
+        try:
+            points.append(SweepPoint(v, base.with_(**changes)))
+        except ValueError as exc:
+            points.append(SweepPoint(v, None, str(exc)))
+    return points
+
+
+@dataclass
+class SweepRow:
+    value: int
+    status: str  # ok, skipped (invalid), refused (memory guard), failed
+    reason: str = ""
+    report: dict[str, Any] | None = None
+    seconds: float = 0.0  # wall time of this point
+
+
+@dataclass
+class SweepResult:
+    knob: str
+    rows: list[SweepRow] = field(default_factory=list)
+    timed: bool = False
+    partial: bool = False  # cancelled or stopped before the last point
+    stopped_reason: str = ""
+
+    def ok_rows(self) -> list[SweepRow]:
+        return [r for r in self.rows if r.status == "ok" and r.report is not None]
+
+
+TimingFn = Callable[[AttentionConfig], dict[str, Any]]
+
+
+def run_point(point: SweepPoint, timing_fn: TimingFn | None) -> SweepRow:
+    """Counts always; timing through timing_fn (which may raise Cancelled or ValueError)."""
+    if point.config is None:
+        return SweepRow(point.value, "skipped", point.reason)
+    timing = None
+    if timing_fn is not None:
+        try:
+            timing = timing_fn(point.config)
+        except ValueError as exc:  # the memory guard, before allocating
+            return SweepRow(point.value, "refused", str(exc), build_report(point.config, None))
+    return SweepRow(point.value, "ok", "", build_report(point.config, timing))
+
+
+def flatten(report: dict[str, Any]) -> dict[str, Any]:
+    """{'config': {'d_model': ..}, ...} -> {'config.d_model': ..., 'timing.median_ms': ...}."""
+    out: dict[str, Any] = {}
+    for section, values in report.items():
+        if isinstance(values, dict):
+            for k, v in values.items():
+                out[f"{section}.{k}"] = v
+        elif values is not None:
+            out[section] = values
+    return out
+
+
+def fitted_exponent(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of log(y) on log(x): 2 means y grows as x^2."""
+    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0]
+    if len(pts) < 2:
+        return float("nan")
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx if sxx else float("nan")

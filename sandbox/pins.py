@@ -1,0 +1,171 @@
+"""Pins: keep the current configuration with its numbers, timing and heatmaps; compare, diff,
+save and open them as a workspace file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QVBoxLayout, QWidget
+
+from core.atomic import ExportError, write_text_atomic
+from core.compare import as_csv, attention_diff
+from core.report import build_report
+from core.workspace import Pin, load_workspace, next_pin_name, save_workspace
+from sandbox.compute import TimingOutcome
+from widgets.compare_table import CompareTable
+from widgets.heatmap_view import HeatmapMosaic
+
+if TYPE_CHECKING:
+    from sandbox.main_window import MainWindow
+
+
+class DiffDialog(QDialog):
+    def __init__(self, diff, tokens: list[str], group_size: int, title: str, note: str,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.mosaic = HeatmapMosaic()
+        self.mosaic.resize(900, 560)
+        self.note = QLabel(note)
+        self.note.setWordWrap(True)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.note)
+        lay.addWidget(self.mosaic, 1)
+        self.resize(960, 680)
+        self.mosaic.set_diff(diff, tokens, group_size)
+
+
+class PinController(QObject):
+    pins_changed = Signal()
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.pins: list[Pin] = []
+        self.table = CompareTable()
+        self.workspace_path: Path | None = None
+        self._awaiting: dict[int, Pin] = {}  # request id -> pin still waiting for its timing
+        self.diff_dialogs: list[DiffDialog] = []
+        self.table.rename_requested.connect(self.rename)
+        self.table.remove_requested.connect(self.remove)
+        self.table.load_requested.connect(self.load_on_sliders)
+        self.table.diff_requested.connect(self.open_diff)
+        self.table.export_requested.connect(self._on_table_export_requested)
+
+    def refresh(self) -> None:
+        self.table.set_pins([p.name for p in self.pins], [p.report for p in self.pins])
+        self.pins_changed.emit()
+
+    def pin_current(self) -> Pin | None:
+        w = self.window
+        hm = w.last_heatmaps
+        if hm is None or not w.view_is_current():
+            w.statusBar().showMessage("Nothing to pin yet: wait for the heatmaps of this configuration.", 6000)
+            return None
+        t = w.last_timing
+        timing = t.result.to_report() if t is not None and t.request_id == hm.request_id else None
+        pin = Pin(name=next_pin_name([p.name for p in self.pins]), config=hm.config,
+                  report=build_report(hm.config, timing), text=w.text.text(), tokens=list(hm.tokens),
+                  probs=hm.probs.copy(), seed=hm.seed, device=w.config_panel.device_choice())
+        if timing is None:
+            self._awaiting[hm.request_id] = pin
+        self.pins.append(pin)
+        self.refresh()
+        note = "" if timing else " (its timing is added when the measurement finishes)"
+        w.statusBar().showMessage(f"Pinned {pin.name}: {pin.config.mode_label}, d_model {pin.config.d_model}{note}.", 6000)
+        return pin
+
+    def on_timing(self, outcome: TimingOutcome) -> None:
+        pin = self._awaiting.pop(outcome.request_id, None)
+        if pin is not None and pin in self.pins and pin.config == outcome.config:
+            pin.report = build_report(pin.config, outcome.result.to_report())
+            self.refresh()
+
+    def rename(self, index: int, name: str) -> None:
+        if name in [p.name for i, p in enumerate(self.pins) if i != index]:
+            self.window.statusBar().showMessage(f"A pin is already named {name}; choose another name.", 6000)
+            return
+        self.pins[index].name = name
+        self.refresh()
+
+    def remove(self, index: int) -> None:
+        del self.pins[index]
+        self.refresh()
+
+    def load_on_sliders(self, index: int) -> None:
+        pin = self.pins[index]
+        self.window.text.setText(pin.text)
+        self.window.config_panel.set_config(pin.config)
+
+    def open_diff(self, a: int, b: int) -> DiffDialog | None:
+        pa, pb = self.pins[a], self.pins[b]
+        if pa.probs is None or pb.probs is None:
+            self.window.statusBar().showMessage("One of the pins has no heatmaps to compare.", 6000)
+            return None
+        try:
+            diff, note = attention_diff(pa.probs, pa.tokens, pb.probs, pb.tokens, pa.name, pb.name)
+        except ValueError as exc:
+            self.window.alert("Cannot compare these heatmaps", str(exc))
+            return None
+        group = pa.config.group_size if len(diff) == pa.config.n_heads else 1
+        dialog = DiffDialog(diff, pa.tokens, group, f"{pa.name} − {pb.name}", note, self.window)
+        self.diff_dialogs.append(dialog)
+        dialog.finished.connect(lambda *_: self.diff_dialogs.remove(dialog) if dialog in self.diff_dialogs else None)
+        dialog.show()
+        return dialog
+
+    # -- files ---------------------------------------------------------------------------------
+    def _on_table_export_requested(self, fmt: str) -> None:
+        name, _ = QFileDialog.getSaveFileName(self.window, "Export comparison", f"comparison.{fmt}",
+                                              "CSV (*.csv)" if fmt == "csv" else "Markdown (*.md)")
+        if name:
+            self.export_table(Path(name), fmt)
+
+    def export_table(self, path: Path, fmt: str) -> None:
+        t = self.table
+        text = as_csv(t.names, t.rows()) if fmt == "csv" else t.markdown()
+        try:
+            write_text_atomic(path, text)
+        except ExportError as exc:
+            self.window.alert("Export failed", str(exc))
+            return
+        self.window.statusBar().showMessage(f"Wrote {path}", 6000)
+
+    def save(self, path: Path | None = None) -> bool:
+        if path is None:
+            path = self.workspace_path
+        if path is None:
+            name, _ = QFileDialog.getSaveFileName(self.window, "Save workspace", "workspace.attn.json",
+                                                  "Attention Sandbox workspace (*.json)")
+            if not name:
+                return False
+            path = Path(name)
+        try:
+            save_workspace(path, self.pins)
+        except ExportError as exc:
+            self.window.alert("Save failed", str(exc))
+            return False
+        self.workspace_path = path
+        self.window.statusBar().showMessage(f"Saved {len(self.pins)} pins to {path}", 6000)
+        return True
+
+    def open(self, path: Path | None = None) -> bool:
+        if path is None:
+            name, _ = QFileDialog.getOpenFileName(self.window, "Open workspace", "",
+                                                  "Attention Sandbox workspace (*.json);;All files (*)")
+            if not name:
+                return False
+            path = Path(name)
+        try:
+            pins = load_workspace(path)
+        except ValueError as exc:  # nothing in the open workspace changes
+            self.window.alert("Cannot open workspace", str(exc))
+            return False
+        self.pins = pins
+        self._awaiting.clear()
+        self.workspace_path = path
+        self.refresh()
+        self.window.statusBar().showMessage(f"Opened {len(pins)} pins from {path}", 6000)
+        return True

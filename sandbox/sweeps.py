@@ -1,0 +1,144 @@
+"""Sweeps in the window: plan from the controls, run on the runner's worker, plot, caption, export."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QFileDialog
+
+from core.atomic import ExportError, staged, write_text_atomic
+from core.config import AttentionConfig
+from core.lessons import find_lesson
+from core.sweep import KNOBS, SweepResult, flatten, parse_values, plan_sweep
+from sandbox.export import render_png
+from sandbox.runner import SweepProgress
+from widgets.sweep_panel import SweepPanel
+
+if TYPE_CHECKING:
+    from sandbox.main_window import MainWindow
+
+SWEEP_BUDGET_S = 0.1  # per measurement: a sweep point takes four measurements
+
+
+def generic_caption(result: SweepResult) -> str:
+    rows = result.ok_rows()
+    if not rows:
+        return "No point of this sweep made a valid configuration."
+    skipped = len([r for r in result.rows if r.status == "skipped"])
+    text = f"{len(rows)} points of {result.knob} from {rows[0].value} to {rows[-1].value}"
+    return text + (f"; {skipped} values skipped (see the notes)" if skipped else "") + "."
+
+
+class SweepController(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.panel = SweepPanel()
+        self.knob = ""
+        self.base: AttentionConfig | None = None
+        self.caption_fn = generic_caption
+        self.result: SweepResult | None = None
+        self.panel.run_requested.connect(self.run)
+        self.panel.lesson_requested.connect(self.run_lesson)
+        self.panel.cancel_requested.connect(self.cancel)
+        self.panel.export_png_requested.connect(lambda: self._ask_path("png"))
+        self.panel.export_csv_requested.connect(lambda: self._ask_path("csv"))
+        window.runner.sweep_progress.connect(self._on_runner_sweep_progress)
+        window.runner.sweep_done.connect(self._on_runner_sweep_done)
+
+    def run(self, knob: str, values_text: str, timed: bool) -> int | None:
+        try:
+            values = parse_values(values_text)
+            points = plan_sweep(self.window.config(), knob, values)
+        except ValueError as exc:
+            self.panel.show_error(str(exc))
+            return None
+        return self._start(knob, self.window.config(), points, timed, generic_caption, f"{knob} sweep")
+
+    def run_lesson(self, key: str, timed: bool) -> int | None:
+        lesson = find_lesson(key)
+        base = lesson.base_config(self.window.config())
+        points = plan_sweep(base, lesson.knob, lesson.values)
+        return self._start(lesson.knob, base, points, timed, lesson.caption, lesson.title)
+
+    def _start(self, knob, base, points, timed, caption_fn, label) -> int:
+        self.knob, self.base, self.caption_fn = knob, base, caption_fn
+        self.panel.caption.setStyleSheet("font-weight: bold;")
+        self.panel.caption.setText(f"{label}: {len(points)} points" + (", timed" if timed else ", counts only") + "…")
+        self.panel.set_running(len(points), label)
+        self.result = None
+        return self.window.runner.submit_sweep(knob, points, timed, self.window.config_panel.device_choice(),
+                                               SWEEP_BUDGET_S)
+
+    def cancel(self) -> None:
+        self.window.runner.cancel_sweep()
+
+    def _on_runner_sweep_progress(self, p: SweepProgress) -> None:
+        if p.sweep_id != self.window.runner.current_sweep_id:
+            return
+        note = f"{self.knob}={p.row.value}: {p.row.status} — {p.row.reason}" if p.row.status != "ok" else ""
+        self.panel.set_progress(p.done, p.total, p.eta_s, note)
+
+    def _on_runner_sweep_done(self, payload: tuple[int, SweepResult]) -> None:
+        sweep_id, result = payload
+        if sweep_id != self.window.runner.current_sweep_id:
+            return
+        self.result = result
+        self.panel.show_result(result, self.knob, self.caption_fn(result), self.pinned_marks())
+
+    def pinned_marks(self) -> list[tuple[int, str]]:
+        """Pins that lie on this sweep's line: the base configuration with only the knob changed."""
+        if self.base is None:
+            return []
+        field = KNOBS[self.knob]
+        marks = []
+        for pin in self.window.pins.pins:
+            value = getattr(pin.config, field)
+            changes = {field: value}
+            if self.knob == "n_heads" and self.base.mode == "MHA":
+                changes["n_kv_heads"] = value
+            try:
+                if self.base.with_(**changes) == pin.config:
+                    marks.append((value, pin.name))
+            except ValueError:
+                continue
+        return marks
+
+    # -- export ----------------------------------------------------------------------------------
+    def _ask_path(self, fmt: str) -> None:
+        if self.result is None:
+            self.panel.show_error("Run a sweep first.")
+            return
+        name, _ = QFileDialog.getSaveFileName(self.window, "Export sweep", f"sweep-{self.knob}.{fmt}",
+                                              "PNG (*.png)" if fmt == "png" else "CSV (*.csv)")
+        if name:
+            self.export(Path(name), fmt)
+
+    def csv_text(self) -> str:
+        assert self.result is not None
+        records = [{"value": r.value, "status": r.status, "reason": r.reason, "seconds": round(r.seconds, 4),
+                    "partial": self.result.partial, **flatten(r.report or {})} for r in self.result.rows]
+        fields = list(dict.fromkeys(k for rec in records for k in rec))
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=fields)
+        w.writeheader()
+        w.writerows(records)
+        return buf.getvalue()
+
+    def export(self, path: Path, fmt: str) -> None:
+        try:
+            if fmt == "csv":
+                write_text_atomic(path, self.csv_text())
+            else:
+                image = render_png(self.panel.plots, 2.0)
+                with staged([path]) as (tmp,):
+                    if not image.save(str(tmp), "PNG"):
+                        raise ExportError(f"could not write {path}.")
+        except ExportError as exc:
+            self.window.alert("Export failed", str(exc))
+            return
+        self.window.statusBar().showMessage(f"Wrote {path}", 6000)

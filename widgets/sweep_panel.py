@@ -1,0 +1,138 @@
+"""Sweep one knob: values, progress with time left, Cancel, the plots, the seeds' three lessons."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.lessons import LESSONS
+from core.sweep import SweepResult
+from widgets.sweep_plots import SweepPlots
+
+KNOB_DEFAULTS = {
+    "n_heads": "1,2,3,4,6,8,12,16,24,32,48,64",
+    "n_kv_heads": "32,16,8,4,2,1",
+    "seq_len": "128..16384 log",
+    "d_model": "256..8192 log",
+    "batch": "1..64 log",
+}
+
+
+class SweepPanel(QWidget):
+    run_requested = Signal(str, str, bool)  # knob, values text, timed
+    cancel_requested = Signal()
+    lesson_requested = Signal(str, bool)  # lesson key, timed
+    export_png_requested = Signal()
+    export_csv_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.knob = QComboBox()
+        self.knob.addItems(list(KNOB_DEFAULTS))
+        self.knob.setToolTip("The knob to vary; every other knob stays as the controls show it.")
+        self.values = QLineEdit(KNOB_DEFAULTS["n_heads"])
+        self.values.setToolTip("A list (1,2,4,8), a range (1..64 step 8), a doubling range (128..16384 log) or "
+                               "N geometric points (128..16384 log 5). At most 64 points.")
+        self.timed = QCheckBox("measure time")
+        self.timed.setChecked(True)
+        self.timed.setToolTip("Time every point on the device (slower); off: counts only, instantly.")
+        self.run = QPushButton("Run sweep")
+        self.run.setToolTip("Run the sweep on the compute worker (Ctrl+R)")
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setEnabled(False)
+        self.cancel.setToolTip("Stop now; finished points are kept and marked partial (Esc)")
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.eta = QLabel("")
+        self.caption = QLabel("Pick a knob and values, or one of the seeds' lessons.")
+        self.caption.setWordWrap(True)
+        self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.caption.setStyleSheet("font-weight: bold;")
+        self.notes = QLabel("")
+        self.notes.setWordWrap(True)
+        self.readout = QLabel("Hover a plot to read its point.")
+        self.plots = SweepPlots()
+        export_png = QPushButton("Export plots PNG…")
+        export_csv = QPushButton("Export data CSV…")
+        top = QHBoxLayout()
+        self.values.setMinimumWidth(120)
+        for w in (QLabel("Vary"), self.knob, self.values, self.timed, self.run, self.cancel):
+            top.addWidget(w)
+        top.setStretchFactor(self.values, 1)
+        lessons = QHBoxLayout()
+        lessons.addWidget(QLabel("Lessons:"))
+        self.lesson_buttons = {}
+        for lesson in LESSONS:
+            b = QPushButton(lesson.title)
+            b.setToolTip(lesson.tip)
+            b.clicked.connect(lambda _c=False, k=lesson.key: self.lesson_requested.emit(k, self._lesson_timed(k)))
+            self.lesson_buttons[lesson.key] = b
+            lessons.addWidget(b)
+        lessons.addStretch(1)
+        prog = QHBoxLayout()
+        prog.addWidget(self.progress, 1)
+        prog.addWidget(self.eta)
+        prog.addWidget(export_png)
+        prog.addWidget(export_csv)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addLayout(lessons)
+        lay.addLayout(prog)
+        lay.addWidget(self.caption)
+        lay.addWidget(self.notes)
+        lay.addWidget(self.plots, 1)
+        lay.addWidget(self.readout)
+        self.knob.currentTextChanged.connect(lambda k: self.values.setText(KNOB_DEFAULTS[k]))
+        self.run.clicked.connect(lambda: self.run_requested.emit(self.knob.currentText(), self.values.text(),
+                                                                 self.timed.isChecked()))
+        self.cancel.clicked.connect(self.cancel_requested)
+        export_png.clicked.connect(self.export_png_requested)
+        export_csv.clicked.connect(self.export_csv_requested)
+        self.plots.hovered.connect(self.readout.setText)
+        self.result: SweepResult | None = None
+
+    def _lesson_timed(self, key: str) -> bool:
+        return next(x for x in LESSONS if x.key == key).timed
+
+    def set_running(self, total: int, label: str) -> None:
+        self.run.setEnabled(False)
+        for b in self.lesson_buttons.values():
+            b.setEnabled(False)
+        self.cancel.setEnabled(True)
+        self.progress.setRange(0, total)
+        self.progress.setValue(0)
+        self.progress.setFormat(f"{label}: %v of %m points")
+        self.eta.setText("estimating time left…")
+        self.notes.setText("")
+
+    def set_progress(self, done: int, total: int, eta_s: float, note: str) -> None:
+        self.progress.setValue(done)
+        self.eta.setText(f"about {eta_s:.0f} s left" if done < total else "")
+        if note:
+            self.notes.setText((self.notes.text() + "\n" + note).strip())
+
+    def show_error(self, message: str) -> None:
+        self.caption.setText(message)
+        self.caption.setStyleSheet("font-weight: bold; color: #dc2626;")
+
+    def show_result(self, result: SweepResult, knob: str, caption: str, marks: list[tuple[int, str]]) -> None:
+        self.result = result
+        self.run.setEnabled(True)
+        for b in self.lesson_buttons.values():
+            b.setEnabled(True)
+        self.cancel.setEnabled(False)
+        self.eta.setText("")
+        partial = f" Partial: {result.stopped_reason}." if result.partial else ""
+        self.caption.setText(caption + partial)
+        self.caption.setStyleSheet("font-weight: bold;" + (" color: #b45309;" if result.partial else ""))
+        self.plots.show_result(result, knob, marks)

@@ -1,0 +1,131 @@
+"""The sweep's plots: parameters, FLOPs, KV cache, measured time with its spread, TFLOP/s."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Signal
+
+from core.sweep import SweepResult
+
+PLOTS = [
+    ("params", "Parameters / layer"),
+    ("flops", "FLOPs / layer forward"),
+    ("kv", "KV cache, bytes"),
+    ("time", "Measured time, ms (p25–p75 bars)"),
+    ("tflops", "Achieved TFLOP/s"),
+]
+PENS = {"a": "#f59e0b", "b": "#38bdf8", "c": "#34d399", "d": "#f472b6"}
+
+
+def wants_log(values: list[float]) -> bool:
+    pos = [v for v in values if v > 0]
+    return len(pos) >= 2 and max(pos) / min(pos) > 16
+
+
+class SweepPlots(pg.GraphicsLayoutWidget):
+    hovered = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setBackground("#1e1e1e")
+        self.plots: dict[str, pg.PlotItem] = {}
+        for i, (key, title) in enumerate(PLOTS):
+            if i in (2, 4):
+                self.nextRow()
+            p = self.addPlot(title=title)
+            p.showGrid(x=True, y=True, alpha=0.25)
+            p.addLegend(offset=(5, 5), labelTextSize="8pt")
+            p.setMenuEnabled(False)
+            self.plots[key] = p
+        self.result: SweepResult | None = None
+        self.xs: list[int] = []
+        self.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
+
+    def show_result(self, result: SweepResult, knob: str, marks: list[tuple[int, str]]) -> None:
+        self.result = result
+        rows = result.ok_rows()
+        xs = [float(r.value) for r in rows]
+        self.xs = [r.value for r in rows]
+        for p in self.plots.values():
+            p.clear()
+            if p.legend is not None:
+                p.legend.clear()
+            p.setLabel("bottom", knob)
+        if not rows:
+            return
+        logx = wants_log(xs)
+
+        def line(key: str, ys: list[float | None], name: str, pen: str) -> None:
+            pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and (y > 0 or not logy[key])]
+            if pts:
+                self.plots[key].plot([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen(pen, width=2),
+                                     symbol="o", symbolSize=6, symbolBrush=pen, name=name)
+
+        get = lambda sec, k: [r.report[sec][k] for r in rows]  # noqa: E731
+        timing = [r.report["timing"] for r in rows]
+        series = {
+            "params": [("total", get("params", "total"), "a"), ("W_k + W_v", [a + b for a, b in zip(get("params", "k"), get("params", "v"), strict=True)], "b")],
+            "flops": [("total", get("flops", "total"), "a"), ("core", get("flops", "attention"), "b"), ("projections", get("flops", "projections"), "c")],
+            "kv": [("KV cache", get("kv_cache", "bytes_total"), "a"), ("if MHA", get("kv_cache", "bytes_total_mha"), "d")],
+            "time": [("layer", [t["median_ms"] if t else None for t in timing], "a"),
+                     ("prefill", [t["prefill_ms"] if t else None for t in timing], "b"),
+                     ("decode", [t["decode_ms"] if t else None for t in timing], "c")],
+            "tflops": [("layer", [t["tflops"] if t else None for t in timing], "a"),
+                       ("core", [t["core_tflops"] if t else None for t in timing], "b")],
+        }
+        logy = {k: wants_log([y for _, ys, _ in v for y in ys if y is not None]) for k, v in series.items()}
+        for key, lines in series.items():
+            p = self.plots[key]
+            p.setLogMode(x=logx, y=logy[key])
+            for name, ys, pen in lines:
+                line(key, ys, name, PENS[pen])
+            finite = [y for _, ys, _ in lines for y in ys if y is not None]
+            if finite and not logy[key] and max(finite) == min(finite):
+                p.setYRange(0, max(finite) * 1.5 or 1.0)  # a flat line reads as flat, not as noise
+            else:
+                p.enableAutoRange(axis="y")
+            # Label the swept values themselves (a log axis otherwise crowds its minor ticks).
+            shown = self.xs if len(self.xs) <= 12 else self.xs[:: max(1, len(self.xs) // 8)]
+            ticks = [(np.log10(v) if logx else v, f"{v:,}") for v in shown]
+            p.getAxis("bottom").setTicks([ticks, []])
+        timed = [(x, t) for x, t in zip(xs, timing, strict=True) if t]
+        if timed:
+            tx = np.array([x for x, _ in timed])
+            med = np.array([t["median_ms"] for _, t in timed])
+            lo = med - np.array([t["p25_ms"] for _, t in timed])
+            hi = np.array([t["p75_ms"] for _, t in timed]) - med
+            if logx:
+                tx = np.log10(tx)
+            if logy["time"]:
+                lo, hi = np.log10(med) - np.log10(np.maximum(med - lo, 1e-9)), np.log10(med + hi) - np.log10(med)
+                med = np.log10(med)
+            self.plots["time"].addItem(pg.ErrorBarItem(x=tx, y=med, top=hi, bottom=lo, beam=0.0, pen="#f59e0b"))
+        for x, name in marks:  # pinned configurations on this sweep's line
+            for p in self.plots.values():
+                line_x = np.log10(x) if logx and x > 0 else x
+                p.addItem(pg.InfiniteLine(pos=line_x, angle=90, pen=pg.mkPen("#e5e7eb", style=pg.QtCore.Qt.PenStyle.DashLine),
+                                          label=f"pin {name}", labelOpts={"position": 0.9, "color": "#e5e7eb"}))
+
+    def describe(self, index: int) -> str:
+        assert self.result is not None
+        row = self.result.ok_rows()[index]
+        rep = row.report
+        t = rep["timing"]
+        text = (f"{row.value}: params {rep['params']['total']:,} · FLOPs {rep['flops']['total']:,} · "
+                f"KV cache {rep['kv_cache']['bytes_total']:,} B")
+        if t:
+            text += f" · layer {t['median_ms']:.4g} ms (p25 {t['p25_ms']:.4g}, p75 {t['p75_ms']:.4g}) · {t['tflops']:.3g} TFLOP/s"
+        return text
+
+    def _on_scene_mouse_moved(self, pos: QPointF) -> None:
+        if not self.xs:
+            return
+        for p in self.plots.values():
+            if p.sceneBoundingRect().contains(pos):
+                x = p.vb.mapSceneToView(pos).x()
+                logx = p.ctrl.logXCheck.isChecked() if hasattr(p, "ctrl") else False
+                target = 10 ** x if logx else x
+                i = int(np.argmin([abs(v - target) for v in self.xs]))
+                self.hovered.emit(self.describe(i))
+                return
