@@ -34,7 +34,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    app = QCoreApplication.instance() or QCoreApplication([])
+    app = QCoreApplication.instance() or QCoreApplication([])  # noqa: F841 (kept alive for the event loop)
     device = torch.device("cpu")
     points = plan_sweep(BASE, "seq_len", VALUES)
     run_timing(BASE, device, budget_s=BUDGET_S, include_qkv=False)  # warm the process once
