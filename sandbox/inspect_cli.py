@@ -1,0 +1,79 @@
+"""`attention-sandbox inspect`: a real model's heads for a text, before and after a head change."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from core.atomic import ExportError, staged
+
+TEXT = "The chef who trained in Lucknow cooked biryani"
+
+
+def add_inspect_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="smollm2-135m, minilm-l6, or a local Hugging Face folder")
+    p.add_argument("--layer", type=int, default=0, help="the layer to show and change (default 0)")
+    p.add_argument("--text", default=TEXT, help="the input text")
+    p.add_argument("--kv-heads", type=int, help="pool K and V down to this many heads")
+    p.add_argument("--heads", type=int, help="re-split the query/key/value width into this many heads")
+    p.add_argument("--all-layers", action="store_true", help="change every layer, not only --layer")
+    p.add_argument("--allow-pickle", action="store_true", help="load a folder that has only pickle weights")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.add_argument("--out", help="folder for the heatmaps as PNG and .npy")
+
+
+def write_heatmaps(out: Path, name: str, probs: np.ndarray, group_size: int) -> list[Path]:
+    """probs (H, T, T) -> name.npy and name.png (the app's mosaic, 4 px per token)."""
+    from PySide6.QtGui import QImage
+
+    from widgets.colormaps import lut
+    from widgets.mosaic import plan_layout, render_rgb
+
+    lay = plan_layout(len(probs), probs.shape[1], group_size)
+    rgb = np.ascontiguousarray(render_rgb(probs, lay, lut("viridis")).repeat(4, 0).repeat(4, 1))  # (4h, 4w, 3)
+    image = QImage(rgb.data, rgb.shape[1], rgb.shape[0], rgb.shape[1] * 3, QImage.Format.Format_RGB888).copy()
+    paths = [out / f"{name}.npy", out / f"{name}.png"]
+    with staged(paths) as (npy, png):
+        with open(npy, "wb") as f:
+            np.save(f, probs.astype(np.float32))
+        if not image.save(str(png), "PNG"):
+            raise ExportError(f"could not write {paths[1]}.")
+    return paths
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from core.models.inspect import HeadChange, inspect
+    from core.models.source import load_model
+
+    model = load_model(args.model, allow_pickle=args.allow_pickle)
+    result = inspect(model, args.text, args.layer, HeadChange(args.kv_heads, args.heads, args.all_layers))
+    if args.out:
+        out = Path(args.out)
+        if not out.is_dir():
+            raise ValueError(f"--out {out} is not a folder; create it first.")
+        write_heatmaps(out, f"layer{args.layer}_before", result.before.attentions[args.layer], model.group_size)
+        if result.after is not None:
+            write_heatmaps(out, f"layer{args.layer}_after", result.after.attentions[args.layer],
+                           max(1, result.n_heads // result.n_kv_heads))
+    data = result.to_json()
+    if args.json:
+        print(json.dumps(data, indent=1))
+        return 0
+    print(f"{model.name} ({model.kind}), layer {args.layer} of {model.n_layers}: {len(result.tokens)} tokens")
+    print("tokens: " + " | ".join(result.tokens))
+    print(f"before: {result.native_n_heads} heads x {model.head_dim}, {result.native_n_kv_heads} KV heads")
+    print(f"after:  {result.n_heads} heads, {result.n_kv_heads} KV heads"
+          + (" (every layer)" if result.all_layers else f" (layer {args.layer} only)"))
+    rows = [("JS divergence, mean (bits)", data["js_divergence_mean"]), ("layer output rel. error", data["output_rel_error"]),
+            ("loss before", data["loss_before"]), ("loss after", data["loss_after"]),
+            ("perplexity before", data["perplexity_before"]), ("perplexity after", data["perplexity_after"]),
+            ("sentence embedding cosine", data["embedding_cosine"]),
+            ("KV cache bytes before (fp16)", data["kv_cache_bytes_before"]),
+            ("KV cache bytes after (fp16)", data["kv_cache_bytes_after"])]
+    for label, value in rows:
+        text = "–" if value is None else (f"{value:,}" if isinstance(value, int) else f"{value:.5g}")
+        print(f"  {label:<30}{text:>16}")
+    return 0
