@@ -16,7 +16,9 @@ from core.config import AttentionConfig
 from core.device import resolve_device
 from core.embedding import embed_tokens
 from core.layer_timing import TimingResult, run_timing
+from core.models.source import LoadedModel
 from core.tokens import display_tokens, simple_tokenize
+from sandbox.model_compute import ModelView, compute_model_view
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,9 @@ class ComputeRequest:
     seed: int = 0
     want_timing: bool = True
     timing_budget_s: float = 0.15
+    model: str | None = None  # a loaded real model's key (None: random weights)
+    layer: int = 0  # real models: the layer shown and changed
+    all_layers: bool = False  # real models: change every layer, not only `layer`
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class HeatmapResult:
     probs: np.ndarray  # (H, T, T) float32, rows sum to 1
     n_text_tokens: int  # before the display limit
     seed: int = 0
+    model: ModelView | None = None  # real models: every layer, before and after, fidelity
 
 
 @dataclass(frozen=True)
@@ -85,8 +91,19 @@ class LayerCache:
         return layer
 
 
-def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | None = None) -> HeatmapResult:
+def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | None = None,
+                     models: dict[str, LoadedModel] | None = None) -> HeatmapResult:
     """Per-head probabilities of the request's text (at most 256 tokens, at most seq_len), on the CPU."""
+    if req.model is not None:
+        loaded = (models or {}).get(req.model)
+        if loaded is None:
+            raise ValueError(f"the model {req.model} is not loaded; pick it again in the Model list.")
+        cfg = req.config
+        with torch.inference_mode():
+            tokens, view = compute_model_view(loaded, req.model, req.text, req.layer, cfg.n_heads, cfg.kv_heads,
+                                              req.all_layers)
+        probs = view.after if view.after is not None else view.before
+        return HeatmapResult(request_id, cfg, tokens, probs, view.n_text_tokens, req.seed, view)
     tokens_all = simple_tokenize(req.text)
     tokens = display_tokens(tokens_all, req.config.seq_len, MAX_DISPLAY_TOKENS)
     if not tokens:

@@ -33,6 +33,7 @@ from core.report import build_report
 from core.tokens import DEFAULT_TEXT
 from sandbox.compute import ComputeRequest, Failure, HeatmapResult, TimingOutcome
 from sandbox.export import ExportJob, export
+from sandbox.models_controller import ModelController
 from sandbox.pins import PinController
 from sandbox.runner import ComputeRunner
 from sandbox.sweeps import SweepController
@@ -94,6 +95,7 @@ class MainWindow(QMainWindow):
             self.mosaic.colormap.setCurrentText(saved["colormap"])
         self.pins = PinController(self)
         self.sweeps = SweepController(self)
+        self.models = ModelController(self)
         self.last_alert = ""
         self._build_layout()
         self._build_menus()
@@ -109,6 +111,7 @@ class MainWindow(QMainWindow):
     def _build_layout(self) -> None:
         left = QWidget()
         lv = QVBoxLayout(left)
+        lv.addWidget(self.models.picker)
         lv.addWidget(self.config_panel)
         lv.addWidget(self.metrics)
         lv.addStretch(1)
@@ -124,7 +127,11 @@ class MainWindow(QMainWindow):
         row.addWidget(self.text, 1)
         rv.addLayout(row)
         rv.addWidget(self.info)
-        rv.addWidget(self.mosaic, 1)
+        maps = QSplitter(Qt.Orientation.Horizontal)
+        maps.addWidget(self.models.original)  # a real model's trained heads, shown when changed
+        maps.addWidget(self.mosaic)
+        rv.addWidget(maps, 1)
+        rv.addWidget(self.models.fidelity)
         rv.addWidget(self.timing)
         pin_row = QHBoxLayout()
         self.pin_button = QPushButton("Pin (Ctrl+P)")
@@ -138,6 +145,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(heat, "Heatmaps")
         self.tabs.addTab(self.pins.table, "Compare")
         self.tabs.addTab(self.sweeps.panel, "Sweep")
+        self.tabs.addTab(self.models.overview, "Layers")
+        self.tabs.setTabToolTip(3, "A real model's every layer x every head; click a tile to open that head")
         right = self.tabs
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(scroll)
@@ -179,7 +188,7 @@ class MainWindow(QMainWindow):
         focus_text.triggered.connect(lambda: (self.text.setFocus(), self.text.selectAll()))
         view.addAction(reset)
         view.addAction(focus_text)
-        for i, name in enumerate(("Heatmaps", "Compare", "Sweep")):
+        for i, name in enumerate(("Heatmaps", "Compare", "Sweep", "Layers")):
             tab = QAction(f"Show {name}", self, shortcut=QKeySequence(f"Ctrl+{i + 1}"))
             tab.triggered.connect(lambda _c=False, i=i: self.tabs.setCurrentIndex(i))
             view.addAction(tab)
@@ -216,7 +225,8 @@ class MainWindow(QMainWindow):
     def request(self) -> int:
         self.timing.show_waiting()
         req = ComputeRequest(config=self.config(), text=self.text.text(), device=self.config_panel.device_choice(),
-                             seed=self.seed, timing_budget_s=self.timing_budget_s)
+                             seed=self.seed, timing_budget_s=self.timing_budget_s, model=self.models.key,
+                             layer=self.models.layer, all_layers=self.models.all_layers)
         return self.runner.submit(req)
 
     # -- slots -------------------------------------------------------------------------------
@@ -231,6 +241,15 @@ class MainWindow(QMainWindow):
         cfg = result.config
         self.mosaic.set_data(result.probs, result.tokens, cfg.group_size)
         n, total = len(result.tokens), result.n_text_tokens
+        if result.model is not None:
+            self.models.show(result)
+            shown = "changed (right) beside as trained (left)" if result.model.after is not None else "as trained"
+            where = "every layer changed" if result.model.all_layers else f"layer {result.model.layer}"
+            cut = f" (showing the first {n} of {total})" if total > n else ""
+            self.info.setText(f"{self.models.shape.name}, {where}: {cfg.n_heads} heads × {total} tokens of its own "
+                              f"tokenizer{cut}, {shown}. Timing runs these shapes with random weights.")
+            self.last_error = ""
+            return
         parts = [f"{cfg.n_heads} heads × {n} tokens of your text"]
         if total > n:
             limit = "seq_len" if n == cfg.seq_len else f"the {MAX_DISPLAY_TOKENS}-token display limit"

@@ -24,9 +24,11 @@ from PySide6.QtCore import QObject, Signal
 
 from core.device import resolve_device
 from core.layer_timing import run_timing
+from core.models.source import LoadedModel, load_model
 from core.sweep import SweepPoint, SweepResult, SweepRow, run_point
 from core.timing import Cancelled
 from sandbox.compute import ComputeRequest, Failure, LayerCache, compute_heatmaps, compute_timing
+from sandbox.model_compute import shape_of
 
 log = logging.getLogger(__name__)
 GIL_SWITCH_S = 0.001
@@ -66,6 +68,8 @@ class ComputeRunner(QObject):
     failed = Signal(object)  # Failure
     sweep_progress = Signal(object)  # SweepProgress
     sweep_done = Signal(object)  # (sweep_id, SweepResult)
+    model_progress = Signal(str, float)  # what is happening, fraction done
+    model_loaded = Signal(object)  # (key, ModelShape)
     idle = Signal()
 
     def __init__(self, sync: bool = False, settle_s: float = 0.35, parent: QObject | None = None) -> None:
@@ -82,6 +86,7 @@ class ComputeRunner(QObject):
             # before the GUI thread gets it back: 1 ms keeps a slider drag from stalling.
             sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
         self._cache = LayerCache()
+        self._models: dict[str, LoadedModel] = {}  # loaded real models, by key or folder
         self._futures: list[Future] = []
         self._sweep_id = 0
         self._sweep_cancelled = False
@@ -130,7 +135,7 @@ class ComputeRunner(QObject):
             if self._stale(rid):
                 return
             try:
-                self.heatmaps_ready.emit(compute_heatmaps(req, rid, self._cache))
+                self.heatmaps_ready.emit(compute_heatmaps(req, rid, self._cache, self._models))
             except Exception as exc:  # shown in the window; the worker serves the next request
                 self._fail(rid, "heatmaps", exc)
             if not req.want_timing or self._stale(rid):
@@ -149,6 +154,29 @@ class ComputeRunner(QObject):
                 return
             if not self._stale(rid):
                 self.timing_ready.emit(outcome)
+        finally:
+            with self._lock:
+                self._pending -= 1
+                done = self._pending == 0
+            if done:
+                self.idle.emit()
+
+    # -- real models: loaded on the worker, kept there; the GUI gets their shape --------------------
+    def submit_load(self, key: str, allow_pickle: bool = False) -> None:
+        with self._lock:
+            self._pending += 1
+        if self._sync or self._executor is None:
+            self._load(key, allow_pickle)
+        else:
+            self._futures.append(self._executor.submit(self._load, key, allow_pickle))
+
+    def _load(self, key: str, allow_pickle: bool) -> None:
+        try:
+            if key not in self._models:
+                self._models[key] = load_model(key, progress=self.model_progress.emit, allow_pickle=allow_pickle)
+            self.model_loaded.emit((key, shape_of(self._models[key])))
+        except Exception as exc:  # shown in the window; the app stays on the model it had
+            self._fail(-1, "model", exc)
         finally:
             with self._lock:
                 self._pending -= 1

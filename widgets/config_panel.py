@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.config import DTYPE_BYTES, PHASES, AttentionConfig, valid_n_heads, valid_n_kv_heads
+from core.models.choices import ModelShape
 from core.presets import load_presets
 from widgets.slider_spin import SliderSpin
 
@@ -58,6 +59,7 @@ class ConfigPanel(QWidget):
         for p in load_presets():
             self.preset.addItem(p.name, p)
             self.preset.setItemData(self.preset.count() - 1, p.note, 3)  # ToolTipRole
+        self.shape: ModelShape | None = None  # a real model's shape: the sliders keep to what it allows
         self.d_model = SliderSpin(D_MODEL_CHOICES, cfg.d_model, free=True, maximum=65536, tooltip=TIPS["d_model"])
         self.n_heads = SliderSpin(valid_n_heads(cfg.d_model), cfg.n_heads, tooltip=TIPS["n_heads"])
         self.n_kv_heads = SliderSpin(valid_n_kv_heads(cfg.n_heads), cfg.kv_heads, tooltip=TIPS["n_kv_heads"])
@@ -146,8 +148,8 @@ class ConfigPanel(QWidget):
     def _write(self, cfg: AttentionConfig) -> None:
         blockers = [QSignalBlocker(w) for w in (self.dtype, self.phase, self.causal, self.bias)]
         self.d_model.set_value(cfg.d_model)
-        self.n_heads.set_choices(valid_n_heads(cfg.d_model), cfg.n_heads)
-        self.n_kv_heads.set_choices(valid_n_kv_heads(cfg.n_heads), cfg.kv_heads)
+        self.n_heads.set_choices(self._head_choices(cfg.d_model), cfg.n_heads)
+        self.n_kv_heads.set_choices(self._kv_choices(cfg.n_heads), cfg.kv_heads)
         self.seq_len.set_value(cfg.seq_len)
         self.batch_size.set_value(cfg.batch_size)
         self.n_layers.set_value(cfg.n_layers)
@@ -192,16 +194,43 @@ class ConfigPanel(QWidget):
         self.last_notice = text
         self.notice.emit(text)
 
+    def _head_choices(self, d_model: int) -> list[int]:
+        return self.shape.head_choices() if self.shape else valid_n_heads(d_model)
+
+    def _kv_choices(self, n_heads: int) -> list[int]:
+        return self.shape.kv_choices(n_heads) if self.shape else valid_n_kv_heads(n_heads)
+
+    def set_model_shape(self, shape: ModelShape | None) -> None:
+        """Lock the controls to a real model (None: back to random weights) and show its own config."""
+        self.shape = shape
+        model = shape is not None
+        for w in (self.d_model, self.n_layers, self.causal, self.bias, self.preset):
+            w.setEnabled(not model)
+        if shape is None:
+            self.d_model.setToolTip(TIPS["d_model"])
+            self.n_kv_heads.setToolTip(TIPS["n_kv_heads"])
+            self.set_config(self._cfg)
+            return
+        self.d_model.setToolTip(f"d_model is {shape.name}'s own ({shape.d_model}): its trained weights fix it.")
+        self.n_kv_heads.setToolTip(shape.why_not_more_kv())
+        self.n_heads.setToolTip(f"Re-split {shape.name}'s {shape.n_heads} x {shape.head_dim} query width into other "
+                                "head widths: merging heads sums their scores under one softmax, splitting gives "
+                                "each part its own. Parameters stay the same.")
+        self.set_config(self._cfg.with_(d_model=shape.d_model, n_heads=shape.n_heads, n_kv_heads=shape.n_kv_heads,
+                                        n_layers=shape.n_layers, causal=shape.kind == "causal", bias=shape.bias))
+
     def _snap_kv(self, n_heads: int) -> list[str]:
         old = self.n_kv_heads.value()
-        new = self.n_kv_heads.set_choices(valid_n_kv_heads(n_heads), old)
+        new = self.n_kv_heads.set_choices(self._kv_choices(n_heads), old)
         if new != old:
-            return [f"n_kv_heads moved from {old} to {new}: {old} does not divide n_heads {n_heads}."]
+            why = (self.shape.why_not_more_kv() if self.shape and old > new
+                   else f"{old} does not divide n_heads {n_heads}.")
+            return [f"n_kv_heads moved from {old} to {new}: {why}"]
         return []
 
     def _on_d_model_changed(self, d_model: int) -> None:
         old = self.n_heads.value()
-        new = self.n_heads.set_choices(valid_n_heads(d_model), old)
+        new = self.n_heads.set_choices(self._head_choices(d_model), old)
         notes = [f"n_heads moved from {old} to {new}: {old} does not divide d_model {d_model}."] if new != old else []
         notes += self._snap_kv(new)
         if notes:

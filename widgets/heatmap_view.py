@@ -108,8 +108,11 @@ class HeatmapMosaic(QWidget):
         self.legend.setWordWrap(True)
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.readout = QLabel("Hover a tile to read head, tokens and weight; click it to open the head large.")
+        self.readout.setWordWrap(True)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        top = QHBoxLayout()
+        self.controls = QWidget()
+        top = QHBoxLayout(self.controls)
+        top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.colormap)
         top.addWidget(self.scale)
         top.addWidget(self.bar)
@@ -117,7 +120,7 @@ class HeatmapMosaic(QWidget):
         top.addStretch(1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addLayout(top)
+        lay.addWidget(self.controls)
         lay.addWidget(self.glw, 1)
         lay.addWidget(self.legend)
         lay.addWidget(self.readout)
@@ -126,6 +129,7 @@ class HeatmapMosaic(QWidget):
         self.layout_: MosaicLayout | None = None
         self.group_size = 1
         self.diverging = False  # True: showing a difference of two pins
+        self.custom_titles: list[str] | None = None
         self.vmax = np.ones(1, dtype=np.float32)
         self.glw.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         self.glw.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
@@ -140,18 +144,21 @@ class HeatmapMosaic(QWidget):
     def per_head(self) -> bool:
         return self.scale.currentIndex() == 1
 
-    def set_data(self, probs: np.ndarray, tokens: list[str], group_size: int) -> None:
-        """probs (H, T, T) float32, rows summing to 1."""
+    def set_data(self, probs: np.ndarray, tokens: list[str], group_size: int, cols: int | None = None,
+                 titles: list[str] | None = None) -> None:
+        """probs (H, T, T) float32, rows summing to 1; cols fixes the grid's width (one row per layer)."""
         n_heads, n_tokens = probs.shape[0], probs.shape[1]
         self.probs, self.tokens, self.group_size = probs, tokens, group_size
         relayout = self.layout_ is None or (self.layout_.n_heads, self.layout_.n_tokens, self.layout_.group_size) != (
-            n_heads, n_tokens, group_size)
+            n_heads, n_tokens, group_size) or (cols is not None and self.layout_.cols != cols)
         if relayout:
             w, h = self.glw.width(), self.glw.height()
             aspect = min(3.0, max(0.6, w / h)) if w > 50 and h > 50 else 1.6
-            self.layout_ = plan_layout(n_heads, n_tokens, group_size, aspect)
+            self.layout_ = plan_layout(n_heads, n_tokens, group_size, aspect, cols)
         self._paint_image()
-        titles = [f"h{h}" + (f" · kv{h // group_size}" if group_size > 1 else "") for h in range(n_heads)]
+        self.custom_titles = titles
+        if titles is None:
+            titles = [f"h{h}" + (f" · kv{h // group_size}" if group_size > 1 else "") for h in range(n_heads)]
         assert self.layout_ is not None
         self.titles.set_tiles(self.layout_, titles)
         if relayout:
@@ -237,6 +244,9 @@ class HeatmapMosaic(QWidget):
         assert self.probs is not None
         w = float(self.probs[head, query, key])
         group = f" · KV group {head // self.group_size}" if self.group_size > 1 else ""
+        if self.custom_titles is not None:
+            return (f"{self.custom_titles[head]} · query #{query} '{self.tokens[query]}' → key #{key} "
+                    f"'{self.tokens[key]}' · weight {w:.4f}")
         q_tok, k_tok = self.tokens[query], self.tokens[key]
         what = f"A − B {w:+.4f}" if self.diverging else f"weight {w:.4f}"
         return f"head {head}{group} · query #{query} '{q_tok}' → key #{key} '{k_tok}' · {what}"

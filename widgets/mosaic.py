@@ -65,14 +65,17 @@ class MosaicLayout:
         return head, qy // self.upsample, kx // self.upsample
 
 
-def plan_layout(n_heads: int, n_tokens: int, group_size: int = 1, aspect: float = 1.6) -> MosaicLayout:
-    """A grid about `aspect` times wider than tall, rows made of whole KV groups when they fit."""
-    cols = max(1, min(n_heads, round(math.sqrt(n_heads * aspect))))
-    if 1 < group_size <= n_heads:
+def plan_layout(n_heads: int, n_tokens: int, group_size: int = 1, aspect: float = 1.6,
+                cols: int | None = None) -> MosaicLayout:
+    """A grid about `aspect` times wider than tall, rows made of whole KV groups when they fit
+    (or exactly `cols` columns: one row per layer in the overview)."""
+    fixed = cols is not None
+    cols = max(1, min(n_heads, cols or round(math.sqrt(n_heads * aspect))))
+    if not fixed and 1 < group_size <= n_heads:
         if group_size <= cols:
             cols = group_size * max(1, round(cols / group_size))
-        elif group_size <= 2 * cols:
-            cols = group_size
+        elif group_size <= 1.5 * cols:
+            cols = group_size  # one whole group per row, a little wider than planned
     rows = math.ceil(n_heads / cols)
     upsample = max(1, math.ceil(MIN_TILE_PX / max(1, n_tokens)))
     tile = n_tokens * upsample

@@ -1,0 +1,52 @@
+"""Which head counts a trained layer can be changed to (torch-free: the sliders snap to these).
+
+The sliders show the resulting layer: n_heads H' (the width re-split) and n_kv_heads K'. The KV
+heads are first mean-pooled from the model's K to P (P divides K, never more than K), then the
+re-split keeps the sharing ratio, so K' = H' * P / H.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.config import divisors
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    name: str
+    kind: str  # causal or encoder
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    d_model: int
+    bias: bool
+
+    @property
+    def width(self) -> int:
+        return self.n_heads * self.head_dim
+
+    def pool_targets(self) -> list[int]:
+        return divisors(self.n_kv_heads)
+
+    def head_choices(self) -> list[int]:
+        """H' that split the width evenly and leave at least one whole KV sharing."""
+        return [h for h in divisors(self.width)
+                if any((h * p) % self.n_heads == 0 for p in self.pool_targets())]
+
+    def kv_choices(self, heads: int) -> list[int]:
+        """K' reachable with H' = heads: H' * P / H for every pooling target P that makes it whole."""
+        return sorted({heads * p // self.n_heads for p in self.pool_targets() if (heads * p) % self.n_heads == 0})
+
+    def pool_for(self, heads: int, kv_heads: int) -> int:
+        """The pooling target P behind a slider pair (H', K')."""
+        p, rem = divmod(kv_heads * self.n_heads, heads)
+        if rem or p not in self.pool_targets():
+            raise ValueError(f"{kv_heads} KV heads with {heads} heads is not reachable from {self.name}'s "
+                             f"{self.n_kv_heads} KV heads; choose one of {self.kv_choices(heads)}.")
+        return p
+
+    def why_not_more_kv(self) -> str:
+        return (f"{self.name} was trained with {self.n_kv_heads} KV heads: fewer can be made by mean-pooling "
+                "(as the GQA paper converts checkpoints), more cannot without training.")

@@ -1,0 +1,53 @@
+"""Real-model work on the runner's worker: load, run a text, change heads, measure fidelity.
+Results cross to the GUI as plain numpy arrays and dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.attention import MAX_DISPLAY_TOKENS
+from core.models.choices import ModelShape
+from core.models.inspect import HeadChange, inspect
+from core.models.source import LoadedModel
+
+
+@dataclass(frozen=True)
+class ModelView:
+    key: str  # the model's key or folder
+    layer: int
+    all_layers: bool
+    overview: np.ndarray  # (L * H, T, T): every layer's native heads, layer-major
+    before: np.ndarray  # (H, T, T): the chosen layer as trained
+    after: np.ndarray | None  # (H', T, T): the chosen layer changed, or None when unchanged
+    fidelity: dict  # InspectResult.to_json() without the tokens
+    n_text_tokens: int
+
+
+def shape_of(m: LoadedModel) -> ModelShape:
+    return ModelShape(m.name, m.kind, m.n_layers, m.n_heads, m.n_kv_heads, m.head_dim, m.d_model,
+                      bias=m.kind == "encoder")
+
+
+def change_for(shape: ModelShape, n_heads: int, n_kv_heads: int, all_layers: bool) -> HeadChange:
+    pool = shape.pool_for(n_heads, n_kv_heads)
+    return HeadChange(n_kv_heads=None if pool == shape.n_kv_heads else pool,
+                      n_heads=None if n_heads == shape.n_heads else n_heads, all_layers=all_layers)
+
+
+def compute_model_view(m: LoadedModel, key: str, text: str, layer: int, n_heads: int, n_kv_heads: int,
+                       all_layers: bool) -> tuple[list[str], ModelView]:
+    shape = shape_of(m)
+    result = inspect(m, text, layer, change_for(shape, n_heads, n_kv_heads, all_layers))
+    n = min(len(result.tokens), MAX_DISPLAY_TOKENS)
+
+    def cut(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(a[:, :n, :n])  # (H, n, n)
+
+    overview = np.concatenate([cut(a) for a in result.before.attentions])  # (L * H, n, n)
+    after = cut(result.after.attentions[layer]) if result.after is not None else None
+    fidelity = {k: v for k, v in result.to_json().items() if k != "tokens"}
+    view = ModelView(key, layer, all_layers, overview, cut(result.before.attentions[layer]), after, fidelity,
+                     len(result.tokens))
+    return result.tokens[:n], view

