@@ -37,10 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true", help="a JSON list of rows")
     fmt.add_argument("--csv", action="store_true", help="CSV with one column per report field")
 
-    from sandbox.inspect_cli import add_inspect_args
+    from sandbox.inspect_cli import add_heads_args, add_inspect_args
 
     ins = sub.add_parser("inspect", help="a real model's heads, and what changing them costs")
     add_inspect_args(ins)
+    heads = sub.add_parser("heads", help="score what every head of a real model does")
+    add_heads_args(heads)
 
     snap = sub.add_parser("snapshot", help="render the main window offscreen to PNG files")
     add_config_args(snap)
@@ -142,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "heads":
+            from sandbox.inspect_cli import cmd_heads
+
+            return cmd_heads(args)
         if args.command == "inspect":
             from sandbox.inspect_cli import cmd_inspect
 

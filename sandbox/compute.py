@@ -15,6 +15,7 @@ from core.attention import MAX_DISPLAY_TOKENS, AttentionLayer
 from core.config import AttentionConfig
 from core.device import resolve_device
 from core.embedding import embed_tokens
+from core.head_roles import head_scores, induction_probe_text
 from core.layer_timing import TimingResult, run_timing
 from core.models.source import LoadedModel
 from core.tokens import display_tokens, simple_tokenize
@@ -32,6 +33,7 @@ class ComputeRequest:
     model: str | None = None  # a loaded real model's key (None: random weights)
     layer: int = 0  # real models: the layer shown and changed
     all_layers: bool = False  # real models: change every layer, not only `layer`
+    probe: str = "text"  # text: the user's text; induction: a seeded random sequence repeated twice
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class HeatmapResult:
     n_text_tokens: int  # before the display limit
     seed: int = 0
     model: ModelView | None = None  # real models: every layer, before and after, fidelity
+    roles: dict[str, np.ndarray] | None = None  # {role: (L, H)}: every layer of a real model, one row here
+    shown_roles: dict[str, np.ndarray] | None = None  # {role: (H,)} of the heads on screen
+    probe: str = "text"
 
 
 @dataclass(frozen=True)
@@ -101,10 +106,12 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
         cfg = req.config
         with torch.inference_mode():
             tokens, view = compute_model_view(loaded, req.model, req.text, req.layer, cfg.n_heads, cfg.kv_heads,
-                                              req.all_layers)
+                                              req.all_layers, req.probe, req.seed)
         probs = view.after if view.after is not None else view.before
-        return HeatmapResult(request_id, cfg, tokens, probs, view.n_text_tokens, req.seed, view)
-    tokens_all = simple_tokenize(req.text)
+        return HeatmapResult(request_id, cfg, tokens, probs, view.n_text_tokens, req.seed, view, view.roles,
+                             view.shown_roles, req.probe)
+    text, repeat = (induction_probe_text(seed=req.seed) if req.probe == "induction" else (req.text, None))
+    tokens_all = simple_tokenize(text)
     tokens = display_tokens(tokens_all, req.config.seq_len, MAX_DISPLAY_TOKENS)
     if not tokens:
         raise ValueError("the text has no tokens to show; type a few words.")
@@ -112,7 +119,11 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
     with torch.inference_mode(), one_thread():
         x = embed_tokens(tokens, req.config.d_model, req.seed)  # (1, T, d)
         probs = layer.attention_probs(x)[0]  # (H, T, T)
-    return HeatmapResult(request_id, req.config, tokens, probs.numpy().copy(), len(tokens_all), req.seed)
+    probs_np = probs.numpy().copy()
+    shown = head_scores(probs_np, tokens, repeat if repeat and len(tokens) == len(tokens_all) else None)
+    roles = {role: v[None, :] for role, v in shown.items()}  # one layer: (1, H)
+    return HeatmapResult(request_id, req.config, tokens, probs_np, len(tokens_all), req.seed, None, roles, shown,
+                         req.probe)
 
 
 def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[], bool]) -> TimingOutcome:

@@ -77,3 +77,46 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         text = "–" if value is None else (f"{value:,}" if isinstance(value, int) else f"{value:.5g}")
         print(f"  {label:<30}{text:>16}")
     return 0
+
+
+def add_heads_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="smollm2-135m, minilm-l6, or a local Hugging Face folder")
+    p.add_argument("--probe", choices=["text", "induction"], default="text",
+                   help="text: --text; induction: a seeded random token sequence repeated twice")
+    p.add_argument("--text", default=TEXT, help="the input text (with --probe text)")
+    p.add_argument("--seed", type=int, default=0, help="the induction probe's seed")
+    p.add_argument("--allow-pickle", action="store_true", help="load a folder that has only pickle weights")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def cmd_heads(args: argparse.Namespace) -> int:
+    import time
+
+    from core.head_roles import BADGE_THRESHOLD, ROLES, all_layer_scores, badge, induction_probe_ids
+    from core.models.inspect import encode, encode_ids, run, token_labels
+    from core.models.source import load_model
+
+    model = load_model(args.model, allow_pickle=args.allow_pickle)
+    t0 = time.perf_counter()
+    if args.probe == "induction":
+        ids, repeat = induction_probe_ids(model.tokenizer.vocab_size, seed=args.seed, bos=model.tokenizer.bos_token_id)
+        enc = encode_ids(model, ids)
+    else:
+        enc, repeat = encode(model, args.text), None
+        ids = enc["input_ids"][0].tolist()
+    out = run(model, enc, 0)
+    scores = all_layer_scores(out.attentions, ids, repeat)
+    seconds = time.perf_counter() - t0
+    if args.json:
+        print(json.dumps({"model": model.name, "probe": args.probe, "tokens": token_labels(model, ids),
+                          "scores": {r: scores[r].round(6).tolist() for r in ROLES}, "seconds": round(seconds, 3)}))
+        return 0
+    print(f"{model.name}: {model.n_layers} layers x {model.n_heads} heads on the {args.probe} probe "
+          f"({len(ids)} tokens), scored in {seconds:.2f} s")
+    print(f"heads with a role at {BADGE_THRESHOLD:.2f} or more (best role, score):")
+    for layer in range(model.n_layers):
+        found = [(h, badge({r: scores[r][layer] for r in ROLES}, h)) for h in range(model.n_heads)]
+        line = ", ".join(f"h{h} {b[0]} {b[1]:.2f}" for h, b in found if b)
+        if line:
+            print(f"  layer {layer:2}: {line}")
+    return 0

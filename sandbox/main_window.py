@@ -35,6 +35,7 @@ from sandbox.compute import ComputeRequest, Failure, HeatmapResult, TimingOutcom
 from sandbox.export import ExportJob, export
 from sandbox.models_controller import ModelController
 from sandbox.pins import PinController
+from sandbox.roles import RolesController
 from sandbox.runner import ComputeRunner
 from sandbox.sweeps import SweepController
 from widgets.config_panel import ConfigPanel
@@ -96,6 +97,7 @@ class MainWindow(QMainWindow):
         self.pins = PinController(self)
         self.sweeps = SweepController(self)
         self.models = ModelController(self)
+        self.roles = RolesController(self)
         self.last_alert = ""
         self._build_layout()
         self._build_menus()
@@ -125,6 +127,8 @@ class MainWindow(QMainWindow):
         row = QHBoxLayout()
         row.addWidget(QLabel("Text"))
         row.addWidget(self.text, 1)
+        row.addWidget(QLabel("Heads read"))
+        row.addWidget(self.roles.probe_combo)
         rv.addLayout(row)
         rv.addWidget(self.info)
         maps = QSplitter(Qt.Orientation.Horizontal)
@@ -146,6 +150,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.pins.table, "Compare")
         self.tabs.addTab(self.sweeps.panel, "Sweep")
         self.tabs.addTab(self.models.overview, "Layers")
+        self.tabs.addTab(self.roles.panel, "Roles")
         self.tabs.setTabToolTip(3, "A real model's every layer x every head; click a tile to open that head")
         right = self.tabs
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -188,7 +193,10 @@ class MainWindow(QMainWindow):
         focus_text.triggered.connect(lambda: (self.text.setFocus(), self.text.selectAll()))
         view.addAction(reset)
         view.addAction(focus_text)
-        for i, name in enumerate(("Heatmaps", "Compare", "Sweep", "Layers")):
+        probe = QAction("Toggle the &induction probe", self, shortcut=QKeySequence("Ctrl+I"))
+        probe.triggered.connect(self.roles.toggle_probe)
+        view.addAction(probe)
+        for i, name in enumerate(("Heatmaps", "Compare", "Sweep", "Layers", "Roles")):
             tab = QAction(f"Show {name}", self, shortcut=QKeySequence(f"Ctrl+{i + 1}"))
             tab.triggered.connect(lambda _c=False, i=i: self.tabs.setCurrentIndex(i))
             view.addAction(tab)
@@ -226,7 +234,7 @@ class MainWindow(QMainWindow):
         self.timing.show_waiting()
         req = ComputeRequest(config=self.config(), text=self.text.text(), device=self.config_panel.device_choice(),
                              seed=self.seed, timing_budget_s=self.timing_budget_s, model=self.models.key,
-                             layer=self.models.layer, all_layers=self.models.all_layers)
+                             layer=self.models.layer, all_layers=self.models.all_layers, probe=self.roles.probe)
         return self.runner.submit(req)
 
     # -- slots -------------------------------------------------------------------------------
@@ -240,17 +248,20 @@ class MainWindow(QMainWindow):
         self.last_heatmaps = result
         cfg = result.config
         self.mosaic.set_data(result.probs, result.tokens, cfg.group_size)
+        self.roles.show(result)
         n, total = len(result.tokens), result.n_text_tokens
         if result.model is not None:
             self.models.show(result)
             shown = "changed (right) beside as trained (left)" if result.model.after is not None else "as trained"
             where = "every layer changed" if result.model.all_layers else f"layer {result.model.layer}"
             cut = f" (showing the first {n} of {total})" if total > n else ""
-            self.info.setText(f"{self.models.shape.name}, {where}: {cfg.n_heads} heads × {total} tokens of its own "
-                              f"tokenizer{cut}, {shown}. Timing runs these shapes with random weights.")
+            source = "the induction probe" if result.probe == "induction" else "your text, in its own tokenizer"
+            self.info.setText(f"{self.models.shape.name}, {where}: {cfg.n_heads} heads × {total} tokens of {source}"
+                              f"{cut}, {shown}. Timing runs these shapes with random weights.")
             self.last_error = ""
             return
-        parts = [f"{cfg.n_heads} heads × {n} tokens of your text"]
+        source = "the induction probe" if result.probe == "induction" else "your text"
+        parts = [f"{cfg.n_heads} heads × {n} tokens of {source}"]
         if total > n:
             limit = "seq_len" if n == cfg.seq_len else f"the {MAX_DISPLAY_TOKENS}-token display limit"
             parts.append(f"showing {n} of {total} tokens ({limit})")

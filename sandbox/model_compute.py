@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import MAX_DISPLAY_TOKENS
+from core.head_roles import all_layer_scores, head_scores, induction_probe_ids
 from core.models.choices import ModelShape
 from core.models.inspect import HeadChange, inspect
 from core.models.source import LoadedModel
@@ -23,6 +24,8 @@ class ModelView:
     after: np.ndarray | None  # (H', T, T): the chosen layer changed, or None when unchanged
     fidelity: dict  # InspectResult.to_json() without the tokens
     n_text_tokens: int
+    roles: dict[str, np.ndarray]  # {role: (L, H)} scores of every trained head
+    shown_roles: dict[str, np.ndarray]  # {role: (H_shown,)} of the heads on screen (changed or not)
 
 
 def shape_of(m: LoadedModel) -> ModelShape:
@@ -37,9 +40,16 @@ def change_for(shape: ModelShape, n_heads: int, n_kv_heads: int, all_layers: boo
 
 
 def compute_model_view(m: LoadedModel, key: str, text: str, layer: int, n_heads: int, n_kv_heads: int,
-                       all_layers: bool) -> tuple[list[str], ModelView]:
+                       all_layers: bool, probe: str = "text", seed: int = 0) -> tuple[list[str], ModelView]:
     shape = shape_of(m)
-    result = inspect(m, text, layer, change_for(shape, n_heads, n_kv_heads, all_layers))
+    ids, repeat = None, None
+    if probe == "induction":
+        ids, repeat = induction_probe_ids(m.tokenizer.vocab_size, seed=seed, bos=m.tokenizer.bos_token_id)
+    result = inspect(m, text, layer, change_for(shape, n_heads, n_kv_heads, all_layers), ids=ids)
+    token_ids = ids if ids is not None else m.tokenizer(text)["input_ids"]
+    roles = all_layer_scores(result.before.attentions, token_ids, repeat)
+    shown = result.after.attentions[layer] if result.after is not None else result.before.attentions[layer]
+    shown_roles = head_scores(shown, token_ids, repeat)
     n = min(len(result.tokens), MAX_DISPLAY_TOKENS)
 
     def cut(a: np.ndarray) -> np.ndarray:
@@ -49,5 +59,5 @@ def compute_model_view(m: LoadedModel, key: str, text: str, layer: int, n_heads:
     after = cut(result.after.attentions[layer]) if result.after is not None else None
     fidelity = {k: v for k, v in result.to_json().items() if k != "tokens"}
     view = ModelView(key, layer, all_layers, overview, cut(result.before.attentions[layer]), after, fidelity,
-                     len(result.tokens))
+                     len(result.tokens), roles, shown_roles)
     return result.tokens[:n], view

@@ -127,6 +127,10 @@ class ModelController(QObject):
         if self.shape is None:
             return
         head, layer = divmod(index, self.shape.n_layers)
+        self.open_at(layer, head)
+
+    def open_at(self, layer: int, head: int) -> None:
+        """Show `layer` and open its `head` once its heatmaps arrive."""
         self._open_after = (layer, head)
         if self.picker.layer.value() == layer:
             self.window.request()

@@ -32,12 +32,17 @@ class TileTitles(pg.GraphicsObject):
         super().__init__()
         self._layout: MosaicLayout | None = None
         self._titles: list[str] = []
+        self._badges: list[tuple[str, str] | None] = []  # (text, colour) under each title
         self._font = QFont()
         self._font.setPointSize(8)
 
     def set_tiles(self, layout: MosaicLayout, titles: list[str]) -> None:
         self.prepareGeometryChange()
         self._layout, self._titles = layout, titles
+        self.update()
+
+    def set_badges(self, badges: list[tuple[str, str] | None]) -> None:
+        self._badges = badges
         self.update()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
@@ -65,6 +70,13 @@ class TileTitles(pg.GraphicsObject):
             p.fillRect(rect, QColor(0, 0, 0, 160))
             p.setPen(QColor(255, 255, 255))
             p.drawText(rect, Qt.AlignmentFlag.AlignCenter, title)
+            badge = self._badges[head] if head < len(self._badges) else None
+            if badge is not None:
+                text, colour = badge
+                brect = QRectF(pt.x(), rect.bottom(), min(fm.horizontalAdvance(text) + 6, tile_px), fm.height() + 2)
+                p.fillRect(brect, QColor(colour))
+                p.setPen(QColor(0, 0, 0))
+                p.drawText(brect, Qt.AlignmentFlag.AlignCenter, text)
         p.restore()
 
 
@@ -123,6 +135,11 @@ class HeatmapMosaic(QWidget):
         lay.addWidget(self.controls)
         lay.addWidget(self.glw, 1)
         lay.addWidget(self.legend)
+        self.roles_legend = QLabel("")
+        self.roles_legend.setWordWrap(True)
+        self.roles_legend.setTextFormat(Qt.TextFormat.RichText)
+        self.roles_legend.hide()
+        lay.addWidget(self.roles_legend)
         lay.addWidget(self.readout)
         self.probs: np.ndarray | None = None
         self.tokens: list[str] = []
@@ -130,6 +147,7 @@ class HeatmapMosaic(QWidget):
         self.group_size = 1
         self.diverging = False  # True: showing a difference of two pins
         self.custom_titles: list[str] | None = None
+        self.badges: list[tuple[str, str] | None] = []
         self.vmax = np.ones(1, dtype=np.float32)
         self.glw.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         self.glw.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
@@ -191,6 +209,13 @@ class HeatmapMosaic(QWidget):
         self.image.setRect(rect)
         top = "each head's own max" if self.per_head else f"{float(self.vmax[0]):.3f}"
         self.bar_text.setText(f"0 → {top}")
+
+    def set_badges(self, badges: list[tuple[str, str] | None], legend: str) -> None:
+        """One (text, colour) or None per tile, and the legend that explains them."""
+        self.badges = badges
+        self.titles.set_badges(badges)
+        self.roles_legend.setText(legend)
+        self.roles_legend.setVisible(bool(legend))
 
     def _vmax(self) -> np.ndarray:
         assert self.probs is not None

@@ -117,6 +117,17 @@ def token_labels(m: LoadedModel, ids: list[int]) -> list[str]:
     return out
 
 
+def encode_ids(m: LoadedModel, ids: list[int]) -> dict[str, torch.Tensor]:
+    """Token ids as the model's input (the induction probe is built from ids, not text)."""
+    limit = min(m.max_tokens, MAX_MODEL_TOKENS)
+    if not ids or len(ids) > limit:
+        raise ValueError(f"the input must have 1 to {limit} tokens, not {len(ids)}.")
+    enc = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
+    if m.kind == "encoder":
+        enc["token_type_ids"] = torch.zeros(1, len(ids), dtype=torch.long)
+    return enc
+
+
 def encode(m: LoadedModel, text: str) -> dict[str, torch.Tensor]:
     if not text.strip():
         raise ValueError("the text is empty; type a few words.")
@@ -222,9 +233,11 @@ def check_change(m: LoadedModel, change: HeadChange, layer: int) -> None:
                          f"choose one of {valid_head_counts(m.n_heads, kv, m.head_dim)}.")
 
 
-def inspect(m: LoadedModel, text: str, layer: int = 0, change: HeadChange = HeadChange()) -> InspectResult:
+def inspect(m: LoadedModel, text: str, layer: int = 0, change: HeadChange = HeadChange(),
+            ids: list[int] | None = None) -> InspectResult:
+    """Run `text` (or token `ids`) before and after `change`."""
     check_change(m, change, layer)
-    enc = encode(m, text)
+    enc = encode_ids(m, ids) if ids is not None else encode(m, text)
     ids = enc["input_ids"][0].tolist()
     before = run(m, enc, layer)
     kv_target = change.n_kv_heads or m.n_kv_heads

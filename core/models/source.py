@@ -130,7 +130,9 @@ def load_folder(path: Path, name: str | None = None, allow_pickle: bool = False,
     """A Hugging Face folder on disk. Raises ValueError with a sentence for anything unusable."""
     import torch
     from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # our own progress goes to the window, not to stderr
     path = Path(path).expanduser()
     cfg = check_folder(path, allow_pickle)
     say = progress or (lambda _m, _f: None)

@@ -1,0 +1,85 @@
+"""Head roles in the window: the probe picker, badges on every tile, the Roles tab, CSV export."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QComboBox, QFileDialog
+
+from core.atomic import ExportError, write_text_atomic
+from core.head_roles import ROLES
+from sandbox.compute import HeatmapResult
+from widgets.role_badges import badges_for, legend_html
+from widgets.roles_panel import RolesPanel
+
+if TYPE_CHECKING:
+    from sandbox.main_window import MainWindow
+
+
+class RolesController(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.panel = RolesPanel()
+        self.probe_combo = QComboBox()
+        self.probe_combo.addItem("your text", "text")
+        self.probe_combo.addItem("induction probe", "induction")
+        self.probe_combo.setToolTip("What the heads read: your text, or the standard induction probe (a seeded random "
+                                    "token sequence repeated twice), which makes induction heads show (Ctrl+I)")
+        self.probe_combo.currentIndexChanged.connect(lambda _i: window.request())
+        self.panel.head_requested.connect(self.open_head)
+        self.panel.export_requested.connect(self._ask_export)
+        self.result: HeatmapResult | None = None
+
+    @property
+    def probe(self) -> str:
+        return self.probe_combo.currentData()
+
+    def toggle_probe(self) -> None:
+        self.probe_combo.setCurrentIndex(1 - self.probe_combo.currentIndex())
+
+    def show(self, result: HeatmapResult) -> None:
+        if result.shown_roles is None or result.roles is None:
+            return
+        self.result = result
+        mosaic = self.window.mosaic
+        mosaic.set_badges(badges_for(result.shown_roles, len(result.probs)), legend_html(result.probe))
+        patterns = result.model.overview if result.model is not None else result.probs
+        self.panel.set_scores(result.roles, patterns, result.probe)
+
+    def open_head(self, layer: int, head: int) -> None:
+        models = self.window.models
+        if models.shape is not None:
+            models.open_at(layer, head)
+        else:
+            self.window.open_head(head)
+
+    def csv_text(self) -> str:
+        assert self.result is not None and self.result.roles is not None
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(["layer", "head", *ROLES, "probe"])
+        L, H = self.result.roles[ROLES[0]].shape
+        for layer in range(L):
+            for h in range(H):
+                w.writerow([layer, h, *(f"{self.result.roles[r][layer, h]:.6g}" for r in ROLES), self.result.probe])
+        return buf.getvalue()
+
+    def _ask_export(self) -> None:
+        if self.result is None:
+            return
+        name, _ = QFileDialog.getSaveFileName(self.window, "Export head scores", "head-scores.csv", "CSV (*.csv)")
+        if name:
+            self.export(Path(name))
+
+    def export(self, path: Path) -> None:
+        try:
+            write_text_atomic(path, self.csv_text())
+        except ExportError as exc:
+            self.window.alert("Export failed", str(exc))
+            return
+        self.window.statusBar().showMessage(f"Wrote {path}", 6000)

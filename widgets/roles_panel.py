@@ -1,0 +1,190 @@
+"""Head roles: a layers x heads grid per score, a sortable and filterable table of every head,
+"heads like this one", and CSV export."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.head_roles import BADGE_THRESHOLD, ROLE_TEXT, ROLES, similar_heads
+from widgets.colormaps import lut
+
+
+class _Number(QTableWidgetItem):
+    """A table cell that sorts by value, not by text."""
+
+    def __init__(self, value: float, text: str) -> None:
+        super().__init__(text)
+        self.value = value
+        self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        return self.value < getattr(other, "value", 0.0)
+
+
+class RolesPanel(QWidget):
+    head_requested = Signal(int, int)  # layer, head
+    export_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.role = QComboBox()
+        for r in ROLES:
+            self.role.addItem(r, r)
+            self.role.setItemData(self.role.count() - 1, ROLE_TEXT[r], Qt.ItemDataRole.ToolTipRole)
+        self.role.setCurrentText("induction")
+        self.min_score = QDoubleSpinBox()
+        self.min_score.setRange(0.0, 100.0)
+        self.min_score.setDecimals(3)
+        self.min_score.setSingleStep(0.05)
+        self.min_score.setToolTip("Show only heads whose chosen score is at least this")
+        self.explain = QLabel("")
+        self.explain.setWordWrap(True)
+        self.grid = pg.PlotWidget(background="#1e1e1e")
+        self.grid.invertY(True)
+        self.grid.setLabel("left", "head")
+        self.grid.setLabel("bottom", "layer")
+        self.grid.hideButtons()
+        self.grid.setMenuEnabled(False)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setLookupTable(lut("viridis"))
+        self.grid.addItem(self.image)
+        self.bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get("viridis"), interactive=False)
+        self.bar.setImageItem(self.image, insert_in=self.grid.getPlotItem())
+        self.table = QTableWidget()
+        self.table.setSortingEnabled(True)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.similar = QListWidget()
+        self.similar.setToolTip("Heads whose attention on this probe is closest to the selected head's "
+                                "(mean absolute difference per row; double-click to open)")
+        self.readout = QLabel("Hover the grid to read a head's score; click it to open that head.")
+        export = QPushButton("Export scores CSV…")
+        export.clicked.connect(self.export_requested)
+        top = QHBoxLayout()
+        for w in (QLabel("Score"), self.role, QLabel("at least"), self.min_score, export):
+            top.addWidget(w)
+        top.addStretch(1)
+        right = QWidget()
+        rv = QVBoxLayout(right)
+        rv.setContentsMargins(0, 0, 0, 0)
+        rv.addWidget(self.table, 3)
+        rv.addWidget(QLabel("Heads like the selected one"))
+        rv.addWidget(self.similar, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.grid)
+        split.addWidget(right)
+        split.setSizes([420, 420])
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.explain)
+        lay.addWidget(split, 1)
+        lay.addWidget(self.readout)
+        self.scores: dict[str, np.ndarray] = {}
+        self.patterns: np.ndarray | None = None
+        self.role.currentIndexChanged.connect(lambda _i: self._fill())
+        self.min_score.valueChanged.connect(lambda _v: self._fill_table())
+        self.table.itemSelectionChanged.connect(self._on_table_selection_changed)
+        self.table.itemDoubleClicked.connect(lambda item: self._open_row(item.row()))
+        self.similar.itemDoubleClicked.connect(lambda item: self.head_requested.emit(*item.data(Qt.ItemDataRole.UserRole)))
+        self.grid.scene().sigMouseMoved.connect(self._on_grid_mouse_moved)
+        self.grid.scene().sigMouseClicked.connect(self._on_grid_clicked)
+
+    def set_scores(self, scores: dict[str, np.ndarray], patterns: np.ndarray, probe: str) -> None:
+        """scores {role: (L, H)}; patterns (L * H, T, T) layer-major, for 'heads like this one'."""
+        self.scores, self.patterns = scores, patterns
+        where = "the induction probe" if probe == "induction" else "your text"
+        self.explain.setText(f"Scores on {where}. Badges on the heatmap tiles need {BADGE_THRESHOLD:.2f} or more. "
+                             + ROLE_TEXT[self.role.currentData()])
+        self._fill()
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return next(iter(self.scores.values())).shape if self.scores else (0, 0)
+
+    def _fill(self) -> None:
+        if not self.scores:
+            return
+        role = self.role.currentData()
+        grid = self.scores[role]  # (L, H)
+        L, H = grid.shape
+        top = float(grid.max()) if role == "distance" else 1.0
+        self.image.setImage(grid.T.astype(np.float32), levels=(0.0, max(top, 1e-9)))  # rows = heads, columns = layers
+        self.image.setRect(QRectF(0, 0, L, H))
+        self.bar.setLevels((0.0, max(top, 1e-9)))
+        self.explain.setText(self.explain.text().rsplit(". ", 1)[0] + ". " + ROLE_TEXT[role])
+        self._fill_table()
+
+    def _fill_table(self) -> None:
+        role = self.role.currentData()
+        L, H = self.shape
+        floor = self.min_score.value()
+        rows = [(layer, h) for layer in range(L) for h in range(H) if self.scores[role][layer, h] >= floor]
+        self.table.setSortingEnabled(False)
+        self.table.clear()
+        order = [role] + [r for r in ROLES if r != role]  # the chosen score first, beside layer and head
+        self.table.setColumnCount(2 + len(order))
+        self.table.setHorizontalHeaderLabels(["layer", "head", *order])
+        self.table.setRowCount(len(rows))
+        for r, (layer, h) in enumerate(rows):
+            self.table.setItem(r, 0, _Number(layer, str(layer)))
+            self.table.setItem(r, 1, _Number(h, str(h)))
+            for c, name in enumerate(order):
+                v = float(self.scores[name][layer, h])
+                self.table.setItem(r, 2 + c, _Number(v, f"{v:.3f}"))
+        self.table.resizeColumnsToContents()
+        self.table.setSortingEnabled(True)
+        self.table.sortItems(2, Qt.SortOrder.DescendingOrder)
+
+    def _row_head(self, row: int) -> tuple[int, int]:
+        return int(self.table.item(row, 0).value), int(self.table.item(row, 1).value)
+
+    def _open_row(self, row: int) -> None:
+        self.head_requested.emit(*self._row_head(row))
+
+    def _on_table_selection_changed(self) -> None:
+        rows = {i.row() for i in self.table.selectedIndexes()}
+        self.similar.clear()
+        if len(rows) != 1 or self.patterns is None:
+            return
+        layer, head = self._row_head(rows.pop())
+        H = self.shape[1]
+        for j, dist in similar_heads(self.patterns, layer * H + head, k=6):
+            lj, hj = divmod(j, H)
+            self.similar.addItem(f"layer {lj} head {hj}  (difference {dist:.3f})")
+            self.similar.item(self.similar.count() - 1).setData(Qt.ItemDataRole.UserRole, (lj, hj))
+
+    def _grid_hit(self, pos: QPointF) -> tuple[int, int] | None:
+        if not self.scores:
+            return None
+        p = self.grid.getViewBox().mapSceneToView(pos)
+        layer, head = int(np.floor(p.x())), int(np.floor(p.y()))
+        L, H = self.shape
+        return (layer, head) if 0 <= layer < L and 0 <= head < H else None
+
+    def _on_grid_mouse_moved(self, pos: QPointF) -> None:
+        hit = self._grid_hit(pos)
+        if hit:
+            role = self.role.currentData()
+            self.readout.setText(f"layer {hit[0]} head {hit[1]}: {role} {self.scores[role][hit]:.3f}")
+
+    def _on_grid_clicked(self, event: object) -> None:
+        hit = self._grid_hit(event.scenePos())  # type: ignore[attr-defined]
+        if hit:
+            self.head_requested.emit(*hit)
