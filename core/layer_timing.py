@@ -54,6 +54,21 @@ class TimingResult:
         }
 
 
+# Rough sustained rates, only to warn before a timing that would take minutes.
+ASSUMED_FLOPS_PER_S = {"cpu": 1.0e11, "mps": 2.0e12, "cuda": 1.0e14}
+
+
+def estimate_timing_s(cfg: AttentionConfig, device: torch.device, budget_s: float = 0.3,
+                      include_qkv: bool = True) -> float:
+    """About how long run_timing takes: each of its measurements runs at least 2 warm-ups and 5
+    repeats (more when the budget allows); the prefill forward dominates."""
+    prefill = flop_counts(cfg.with_(phase="prefill"))
+    rate = ASSUMED_FLOPS_PER_S.get(device.type, 1.0e11)
+    per_call = prefill.total / rate
+    calls = 2 if include_qkv else 1  # the prefill layer, plus its core or the QKV projections
+    return max(budget_s, 7 * per_call) * (2 + calls)
+
+
 def tflops(flops: int, ms: float) -> float:
     return flops / (ms * 1e-3) / 1e12 if ms > 0 else 0.0
 

@@ -9,11 +9,14 @@ import sys
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
+from sandbox.logfile import setup_log_file
+
 
 def run_app(argv: list[str] | None = None) -> int:
     from sandbox.main_window import MainWindow
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    setup_log_file()
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Attention Sandbox")
     app.setOrganizationName("AttentionSandbox")

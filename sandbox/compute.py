@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from core.attention import MAX_DISPLAY_TOKENS, AttentionLayer
+from core.attention import MAX_DISPLAY_TOKENS
 from core.config import AttentionConfig
 from core.device import resolve_device
+from core.display import DisplayProjector, display_bytes
 from core.embedding import embed_tokens
 from core.head_roles import head_scores, induction_probe_text
-from core.layer_timing import TimingResult, run_timing
+from core.layer_timing import TimingResult, estimate_timing_s, run_timing
 from core.models.source import LoadedModel
 from core.tokens import display_tokens, simple_tokenize
 from sandbox.model_compute import ModelView, compute_model_view
@@ -34,6 +35,7 @@ class ComputeRequest:
     layer: int = 0  # real models: the layer shown and changed
     all_layers: bool = False  # real models: change every layer, not only `layer`
     probe: str = "text"  # text: the user's text; induction: a seeded random sequence repeated twice
+    max_timing_s: float | None = 20.0  # skip (with the estimate) a timing expected to take longer
 
 
 @dataclass(frozen=True)
@@ -79,19 +81,25 @@ def one_thread() -> Iterator[None]:
 
 
 class LayerCache:
-    """Display layers by architecture: a slider moving back and forth rebuilds nothing."""
+    """Display projections by architecture, so a slider moving back and forth rebuilds nothing;
+    bounded in bytes, since one d_model 16384 layer alone holds 2 GiB."""
 
-    def __init__(self, size: int = 4) -> None:
-        self._layers: OrderedDict[tuple, AttentionLayer] = OrderedDict()
-        self._size = size
+    def __init__(self, max_bytes: int = 512 * 2**20) -> None:
+        self._layers: OrderedDict[tuple, DisplayProjector] = OrderedDict()
+        self._max_bytes = max_bytes
 
-    def get(self, cfg: AttentionConfig, seed: int) -> AttentionLayer:
+    def clear(self) -> None:
+        self._layers.clear()
+
+    def get(self, cfg: AttentionConfig, seed: int) -> DisplayProjector:
         key = (cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.bias, cfg.causal, seed)
         layer = self._layers.pop(key, None)
         if layer is None:
-            layer = AttentionLayer(cfg, seed=seed).eval()
+            layer = DisplayProjector(cfg, seed)
+        if display_bytes(cfg) > self._max_bytes // 2:
+            return layer  # too big to keep: built for this request and freed after it
         self._layers[key] = layer
-        while len(self._layers) > self._size:
+        while len(self._layers) > 1 and sum(display_bytes(p.cfg) for p in self._layers.values()) > self._max_bytes:
             self._layers.popitem(last=False)
         return layer
 
@@ -118,7 +126,7 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
     layer = (cache or LayerCache()).get(req.config, req.seed)
     with torch.inference_mode(), one_thread():
         x = embed_tokens(tokens, req.config.d_model, req.seed)  # (1, T, d)
-        probs = layer.attention_probs(x)[0]  # (H, T, T)
+        probs = layer.probs(x)[0]  # (H, T, T)
     probs_np = probs.numpy().copy()
     shown = head_scores(probs_np, tokens, repeat if repeat and len(tokens) == len(tokens_all) else None)
     roles = {role: v[None, :] for role, v in shown.items()}  # one layer: (1, H)
@@ -126,7 +134,16 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
                          req.probe)
 
 
+class TimingSkipped(ValueError):
+    """The timing would take too long to run on every slider change; the user can ask for it."""
+
+
 def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[], bool]) -> TimingOutcome:
     device = resolve_device(req.device)
+    if req.max_timing_s is not None:
+        seconds = estimate_timing_s(req.config, device, req.timing_budget_s)
+        if seconds > req.max_timing_s:
+            raise TimingSkipped(f"timing skipped: this configuration needs about {seconds:,.0f} s to measure on "
+                                f"{device.type.upper()}; press Measure (Ctrl+M) to run it anyway.")
     result = run_timing(req.config, device, seed=req.seed, budget_s=req.timing_budget_s, should_stop=should_stop)
     return TimingOutcome(request_id, req.config, result)

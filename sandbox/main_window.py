@@ -65,9 +65,10 @@ def available_devices() -> list[str]:
 class MainWindow(QMainWindow):
     def __init__(self, runner: ComputeRunner | None = None, settings: QSettings | None = None,
                  config: AttentionConfig | None = None, text: str | None = None, seed: int = 0,
-                 timing_budget_s: float = 0.15) -> None:
+                 timing_budget_s: float = 0.15, max_timing_s: float | None = 20.0) -> None:
         super().__init__()
         self.timing_budget_s = timing_budget_s  # per measurement; six measurements make one timing
+        self.max_timing_s = max_timing_s  # live timings expected to take longer wait for "Measure now"
         self.setWindowTitle("Attention Sandbox")
         self.runner = runner or ComputeRunner(parent=self)
         self.settings = settings
@@ -75,6 +76,7 @@ class MainWindow(QMainWindow):
         self.last_heatmaps: HeatmapResult | None = None
         self.last_timing: TimingOutcome | None = None
         self.last_error = ""
+        self.last_timing_error = ""
         self.head_views: list[HeadView] = []
         saved = self._load_settings()
         cfg = config or saved.get("config") or OPENING_CONFIG
@@ -193,6 +195,9 @@ class MainWindow(QMainWindow):
         focus_text.triggered.connect(lambda: (self.text.setFocus(), self.text.selectAll()))
         view.addAction(reset)
         view.addAction(focus_text)
+        measure = QAction("&Measure now", self, shortcut=QKeySequence("Ctrl+M"))
+        measure.triggered.connect(lambda: self.request(force_timing=True))
+        view.addAction(measure)
         probe = QAction("Toggle the &induction probe", self, shortcut=QKeySequence("Ctrl+I"))
         probe.triggered.connect(self.roles.toggle_probe)
         view.addAction(probe)
@@ -217,6 +222,7 @@ class MainWindow(QMainWindow):
         self.runner.failed.connect(self._on_runner_failed)
         self.mosaic.head_clicked.connect(self.open_head)
         self.runner.timing_ready.connect(self.pins.on_timing)
+        self.timing.measure_requested.connect(lambda: self.request(force_timing=True))
         self.pins.pins_changed.connect(
             lambda: self.pin_count.setText(f"{len(self.pins.pins)} pinned: see the Compare tab (Ctrl+2)"
                                            if self.pins.pins else ""))
@@ -230,11 +236,12 @@ class MainWindow(QMainWindow):
         hm = self.last_heatmaps
         return (hm is not None and hm.config == self.config() and self.runner.is_current(hm.request_id))
 
-    def request(self) -> int:
+    def request(self, force_timing: bool = False) -> int:
         self.timing.show_waiting()
         req = ComputeRequest(config=self.config(), text=self.text.text(), device=self.config_panel.device_choice(),
                              seed=self.seed, timing_budget_s=self.timing_budget_s, model=self.models.key,
-                             layer=self.models.layer, all_layers=self.models.all_layers, probe=self.roles.probe)
+                             layer=self.models.layer, all_layers=self.models.all_layers, probe=self.roles.probe,
+                             max_timing_s=None if force_timing else self.max_timing_s)
         return self.runner.submit(req)
 
     # -- slots -------------------------------------------------------------------------------
@@ -289,11 +296,12 @@ class MainWindow(QMainWindow):
     def _on_runner_failed(self, failure: Failure) -> None:
         if not self.runner.is_current(failure.request_id):
             return
-        self.last_error = failure.message
         self.statusBar().showMessage(f"{failure.stage}: {failure.message}")
         if failure.stage == "timing":
-            self.timing.show_error(failure.message)
+            self.last_timing_error = failure.message
+            self.timing.show_error(failure.message, skipped=failure.message.startswith("timing skipped"))
         else:
+            self.last_error = failure.message  # the heatmaps could not be drawn: the view says why
             self.info.setText(f"<span style='color:#dc2626'>{failure.message}</span>")
 
     # -- heads and export ----------------------------------------------------------------------

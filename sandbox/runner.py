@@ -28,6 +28,7 @@ from core.models.source import LoadedModel, load_model
 from core.sweep import SweepPoint, SweepResult, SweepRow, run_point
 from core.timing import Cancelled
 from sandbox.compute import ComputeRequest, Failure, LayerCache, compute_heatmaps, compute_timing
+from sandbox.logfile import setup_log_file
 from sandbox.model_compute import shape_of
 
 log = logging.getLogger(__name__)
@@ -126,9 +127,15 @@ class ComputeRunner(QObject):
 
     def _fail(self, rid: int, stage: str, exc: BaseException) -> None:
         detail = "".join(traceback.format_exception(exc))
-        if not isinstance(exc, ValueError):
+        message = describe_error(exc)
+        if not isinstance(exc, ValueError):  # a user's input never lands here; a bug does
+            path = setup_log_file()
             log.error("worker error in %s:\n%s", stage, detail)
-        self.failed.emit(Failure(rid, stage, describe_error(exc), detail))
+            if path is not None:
+                for handler in logging.getLogger().handlers:
+                    handler.flush()
+                message += f" (details in {path})"
+        self.failed.emit(Failure(rid, stage, message, detail))
 
     def _run(self, rid: int, req: ComputeRequest, wake: threading.Event, settle_s: float) -> None:
         try:
@@ -160,6 +167,14 @@ class ComputeRunner(QObject):
                 done = self._pending == 0
             if done:
                 self.idle.emit()
+
+    def clear_caches(self) -> None:
+        """Drop the cached display projections (bounded, but up to 512 MiB). The clearing runs on the
+        worker, after what is queued, and this call waits for it (for memory checks, not the GUI)."""
+        if self._executor is None:
+            self._cache.clear()
+        else:
+            self._executor.submit(self._cache.clear).result()
 
     # -- real models: loaded on the worker, kept there; the GUI gets their shape --------------------
     def submit_load(self, key: str, allow_pickle: bool = False) -> None:

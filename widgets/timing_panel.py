@@ -5,8 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 
 def ms(value: float) -> str:
@@ -18,6 +26,7 @@ def ms(value: float) -> str:
 
 
 class TimingPanel(QWidget):
+    measure_requested = Signal()
     FIELDS = [
         ("state", "Status", "Timing runs once the sliders settle; a new change interrupts it."),
         ("device", "Device", "Where the layer ran, and which scaled_dot_product_attention backend was pinned."),
@@ -57,6 +66,11 @@ class TimingPanel(QWidget):
         self.busy.setTextVisible(False)
         self.busy.hide()
         grid.addWidget(self.busy, 4, 0, 1, 4)
+        self.measure = QPushButton("Measure now (Ctrl+M)")
+        self.measure.setToolTip("Time this configuration even if it takes long; a slider change still interrupts it")
+        self.measure.clicked.connect(self.measure_requested)
+        self.measure.hide()
+        grid.addWidget(self.measure, 0, 3, Qt.AlignmentFlag.AlignRight)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(box)
@@ -67,20 +81,24 @@ class TimingPanel(QWidget):
         self.labels["state"].setStyleSheet("color: #6b7280;")
 
     def show_measuring(self, device_label: str) -> None:
+        self.measure.hide()
         self.labels["state"].setText(f"measuring on {device_label}…")
         self.labels["state"].setStyleSheet("color: #2563eb;")
         self.busy.show()
 
-    def show_error(self, message: str) -> None:
+    def show_error(self, message: str, skipped: bool = False) -> None:
+        """A refused or failed timing (red), or one skipped as too slow (amber, with Measure now)."""
         self.busy.hide()
         self.timing = None
+        self.measure.setVisible(skipped)
         self.labels["state"].setText(message)
-        self.labels["state"].setStyleSheet("color: #dc2626;")
+        self.labels["state"].setStyleSheet("color: #b45309;" if skipped else "color: #dc2626;")
         for key in ("device", "layer", "tflops", "qkv", "phases"):
             self.labels[key].setText("–")
 
     def show_timing(self, t: dict[str, Any], config_text: str) -> None:
         self.busy.hide()
+        self.measure.hide()
         self.timing = t
         cpu = " — CPU run (GPU figures differ)" if t["device"] == "cpu" else ""
         self.labels["state"].setText(f"measured {config_text}{cpu}")

@@ -91,3 +91,21 @@ def test_display_path_refuses_more_than_256_tokens():
     with pytest.raises(ValueError, match="at most 256"):
         layer.attention_probs(torch.randn(1, MAX_DISPLAY_TOKENS + 1, 32))
     assert layer.attention_probs(torch.randn(1, MAX_DISPLAY_TOKENS, 32)).shape[-1] == MAX_DISPLAY_TOKENS
+
+
+@pytest.mark.parametrize("cfg", CASES, ids=str)
+def test_display_projector_equals_the_full_layers_display_path(cfg):
+    from core.display import DisplayProjector
+
+    x = _x(cfg, B=1)
+    with torch.no_grad():
+        full = AttentionLayer(cfg, seed=7).attention_probs(x)
+        light = DisplayProjector(cfg, seed=7).probs(x)
+    torch.testing.assert_close(light, full, rtol=1e-5, atol=1e-6)
+
+
+def test_display_projector_refuses_a_layer_too_big_to_hold():
+    from core.display import DisplayProjector
+
+    with pytest.raises(ValueError, match="lower d_model"):
+        DisplayProjector(AttentionConfig(d_model=65536, n_heads=512))

@@ -1,0 +1,79 @@
+"""Faults injected into the running app: each gives a message, leaves nothing half-written, and the
+app goes on serving the next request."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from core.atomic import ExportError
+from sandbox.export import ExportJob
+
+
+def test_an_unexpected_worker_error_is_shown_logged_with_its_traceback_and_survived(make_window, monkeypatch, tmp_path):
+    import sandbox.runner
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    w = make_window()
+    real = sandbox.runner.compute_heatmaps
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the display path broke")
+
+    monkeypatch.setattr(sandbox.runner, "compute_heatmaps", broken)
+    w.config_panel.seq_len.spin.setValue(99)
+    assert "RuntimeError: the display path broke" in w.last_error and "details in" in w.last_error
+    log = (tmp_path / "attention-sandbox" / "attention-sandbox.log").read_text()
+    assert "Traceback (most recent call last)" in log and "RuntimeError: the display path broke" in log
+    monkeypatch.setattr(sandbox.runner, "compute_heatmaps", real)
+    w.config_panel.seq_len.spin.setValue(98)
+    assert w.last_error == "" and w.view_is_current()
+
+
+def test_a_full_disk_during_the_write_leaves_no_file(make_window, tmp_path, monkeypatch):
+    w = make_window()
+
+    def no_space(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "save", no_space)
+    with pytest.raises(ExportError, match="No space left"):
+        w.export_to(ExportJob(tmp_path / "x.npy", "npy"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_export_dialog_path_reports_failures_without_blocking(make_window, tmp_path, monkeypatch):
+    w = make_window()
+    # What the dialog's Save does with a folder that does not exist:
+    with pytest.raises(ExportError, match="does not exist"):
+        w.export_to(ExportJob(tmp_path / "missing" / "x.png", "png"))
+    w.alert("Export failed", "the folder does not exist")
+    assert w.last_alert == "the folder does not exist" and "Export failed" in w.statusBar().currentMessage()
+
+
+def test_saving_a_workspace_killed_before_the_rename_keeps_the_old_file(make_window, tmp_path, monkeypatch):
+    w = make_window()
+    w.pins.pin_current()
+    path = tmp_path / "ws.json"
+    assert w.pins.save(path)
+    before = path.read_bytes()
+    w.pins.pin_current()
+
+    def killed(*a, **k):
+        raise OSError(4, "Interrupted system call")
+
+    monkeypatch.setattr(os, "replace", killed)
+    assert not w.pins.save(path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["ws.json"]
+    assert len(json.loads(before)["pins"]) == 1 and len(w.pins.pins) == 2  # the open workspace is untouched
+
+
+def test_a_workspace_that_is_not_json_changes_nothing(make_window, tmp_path):
+    w = make_window()
+    w.pins.pin_current()
+    bad = tmp_path / "notjson.json"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n")
+    before = list(w.pins.pins)
+    assert not w.pins.open(bad)
+    assert w.pins.pins == before and ("not JSON" in w.last_alert or "cannot read" in w.last_alert)
