@@ -122,6 +122,14 @@ class ComputeRunner(QObject):
             self._futures = [f for f in self._futures if not f.done()] + [fut]
         return rid
 
+    def _job_done(self) -> None:
+        """Every job ends here: the runner is idle when the last one has."""
+        with self._lock:
+            self._pending -= 1
+            done = self._pending == 0
+        if done:
+            self.idle.emit()
+
     def _stale(self, rid: int) -> bool:
         return rid != self._latest
 
@@ -162,11 +170,7 @@ class ComputeRunner(QObject):
             if not self._stale(rid):
                 self.timing_ready.emit(outcome)
         finally:
-            with self._lock:
-                self._pending -= 1
-                done = self._pending == 0
-            if done:
-                self.idle.emit()
+            self._job_done()
 
     def clear_caches(self) -> None:
         """Drop the cached display projections (bounded, but up to 512 MiB). The clearing runs on the
@@ -193,11 +197,7 @@ class ComputeRunner(QObject):
         except Exception as exc:  # shown in the window; the app stays on the model it had
             self._fail(-1, "model", exc)
         finally:
-            with self._lock:
-                self._pending -= 1
-                done = self._pending == 0
-            if done:
-                self.idle.emit()
+            self._job_done()
 
     # -- sweeps: one point per job, so live requests queued meanwhile run between points ----------
     @property
@@ -270,11 +270,7 @@ class ComputeRunner(QObject):
             if finished:
                 self._sweep_active = False
                 self.sweep_done.emit((sid, result))
-            with self._lock:
-                self._pending -= 1
-                done = self._pending == 0
-            if done:
-                self.idle.emit()
+            self._job_done()
 
     def shutdown(self) -> None:
         """Cancel what is queued, interrupt what runs, and join the worker thread."""

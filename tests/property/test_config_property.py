@@ -21,7 +21,7 @@ sizes = st.one_of(
     st.integers(min_value=10**9, max_value=10**15),
 )
 odd = st.one_of(st.floats(allow_nan=True), st.text(max_size=4), st.booleans(), st.none())
-fields = st.fixed_dictionaries({
+random_fields = st.fixed_dictionaries({
     "d_model": st.one_of(sizes, odd),
     "n_heads": st.one_of(sizes, odd),
     "n_kv_heads": st.one_of(sizes, st.none(), odd),
@@ -33,6 +33,23 @@ fields = st.fixed_dictionaries({
     "bias": st.one_of(st.booleans(), odd),
     "phase": st.one_of(st.sampled_from(["prefill", "decode"]), st.text(max_size=8)),
 })
+
+
+@st.composite
+def valid_fields(draw):
+    """Configurations built to be valid, huge ones included, so that acceptance is exercised too."""
+    kv = draw(st.integers(1, 64))
+    group = draw(st.integers(1, 16))
+    head_dim = draw(st.integers(1, 512))
+    return {"d_model": kv * group * head_dim, "n_heads": kv * group,
+            "n_kv_heads": draw(st.sampled_from([kv, None])) if group == 1 else kv,
+            "seq_len": draw(sizes.filter(lambda v: v >= 1)), "batch_size": draw(st.integers(1, 10**6)),
+            "n_layers": draw(st.integers(1, 1000)), "dtype": draw(st.sampled_from(list(BYTES))),
+            "causal": draw(st.booleans()), "bias": draw(st.booleans()),
+            "phase": draw(st.sampled_from(["prefill", "decode"]))}
+
+
+fields = st.one_of(random_fields, valid_fields())
 
 
 def reference(f):
