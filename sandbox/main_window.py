@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
 
 import PySide6
 import torch
-from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt
+from PySide6.QtCore import QSettings, QStandardPaths, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -37,6 +36,7 @@ from sandbox.models_controller import ModelController
 from sandbox.pins import PinController
 from sandbox.roles import RolesController
 from sandbox.runner import ComputeRunner
+from sandbox.settings_store import load_settings, save_settings
 from sandbox.sweeps import SweepController
 from widgets.config_panel import ConfigPanel
 from widgets.export_dialog import ExportDialog
@@ -50,7 +50,6 @@ log = logging.getLogger(__name__)
 # The configuration the window opens with (README: bench/live_latency.py measures at it).
 OPENING_CONFIG = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=1024, batch_size=1,
                                  n_layers=12, causal=True)
-SETTINGS_VERSION = 1
 
 
 def available_devices() -> list[str]:
@@ -78,7 +77,7 @@ class MainWindow(QMainWindow):
         self.last_error = ""
         self.last_timing_error = ""
         self.head_views: list[HeadView] = []
-        saved = self._load_settings()
+        saved = load_settings(self.settings)
         cfg = config or saved.get("config") or OPENING_CONFIG
         device = saved.get("device", "auto")
         if config is None and "config" not in saved:
@@ -384,35 +383,9 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Exported " + ", ".join(str(p) for p in written), 10000)
 
     # -- settings and closing -------------------------------------------------------------------
-    def _load_settings(self) -> dict[str, Any]:
-        s = self.settings
-        if s is None or s.value("version") is None:
-            return {}
-        out: dict[str, Any] = {}
-        try:
-            if int(s.value("version")) == SETTINGS_VERSION:
-                out["config"] = AttentionConfig.from_dict(json.loads(str(s.value("config"))))
-        except (ValueError, TypeError):
-            log.warning("ignoring a saved configuration that is no longer valid")
-        for key in ("device", "text", "colormap"):
-            if s.value(key) is not None:
-                out[key] = str(s.value(key))
-        geometry = s.value("geometry")
-        if isinstance(geometry, QByteArray):
-            out["geometry"] = geometry
-        return out
-
     def save_settings(self) -> None:
-        s = self.settings
-        if s is None:
-            return
-        s.setValue("version", SETTINGS_VERSION)
-        s.setValue("config", json.dumps(self.config().to_dict()))
-        s.setValue("device", self.config_panel.device_choice())
-        s.setValue("text", self.text.text())
-        s.setValue("colormap", self.mosaic.colormap.currentText())
-        s.setValue("geometry", self.saveGeometry())
-        s.sync()
+        save_settings(self.settings, self.config(), self.config_panel.device_choice(), self.text.text(),
+                      self.mosaic.colormap.currentText(), self.saveGeometry())
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         self.save_settings()

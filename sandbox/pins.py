@@ -69,6 +69,8 @@ class PinController(QObject):
         pin = Pin(name=next_pin_name([p.name for p in self.pins]), config=hm.config,
                   report=build_report(hm.config, timing), text=w.text.text(), tokens=list(hm.tokens),
                   probs=hm.probs.copy(), seed=hm.seed, device=w.config_panel.device_choice())
+        # Only the newest request's timing can still arrive: older waiting pins keep no timing.
+        self._awaiting = {rid: p for rid, p in self._awaiting.items() if rid == hm.request_id and p in self.pins}
         if timing is None:
             self._awaiting[hm.request_id] = pin
         self.pins.append(pin)
@@ -91,7 +93,8 @@ class PinController(QObject):
         self.refresh()
 
     def remove(self, index: int) -> None:
-        del self.pins[index]
+        pin = self.pins.pop(index)
+        self._awaiting = {rid: p for rid, p in self._awaiting.items() if p is not pin}
         self.refresh()
 
     def load_on_sliders(self, index: int) -> None:

@@ -43,6 +43,7 @@ class SoakReport:
     threads_left: int = 0
     action_counts: dict[str, int] = field(default_factory=dict)
     action_seconds: dict[str, float] = field(default_factory=dict)
+    rss_series_mb: list[float] = field(default_factory=list)  # at the same state, every tenth of the run
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -243,9 +244,13 @@ class Soak:
             self.report.errors.append(f"stale view at action {self.report.actions}: {self.w.config()}")
 
     def run(self, n_actions: int, checkpoint_every: int = 50, progress: Callable[[int], None] | None = None) -> SoakReport:
+        """Random actions with a checkpoint every `checkpoint_every`. Memory is read at the same state
+        (random weights, the opening configuration, caches emptied, free heap returned) every tenth
+        of the run; warm-up is the first half (native caches such as oneDNN's kernels and the
+        allocator's arenas fill up and plateau there), and rss_growth_mb is the growth after it."""
         weights = [a[0] for a in self.actions]
         start = time.perf_counter()
-        baseline = None
+        sample_every = max(checkpoint_every, (n_actions // 10) // checkpoint_every * checkpoint_every)
         old_hook = sys.excepthook
 
         def on_exception(kind, value, tb) -> None:  # exceptions raised inside Qt slots land here
@@ -260,6 +265,8 @@ class Soak:
         self.w.runner.failed.connect(self._on_failure)
         try:
             self.warm_up()
+            self.back_to_start()
+            self.report.rss_series_mb.append(round(rss_mb(), 1))
             for i in range(n_actions):
                 _, name, act = self.rng.choices(self.actions, weights=weights)[0]
                 self.report.action_counts[name] = self.report.action_counts.get(name, 0) + 1
@@ -273,20 +280,19 @@ class Soak:
                 self.report.actions += 1
                 self.app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 1)
                 if (i + 1) % checkpoint_every == 0:
-                    t0 = time.perf_counter()
                     self.checkpoint()
-                    spent = self.report.action_seconds.get("checkpoint", 0.0) + time.perf_counter() - t0
-                    self.report.action_seconds["checkpoint"] = round(spent, 2)
-                    if baseline is None and i + 1 >= max(checkpoint_every, n_actions // 10):
-                        start_config = self.w.config()
+                    if (i + 1) % sample_every == 0 and i + 1 < n_actions:
+                        config = self.w.config()
                         self.back_to_start()
-                        baseline = rss_mb()  # after warm-up: models loaded, caches filled
-                        self.w.config_panel.set_config(start_config)
+                        self.report.rss_series_mb.append(round(rss_mb(), 1))
+                        self.w.config_panel.set_config(config)
                     if progress:
                         progress(i + 1)
             self.checkpoint()
             self.back_to_start()
-            self.report.rss_growth_mb = round(rss_mb() - (baseline if baseline is not None else rss_mb()), 1)
+            self.report.rss_series_mb.append(round(rss_mb(), 1))
+            series = self.report.rss_series_mb
+            self.report.rss_growth_mb = round(series[-1] - series[len(series) // 2], 1)
         finally:
             sys.excepthook = old_hook
             qInstallMessageHandler(previous_handler)

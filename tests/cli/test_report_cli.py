@@ -7,14 +7,7 @@ import pytest
 from core.config import AttentionConfig
 from core.counts import flop_counts, kv_cache_bytes, param_counts
 from core.presets import load_presets
-from sandbox.cli import main
-
-
-def run_cli(capsys, *argv):
-    with pytest.raises(SystemExit) as exc:
-        sys.exit(main(list(argv)))
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+from tests.cli.conftest import run_cli
 
 
 def test_report_json_keys_and_values(capsys):

@@ -1,20 +1,12 @@
 import csv
 import io
 import json
-import sys
 
 import pytest
 
 from core.config import AttentionConfig
 from core.counts import flop_counts, kv_cache_bytes
-from sandbox.cli import main
-
-
-def run_cli(capsys, *argv):
-    with pytest.raises(SystemExit) as exc:
-        sys.exit(main(list(argv)))
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+from tests.cli.conftest import run_cli
 
 
 def test_sweep_json_rows_with_valid_and_invalid_values(capsys):
