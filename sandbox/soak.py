@@ -210,7 +210,10 @@ class Soak:
             picker.layer.setValue(self.rng.randint(0, picker.layer.maximum()))
 
     def back_to_start(self) -> None:
-        """The same state for both memory readings: random weights, the opening configuration."""
+        """The same state for every memory reading: random weights, the opening configuration, no pins
+        (a pin keeps its heatmaps, up to 16 MiB for 64 heads of 256 tokens: state, not a leak)."""
+        while self.w.pins.pins:
+            self.w.pins.remove(0)
         self.w.models.use_random()
         self.w.config_panel.set_config(self.start)
         self.w.text.setText(ODD_TEXTS[-2])

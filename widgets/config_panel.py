@@ -23,6 +23,7 @@ from core.config import DTYPE_BYTES, PHASES, AttentionConfig, valid_n_heads, val
 from core.models.choices import ModelShape
 from core.presets import load_presets
 from widgets.slider_spin import SliderSpin
+from widgets.style import set_style
 
 D_MODEL_CHOICES = list(range(32, 16384 + 1, 32))
 POW2 = [2**i for i in range(0, 18)]  # 1 .. 131072
@@ -79,7 +80,7 @@ class ConfigPanel(QWidget):
         self.badge.setObjectName("modeBadge")
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
-        self.warnings.setStyleSheet("color: #b45309;")
+        set_style(self.warnings, "color: #b45309;")
         self.last_notice = ""
         for name in ("dtype", "phase", "causal", "bias", "device", "preset"):
             getattr(self, name).setToolTip(TIPS[name])
@@ -173,7 +174,7 @@ class ConfigPanel(QWidget):
         cfg = self._cfg
         colours = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3"}
         self.badge.setText(f" {cfg.mode_label} ")
-        self.badge.setStyleSheet(f"background:{colours[cfg.mode]}; color:white; border-radius:4px; "
+        set_style(self.badge, f"background:{colours[cfg.mode]}; color:white; border-radius:4px; "
                                  "font-weight:bold; padding:2px 6px;")
         self.badge.setToolTip(f"{cfg.n_heads} query heads share {cfg.kv_heads} key/value heads: "
                               f"{cfg.group_size} query head(s) per KV head.")

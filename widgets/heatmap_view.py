@@ -214,8 +214,9 @@ class HeatmapMosaic(QWidget):
         """One (text, colour) or None per tile, and the legend that explains them."""
         self.badges = badges
         self.titles.set_badges(badges)
-        self.roles_legend.setText(legend)
-        self.roles_legend.setVisible(bool(legend))
+        if legend != self.roles_legend.text():  # rich-text relayout is costly mid-drag: only on change
+            self.roles_legend.setText(legend)
+            self.roles_legend.setVisible(bool(legend))
 
     def _vmax(self) -> np.ndarray:
         assert self.probs is not None
@@ -237,7 +238,8 @@ class HeatmapMosaic(QWidget):
                 for i in range(min(n_groups, 8))
             ) + (" …" if n_groups > 8 else "")
             text = (f"Frame colour = KV group: {g} query heads share each of {n_groups} K/V heads. {swatches}")
-        self.legend.setText(text)
+        if text != self.legend.text():
+            self.legend.setText(text)
 
     # -- view ------------------------------------------------------------------------------
     def _on_style_changed(self, *_: object) -> None:

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidg
 
 from core.config import AttentionConfig
 from core.counts import flop_counts, format_bytes, format_count, kv_cache_bytes, param_counts
+from widgets.style import set_style
 
 BETTER = "#059669"
 WORSE = "#dc2626"
@@ -65,7 +66,7 @@ class MetricsPanel(QWidget):
         self.shorts[key].setText(short)
         text, colour = delta or ("", "")
         self.deltas[key].setText(text)
-        self.deltas[key].setStyleSheet(f"color: {colour};" if colour else "")
+        set_style(self.deltas[key], f"color: {colour};" if colour else "")
         for w in (self.values[key], self.shorts[key], self.deltas[key], self._name_labels[key]):
             w.setToolTip(tip)
 

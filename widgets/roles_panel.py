@@ -98,6 +98,7 @@ class RolesPanel(QWidget):
         lay.addWidget(self.readout)
         self.scores: dict[str, np.ndarray] = {}
         self.patterns: np.ndarray | None = None
+        self._dirty = False
         self.role.currentIndexChanged.connect(lambda _i: self._fill())
         self.min_score.valueChanged.connect(lambda _v: self._fill_table())
         self.table.itemSelectionChanged.connect(self._on_table_selection_changed)
@@ -112,13 +113,21 @@ class RolesPanel(QWidget):
         where = "the induction probe" if probe == "induction" else "your text"
         self.explain.setText(f"Scores on {where}. Badges on the heatmap tiles need {BADGE_THRESHOLD:.2f} or more. "
                              + ROLE_TEXT[self.role.currentData()])
-        self._fill()
+        self._dirty = True
+        if self.isVisible():  # hidden: filled when shown, so a slider drag never rebuilds the table
+            self._fill()
+
+    def showEvent(self, event: object) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        if self._dirty:
+            self._fill()
 
     @property
     def shape(self) -> tuple[int, int]:
         return next(iter(self.scores.values())).shape if self.scores else (0, 0)
 
     def _fill(self) -> None:
+        self._dirty = False
         if not self.scores:
             return
         role = self.role.currentData()

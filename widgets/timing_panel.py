@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.style import set_style
+
 
 def ms(value: float) -> str:
     if value >= 100:
@@ -78,12 +80,12 @@ class TimingPanel(QWidget):
 
     def show_waiting(self) -> None:
         self.labels["state"].setText("waiting for the sliders to settle…")
-        self.labels["state"].setStyleSheet("color: #6b7280;")
+        set_style(self.labels["state"], "color: #6b7280;")
 
     def show_measuring(self, device_label: str) -> None:
         self.measure.hide()
         self.labels["state"].setText(f"measuring on {device_label}…")
-        self.labels["state"].setStyleSheet("color: #2563eb;")
+        set_style(self.labels["state"], "color: #2563eb;")
         self.busy.show()
 
     def show_error(self, message: str, skipped: bool = False) -> None:
@@ -92,7 +94,7 @@ class TimingPanel(QWidget):
         self.timing = None
         self.measure.setVisible(skipped)
         self.labels["state"].setText(message)
-        self.labels["state"].setStyleSheet("color: #b45309;" if skipped else "color: #dc2626;")
+        set_style(self.labels["state"], "color: #b45309;" if skipped else "color: #dc2626;")
         for key in ("device", "layer", "tflops", "qkv", "phases"):
             self.labels[key].setText("–")
 
@@ -102,7 +104,7 @@ class TimingPanel(QWidget):
         self.timing = t
         cpu = " — CPU run (GPU figures differ)" if t["device"] == "cpu" else ""
         self.labels["state"].setText(f"measured {config_text}{cpu}")
-        self.labels["state"].setStyleSheet("color: #b45309;" if t["device"] == "cpu" else "color: #059669;")
+        set_style(self.labels["state"], "color: #b45309;" if t["device"] == "cpu" else "color: #059669;")
         self.labels["device"].setText(f"{t['device_name']} · SDPA {t['backend']} · {t['dtype']}")
         self.labels["layer"].setText(
             f"{ms(t['median_ms'])}  (p25 {ms(t['p25_ms'])} – p75 {ms(t['p75_ms'])}, {t['reps']} reps)"
