@@ -39,7 +39,7 @@ bench: $(STAMP)
 
 # The README's screenshot: the real window, rendered offscreen at 1280x800.
 screenshot: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(VENV)/bin/attention-sandbox snapshot --preset llama-3-8b --seq-len 4096 \
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/attention-sandbox snapshot --preset llama-3-8b --seq-len 512 \
 		--text "When Mary and John went to the store, John gave a drink to Mary" --out docs
 
 clean:
