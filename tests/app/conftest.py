@@ -38,3 +38,21 @@ def make_window(qtbot, settings):
     for w in made:
         w.close()
     assert runner_threads() == [], "a runner thread outlived its window"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _tear_down_qt_before_exit(qapp):
+    """Delete every window while the QApplication still exists: left to the interpreter's exit,
+    pyqtgraph items can outlive Qt and the test process ends in a segmentation fault."""
+    yield
+    import gc
+
+    from PySide6.QtWidgets import QApplication
+
+    for widget in QApplication.topLevelWidgets():
+        widget.close()
+        widget.deleteLater()
+    qapp.processEvents()
+    qapp.sendPostedEvents(None, 0)  # DeferredDelete
+    qapp.processEvents()
+    gc.collect()
