@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import sys
 
 from PySide6.QtCore import QSettings
@@ -12,7 +13,20 @@ from PySide6.QtWidgets import QApplication
 from sandbox.logfile import setup_log_file
 
 
+def no_display_reason() -> str:
+    """On Linux without a display Qt aborts the process; say what to do instead."""
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                                                 or os.environ.get("QT_QPA_PLATFORM")):
+        return ("no display found: run the app in a desktop session (or under xvfb-run); for pictures without a "
+                "window use `attention-sandbox snapshot --out DIR`, for numbers `attention-sandbox report`.")
+    return ""
+
+
 def run_app(argv: list[str] | None = None) -> int:
+    reason = no_display_reason()
+    if reason:
+        print(f"attention-sandbox: {reason}", file=sys.stderr)
+        return 2
     from sandbox.main_window import MainWindow
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

@@ -101,7 +101,8 @@ def check_folder(path: Path, allow_pickle: bool = False) -> dict[str, Any]:
             raise ValueError(f"{path.name} has no weights (*.safetensors or pytorch_model.bin).")
         if not allow_pickle:
             raise ValueError(f"{path.name} has only pickle weights ({pickles[0].name}), which can run code when "
-                             "loaded; confirm to load them anyway, or convert them to safetensors.")
+                             "loaded; confirm to load them anyway (--allow-pickle on the command line), or convert "
+                             "them to safetensors.")
     if not any((path / f).is_file() for f in TOKENIZER_FILES):
         raise ValueError(f"{path.name} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}); the app needs "
                          "the model's own tokenizer.")

@@ -102,3 +102,16 @@ def test_bad_input_in_a_real_process_has_no_traceback():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "does not divide d_model" in proc.stderr
+
+
+def test_the_app_without_a_display_says_what_to_do(monkeypatch, capsys):
+    import sys as _sys
+
+    from sandbox.app import run_app
+
+    if not _sys.platform.startswith("linux"):
+        pytest.skip("the check is for Linux")
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(var, raising=False)
+    assert run_app() == 2
+    assert "no display found" in capsys.readouterr().err
