@@ -82,6 +82,14 @@ def test_metrics_show_the_exact_engine_values(qtbot, cfg):
     assert m.values["kv_total"].text() == f"{kv.bytes_total:,} B"
     assert m.shorts["kv_total"].text() == format_bytes(kv.bytes_total)
     assert m.values["head_dim"].text() == str(cfg.head_dim)
+    assert m.values["params_model"].text() == f"{p.total * cfg.n_layers:,}"
+    assert m.values["flops_proj"].text() == f"{f.projections:,}"
+    assert m.values["kv_token"].text() == f"{kv.bytes_per_token:,} B"
+    # Arithmetic intensity: core FLOPs over the bytes of Q, K, V and the output it must move.
+    B, T, H, K, h, b = cfg.batch_size, cfg.seq_len, cfg.n_heads, cfg.kv_heads, cfg.head_dim, cfg.dtype_bytes
+    tq = T if cfg.phase == "prefill" else 1
+    moved = B * h * b * (H * tq + K * T + K * T + H * tq)
+    assert m.values["intensity"].text() == f"{f.attention / moved:,.1f}"
     assert f"{(cfg.kv_heads / cfg.n_heads - 1):+.1%}" in m.deltas["kv_total"].text()
     assert "n_kv_heads" in m.values["k"].toolTip()
 
@@ -96,3 +104,10 @@ def test_heatmap_hover_text_reads_the_probability(qtbot):
     text = w.describe(4, 2, 3)
     assert f"{probs[4, 2, 3]:.4f}" in text and "'c'" in text and "'d'" in text and "KV group 1" in text
     assert "2 K/V heads" in w.legend.text()
+
+
+def test_prefill_intensity_is_half_the_sequence_length_as_the_reference_says(qtbot):
+    m = MetricsPanel()
+    qtbot.addWidget(m)
+    m.show_config(AttentionConfig(d_model=4096, n_heads=32, seq_len=2048, dtype="float16"))
+    assert m.values["intensity"].text() == "1,024.0"  # T/2 FLOP per byte for MHA in fp16
