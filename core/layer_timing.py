@@ -168,5 +168,3 @@ def run_timing(
         decode=decode,
     )
 
-
-__all__ = ["TimingResult", "run_timing", "allocate", "SDPBackend"]

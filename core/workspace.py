@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from core.atomic import ExportError, write_text_atomic
+from core.atomic import write_text_atomic
 from core.config import AttentionConfig
 from core.report import build_report
 
@@ -123,5 +123,3 @@ def load_workspace(path: Path) -> list[Pin]:
             raise ValueError(f"{path.name} is damaged: pin {i + 1} cannot be read ({exc}).") from exc
     return pins
 
-
-__all__ = ["Pin", "load_workspace", "save_workspace", "next_pin_name", "ExportError", "migrate", "SCHEMA"]

@@ -276,7 +276,8 @@ class MainWindow(QMainWindow):
         if cfg.phase == "decode":
             parts.append("decode: the last row is the new token's attention")
         self.info.setText(" · ".join(parts) + ".")
-        self.statusBar().clearMessage() if self.last_error else None
+        if self.last_error:
+            self.statusBar().clearMessage()
         self.last_error = ""
 
     def _on_runner_timing_started(self, request_id: int) -> None:

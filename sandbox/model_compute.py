@@ -46,10 +46,9 @@ def compute_model_view(m: LoadedModel, key: str, text: str, layer: int, n_heads:
     if probe == "induction":
         ids, repeat = induction_probe_ids(m.tokenizer.vocab_size, seed=seed, bos=m.tokenizer.bos_token_id)
     result = inspect(m, text, layer, change_for(shape, n_heads, n_kv_heads, all_layers), ids=ids)
-    token_ids = ids if ids is not None else m.tokenizer(text)["input_ids"]
-    roles = all_layer_scores(result.before.attentions, token_ids, repeat)
+    roles = all_layer_scores(result.before.attentions, result.ids, repeat)
     shown = result.after.attentions[layer] if result.after is not None else result.before.attentions[layer]
-    shown_roles = head_scores(shown, token_ids, repeat)
+    shown_roles = head_scores(shown, result.ids, repeat)
     n = min(len(result.tokens), MAX_DISPLAY_TOKENS)
 
     def cut(a: np.ndarray) -> np.ndarray:

@@ -62,6 +62,7 @@ class InspectResult:
     model: str
     kind: str
     tokens: list[str]
+    ids: list[int]  # the token ids the model read
     layer: int
     native_n_heads: int
     native_n_kv_heads: int
@@ -243,7 +244,7 @@ def inspect(m: LoadedModel, text: str, layer: int = 0, change: HeadChange = Head
     kv_target = change.n_kv_heads or m.n_kv_heads
     heads = change.n_heads or m.n_heads
     kv_new = kv_after(m.n_heads, kv_target, heads)
-    res = InspectResult(m.name, m.kind, token_labels(m, ids), layer, m.n_heads, m.n_kv_heads, heads, kv_new,
+    res = InspectResult(m.name, m.kind, token_labels(m, ids), ids, layer, m.n_heads, m.n_kv_heads, heads, kv_new,
                         change.all_layers, before, None, loss_before=before.loss)
     T = len(ids)
     res.kv_cache_bytes_before = kv_bytes(m, T, [m.n_kv_heads] * m.n_layers)
