@@ -8,12 +8,25 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from core.arch.layer import LayerSpec
+from core.arch.model import Architecture
+
 # Bytes per element of each dtype the app can run and count.
 DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 PHASES = ("prefill", "decode")
 # Head widths outside this range, or not a multiple of 8, earn a warning (the seeds' rule of thumb).
 MIN_GOOD_HEAD_DIM = 32
 MAX_GOOD_HEAD_DIM = 256
+# The largest value each size may take (README: "Limits"). Checked before anything else, so a huge
+# number is refused at once instead of hanging a divisor search or overflowing a float.
+MAXIMA: dict[str, int] = {
+    "d_model": 2**20,  # 1,048,576: 80x GPT-3's width
+    "n_heads": 2**16,
+    "n_kv_heads": 2**16,
+    "seq_len": 2**32,  # counts only; timing and heatmaps refuse far earlier, with the bytes they need
+    "batch_size": 2**20,
+    "n_layers": 4096,
+}
 
 
 @dataclass(frozen=True)
@@ -39,7 +52,10 @@ class AttentionConfig:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ValueError(f"{name} must be a whole number, not {value!r}.")
             if value < 1:
-                raise ValueError(f"{name} must be at least 1, not {value}; choose a positive {name}.")
+                raise ValueError(f"{name} must be at least 1, not {short_int(value)}; choose a positive {name}.")
+            if value > MAXIMA[name]:
+                raise ValueError(f"{name} must be at most {MAXIMA[name]:,}, not {short_int(value)}; "
+                                 f"choose a smaller {name}.")
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"n_heads={self.n_heads} does not divide d_model={self.d_model}; "
@@ -63,6 +79,14 @@ class AttentionConfig:
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
+
+    def layer_spec(self) -> LayerSpec:
+        """The one layer this configuration describes."""
+        return LayerSpec(self.n_heads, self.kv_heads, self.head_dim, self.bias)
+
+    def architecture(self, kind: str = "causal") -> Architecture:
+        """n_layers copies of layer_spec(): the uniform model (real models may differ per layer)."""
+        return Architecture.uniform(self.d_model, self.layer_spec(), self.n_layers, kind)
 
     @property
     def group_size(self) -> int:
@@ -134,10 +158,15 @@ class AttentionConfig:
         return notes
 
 
+MAX_DIVISOR_SEARCH = 2**40  # trial division up to sqrt(n): about a million steps at this bound
+
+
 def divisors(n: int) -> list[int]:
-    """All positive divisors of n, ascending."""
+    """All positive divisors of n, ascending (n at most MAX_DIVISOR_SEARCH: the search is sqrt(n) steps)."""
     if n < 1:
         return []
+    if n > MAX_DIVISOR_SEARCH:
+        raise ValueError(f"{short_int(n)} is too large to list its divisors; choose a number below 2^40.")
     small = [i for i in range(1, int(n**0.5) + 1) if n % i == 0]
     return sorted(set(small + [n // i for i in small]))
 
@@ -157,6 +186,12 @@ def nearest(value: int, allowed: list[int]) -> int:
     if not allowed:
         raise ValueError("there is no valid value to choose from.")
     return min(allowed, key=lambda a: (abs(a - value), -a))
+
+
+def short_int(n: int) -> str:
+    """A whole number as the user typed it, or its size when it has too many digits to read."""
+    text = str(n)
+    return text if len(text) <= 24 else f"a {len(text.lstrip('-'))}-digit number"
 
 
 def short_list(values: list[int], limit: int = 12) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from core.arch.layer import LayerSpec
+from core.arch.model import Architecture
 from core.config import AttentionConfig
 
 
@@ -47,15 +49,20 @@ class KVCacheBytes:
         return asdict(self)
 
 
-def param_counts(cfg: AttentionConfig) -> ParamCounts:
-    d, H, K, h = cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.head_dim
-    q = d * H * h + (H * h if cfg.bias else 0)
-    k = d * K * h + (K * h if cfg.bias else 0)
+def layer_param_counts(d: int, spec: LayerSpec) -> ParamCounts:
+    """Parameters of one layer of width d: W_q d x H*h, W_k and W_v d x K*h, W_o H*h x d (+ biases)."""
+    H, K, h, bias = spec.n_heads, spec.n_kv_heads, spec.head_dim, spec.bias
+    q = d * H * h + (H * h if bias else 0)
+    k = d * K * h + (K * h if bias else 0)
     v = k
-    o = H * h * d + (d if cfg.bias else 0)
+    o = H * h * d + (d if bias else 0)
     total = q + k + v + o
-    total_mha = total if K == H else param_counts(cfg.mha()).total
+    total_mha = total if K == H else total + 2 * (d * (H - K) * h + ((H - K) * h if bias else 0))
     return ParamCounts(q=q, k=k, v=v, o=o, total=total, total_mha=total_mha)
+
+
+def param_counts(cfg: AttentionConfig) -> ParamCounts:
+    return layer_param_counts(cfg.d_model, cfg.layer_spec())
 
 
 def query_tokens(cfg: AttentionConfig) -> int:
@@ -64,13 +71,18 @@ def query_tokens(cfg: AttentionConfig) -> int:
 
 
 def flop_counts(cfg: AttentionConfig) -> FlopCounts:
-    """Forward FLOPs of the layer for the whole batch (a m x k by k x n matmul is 2*m*k*n).
+    """Forward FLOPs of the configured layer for the whole batch (see layer_flop_counts)."""
+    return layer_flop_counts(cfg.d_model, cfg.layer_spec(), cfg)
+
+
+def layer_flop_counts(d: int, spec: LayerSpec, cfg: AttentionConfig) -> FlopCounts:
+    """Forward FLOPs of one layer of width d under cfg's workload (a m x k by k x n matmul is 2*m*k*n).
 
     Prefill core is 4*B*H*T^2*h, halved under a causal mask (FlashAttention's convention).
     Decode is one new query per sequence against T cached keys: core 4*B*H*T*h.
     Bias additions are not counted (they are O(B*T*d), like softmax).
     """
-    d, H, K, h = cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.head_dim
+    H, K, h = spec.n_heads, spec.n_kv_heads, spec.head_dim
     B, T = cfg.batch_size, cfg.seq_len
     Tq = query_tokens(cfg)
     projections = 2 * B * Tq * d * (H * h + 2 * K * h) + 2 * B * Tq * H * h * d
@@ -81,6 +93,31 @@ def flop_counts(cfg: AttentionConfig) -> FlopCounts:
     else:
         attention = 4 * B * H * T * h
     return FlopCounts(projections=projections, attention=attention, total=projections + attention)
+
+
+def layer_kv_bytes_per_token(spec: LayerSpec, dtype_bytes: int) -> int:
+    """K and V of one layer for one token: 2 x n_kv_heads x head_dim x bytes."""
+    return 2 * spec.kv_width * dtype_bytes
+
+
+@dataclass(frozen=True)
+class ModelCounts:
+    """Whole-model attention figures of an Architecture: sums over its layers."""
+
+    params: int  # attention parameters of every layer (no MLP, no embeddings)
+    kv_bytes_per_token: int  # every layer's K and V for one token (0 for an encoder)
+    kv_bytes_total: int  # times batch x seq_len
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def model_counts(arch: Architecture, cfg: AttentionConfig) -> ModelCounts:
+    """arch's totals under cfg's workload (seq_len, batch, dtype). An encoder keeps no KV cache."""
+    params = sum(layer_param_counts(arch.d_model, s).total * n for s, n in arch.groups())
+    per_token = 0 if arch.kind == "encoder" else sum(
+        layer_kv_bytes_per_token(s, cfg.dtype_bytes) * n for s, n in arch.groups())
+    return ModelCounts(params, per_token, per_token * cfg.seq_len * cfg.batch_size)
 
 
 def kv_cache_bytes(cfg: AttentionConfig) -> KVCacheBytes:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.arch.layer import LayerSpec
+from core.arch.model import Architecture
 from core.config import divisors
 
 
@@ -50,3 +52,17 @@ class ModelShape:
     def why_not_more_kv(self) -> str:
         return (f"{self.name} was trained with {self.n_kv_heads} KV heads: fewer can be made by mean-pooling "
                 "(as the GQA paper converts checkpoints), more cannot without training.")
+
+    def architecture(self) -> Architecture:
+        """The model as trained: every layer alike."""
+        spec = LayerSpec(self.n_heads, self.n_kv_heads, self.head_dim, self.bias)
+        return Architecture.uniform(self.d_model, spec, self.n_layers, self.kind)
+
+    def changed(self, heads: int, kv_heads: int, layer: int, all_layers: bool) -> Architecture:
+        """The model with `layer` (or every layer) re-split to `heads` heads and `kv_heads` KV heads."""
+        native = self.architecture()
+        if (heads, kv_heads) == (self.n_heads, self.n_kv_heads):
+            return native
+        self.pool_for(heads, kv_heads)  # raises when the pair is not reachable
+        spec = LayerSpec(heads, kv_heads, self.width // heads, self.bias)
+        return native.with_layers(range(self.n_layers) if all_layers else [layer], spec)

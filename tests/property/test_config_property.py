@@ -14,11 +14,16 @@ from core.counts import flop_counts, kv_cache_bytes, param_counts
 from sandbox.cli import main
 
 BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+# The README's documented maxima, written again here (not imported from core.config).
+LIMITS = {"d_model": 2**20, "n_heads": 2**16, "n_kv_heads": 2**16, "seq_len": 2**32, "batch_size": 2**20,
+          "n_layers": 4096}
 sizes = st.one_of(
     st.integers(min_value=-3, max_value=64),
     st.sampled_from([128, 256, 384, 576, 768, 1024, 4096, 12288]),
     st.integers(min_value=65, max_value=10**6),
     st.integers(min_value=10**9, max_value=10**15),
+    st.integers(min_value=2**40, max_value=10**400),  # where a divisor search or a float would hang or overflow
+    st.integers(),  # any whole number, negative ones included
 )
 odd = st.one_of(st.floats(allow_nan=True), st.text(max_size=4), st.booleans(), st.none())
 random_fields = st.fixed_dictionaries({
@@ -68,7 +73,7 @@ def reference(f):
 
 def valid(f) -> bool:
     ints = ["d_model", "n_heads", "seq_len", "batch_size", "n_layers"] + ([] if f["n_kv_heads"] is None else ["n_kv_heads"])
-    if any(type(f[k]) is not int or f[k] < 1 for k in ints):
+    if any(type(f[k]) is not int or not 1 <= f[k] <= LIMITS[k] for k in ints):
         return False
     K = f["n_heads"] if f["n_kv_heads"] is None else f["n_kv_heads"]
     return (f["d_model"] % f["n_heads"] == 0 and f["n_heads"] % K == 0 and f["dtype"] in BYTES
