@@ -39,10 +39,10 @@ from sandbox.runner import ComputeRunner
 from sandbox.settings_store import load_settings, save_settings
 from sandbox.sweeps import SweepController
 from widgets.config_panel import ConfigPanel
-from widgets.export_dialog import ExportDialog
+from widgets.export_dialog import ExportDialog, default_export_folder
 from widgets.head_view import HeadView
 from widgets.heatmap_view import HeatmapMosaic
-from widgets.metrics_panel import MetricsPanel
+from widgets.metrics_panel import CostContext, MetricsPanel
 from widgets.timing_panel import TimingPanel
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ class MainWindow(QMainWindow):
         lv.addWidget(self.config_panel)
         lv.addWidget(self.metrics)
         lv.addStretch(1)
-        scroll = QScrollArea()
+        scroll = self.left_scroll = QScrollArea()
         scroll.setWidget(left)
         scroll.setWidgetResizable(True)
         scroll.setMinimumWidth(440)
@@ -244,8 +244,21 @@ class MainWindow(QMainWindow):
         return self.runner.submit(req)
 
     # -- slots -------------------------------------------------------------------------------
+    def cost_context(self) -> CostContext:
+        """The architecture the costs count: the design's uniform layers, or a real model with its
+        change applied only where it is applied, compared with the model as trained."""
+        cfg, shape = self.config(), self.models.shape
+        if shape is None:
+            return CostContext.design(cfg)
+        layer = self.models.layer
+        arch = shape.changed(cfg.n_heads, cfg.kv_heads, layer, self.models.all_layers)
+        return CostContext(arch, shape.architecture(), layer, "trained")
+
+    def refresh_costs(self) -> None:
+        self.metrics.show_config(self.config(), self.cost_context())  # exact counts on every tick
+
     def _on_config_changed(self, cfg: AttentionConfig) -> None:
-        self.metrics.show_config(cfg)  # exact counts on every tick
+        self.refresh_costs()
         self.request()
 
     def _on_runner_heatmaps_ready(self, result: HeatmapResult) -> None:
@@ -289,6 +302,9 @@ class MainWindow(QMainWindow):
         if not self.runner.is_current(outcome.request_id):
             return
         self.last_timing = outcome
+        self.last_timing_error = ""
+        if self.statusBar().currentMessage().startswith("timing: "):
+            self.statusBar().clearMessage()  # the timing it spoke of has been measured now
         c = outcome.config
         self.timing.show_timing(outcome.result.to_report(),
                                 f"{c.mode_label}, T={c.seq_len:,}, B={c.batch_size}, {c.phase}")
@@ -371,17 +387,32 @@ class MainWindow(QMainWindow):
         if self.last_heatmaps is None:
             self.statusBar().showMessage("There are no heatmaps to export yet.", 5000)
             return
-        folder = Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.PicturesLocation) or Path.home())
-        dialog = ExportDialog(len(self.last_heatmaps.probs), folder, head, self)
+        dialog = self.make_export_dialog(head)
         if dialog.exec() != ExportDialog.DialogCode.Accepted:
             return
+        self.export_chosen(dialog)
+
+    def make_export_dialog(self, head: int | None = None) -> ExportDialog:
+        where = QStandardPaths.writableLocation
+        last = self.settings.value("export/folder") if self.settings is not None else None
+        folder = default_export_folder(str(last) if last else None,
+                                       where(QStandardPaths.StandardLocation.PicturesLocation),
+                                       where(QStandardPaths.StandardLocation.DocumentsLocation))
+        n_heads = len(self.last_heatmaps.probs) if self.last_heatmaps is not None else 0
+        return ExportDialog(n_heads, folder, head, self)
+
+    def export_chosen(self, dialog: ExportDialog) -> list[Path]:
+        """Write what the accepted dialog asks for; a failure is an alert, never an exception."""
         c = dialog.choice()
         try:
             written = self.export_to(ExportJob(c.path, c.fmt, c.scale, c.head))
         except ExportError as exc:
             self.alert("Export failed", str(exc))
-            return
+            return []
+        if self.settings is not None:
+            self.settings.setValue("export/folder", str(c.path.parent))  # the next export starts there
         self.statusBar().showMessage("Exported " + ", ".join(str(p) for p in written), 10000)
+        return written
 
     # -- settings and closing -------------------------------------------------------------------
     def save_settings(self) -> None:

@@ -36,11 +36,15 @@ class ModelController(QObject):
         self.shape: ModelShape | None = None
         self._open_after: tuple[int, int] | None = None  # (layer, head) to open once it is shown
         self.picker.model_requested.connect(self._on_picker_model_requested)
-        self.picker.view_changed.connect(lambda: window.request())
+        self.picker.view_changed.connect(self._on_picker_view_changed)
         self.overview.head_clicked.connect(self._on_overview_head_clicked)
         window.runner.model_progress.connect(self.picker.set_loading)
         window.runner.model_loaded.connect(self._on_runner_model_loaded)
         window.runner.failed.connect(self._on_runner_failed)
+
+    def _on_picker_view_changed(self) -> None:
+        self.window.refresh_costs()  # the change now applies to another layer, or to every layer
+        self.window.request()
 
     # -- what the requests carry -----------------------------------------------------------------
     @property

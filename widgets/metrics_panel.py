@@ -1,51 +1,96 @@
-"""The numbers: parameters, FLOPs, KV cache, each beside its MHA baseline, with formula tooltips.
+"""The numbers: parameters, FLOPs, KV cache, each beside a baseline, with formula tooltips.
 
-Pure integer math on the GUI thread: it runs on every slider tick.
+Per-layer rows describe the layer on screen; whole-model rows sum every layer of the architecture,
+so a real model changed in one layer is counted as it is (that layer changed, the others as
+trained). The baseline is the MHA layer of the same width in design mode and the model as trained
+for a real model. Pure integer math on the GUI thread: it runs on every slider tick.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
+from core.arch.model import Architecture
 from core.config import AttentionConfig
-from core.counts import flop_counts, format_bytes, format_count, kv_cache_bytes, param_counts
+from core.counts import (
+    format_bytes,
+    format_count,
+    layer_flop_counts,
+    layer_param_counts,
+    model_counts,
+)
 from widgets.style import set_style
 
 BETTER = "#059669"
 WORSE = "#dc2626"
+GREY = "#6b7280"
 
 
-def delta_text(value: float, baseline: float) -> tuple[str, str]:
+def delta_text(value: float, baseline: float, name: str = "MHA") -> tuple[str, str]:
     """('-75.0% vs MHA', colour), or ('= MHA', grey)."""
     if baseline == value:
-        return "= MHA", "#6b7280"
+        return f"= {name}", GREY
     change = value / baseline - 1 if baseline else 0.0
-    return f"{change:+.1%} vs MHA", BETTER if change < 0 else WORSE
+    return f"{change:+.1%} vs {name}", BETTER if change < 0 else WORSE
+
+
+def scope_text(changed: list[int], n_layers: int) -> str:
+    """'layer 18 only', 'every layer', 'layers 3, 7' or '' (nothing changed)."""
+    if not changed:
+        return ""
+    if len(changed) == n_layers:
+        return "every layer"
+    if len(changed) == 1:
+        return f"layer {changed[0]} only"
+    return "layers " + ", ".join(map(str, changed[:6])) + (" …" if len(changed) > 6 else "")
+
+
+@dataclass(frozen=True)
+class CostContext:
+    """What the costs describe: the model's layers, what they are compared with, the layer on screen."""
+
+    arch: Architecture
+    baseline: Architecture
+    layer: int = 0  # the layer the per-layer rows show
+    baseline_name: str = "MHA"  # "MHA" (design mode) or "trained" (a real model)
+
+    @classmethod
+    def design(cls, cfg: AttentionConfig) -> CostContext:
+        return cls(cfg.architecture(), cfg.mha().architecture())
 
 
 class MetricsPanel(QWidget):
-    """One row per metric: name, exact value, short value, delta against MHA."""
+    """One row per metric: name, exact value, short value, delta against the baseline."""
 
+    # Memory first: at 1280x800 the KV rows must be in view without scrolling.
     ROWS = [
-        ("head_dim", "head_dim"), ("mode", "mode"),
+        ("head_dim", "head_dim"),
+        ("kv_token", "KV cache / token"), ("kv_total", "KV cache, B x T x L"),
+        ("params", "Params / layer"), ("params_model", "Attention params, all layers"),
         ("q", "W_q params"), ("k", "W_k params"), ("v", "W_v params"), ("o", "W_o params"),
-        ("params", "Params / layer"), ("params_model", "Params, all layers"),
         ("flops_proj", "FLOPs projections"), ("flops_core", "FLOPs attention core"), ("flops", "FLOPs / layer"),
-        ("kv_token", "KV cache / token"), ("kv_total", "KV cache, B x T x L"), ("intensity", "Core FLOP/byte"),
+        ("intensity", "Core FLOP/byte"),
     ]
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        box = QGroupBox("Costs (per layer unless stated)")
-        grid = QGridLayout(box)
+        self.box = QGroupBox("Costs (per layer unless stated)")
+        grid = QGridLayout(self.box)
         grid.setHorizontalSpacing(10)
         grid.setVerticalSpacing(2)
+        self.scope = QLabel("")
+        self.scope.setWordWrap(True)
+        set_style(self.scope, "color: #b45309;")
+        self.scope.hide()
+        grid.addWidget(self.scope, 0, 0, 1, 4)
         self.values: dict[str, QLabel] = {}
         self.shorts: dict[str, QLabel] = {}
         self.deltas: dict[str, QLabel] = {}
         self._name_labels: dict[str, QLabel] = {}
-        for row, (key, title) in enumerate(self.ROWS):
+        for row, (key, title) in enumerate(self.ROWS, start=1):
             name = QLabel(title)
             value, short, delta = QLabel(), QLabel(), QLabel()
             value.setStyleSheet("font-family: monospace;")
@@ -59,7 +104,7 @@ class MetricsPanel(QWidget):
             self._name_labels[key] = name
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(box)
+        lay.addWidget(self.box)
 
     def _set(self, key: str, value: str, short: str, tip: str, delta: tuple[str, str] | None = None) -> None:
         self.values[key].setText(value)
@@ -70,43 +115,60 @@ class MetricsPanel(QWidget):
         for w in (self.values[key], self.shorts[key], self.deltas[key], self._name_labels[key]):
             w.setToolTip(tip)
 
-    def show_config(self, cfg: AttentionConfig) -> None:
-        d, H, K, h = cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.head_dim
-        B, T, L, b = cfg.batch_size, cfg.seq_len, cfg.n_layers, cfg.dtype_bytes
-        p, pm = param_counts(cfg), param_counts(cfg.mha())
-        f, fm = flop_counts(cfg), flop_counts(cfg.mha())
-        kv = kv_cache_bytes(cfg)
-        bias = " + bias" if cfg.bias else ""
-        self._set("head_dim", str(h), "", f"head_dim = d_model / n_heads = {d} / {H}")
-        self._set("mode", cfg.mode_label, "", f"{H} query heads, {K} KV heads, group size {cfg.group_size}")
-        self._set("q", f"{p.q:,}", format_count(p.q), f"W_q = d_model x n_heads x head_dim{bias} = {d} x {H} x {h}")
+    def show_config(self, cfg: AttentionConfig, ctx: CostContext | None = None) -> None:
+        ctx = ctx or CostContext.design(cfg)
+        arch, base = ctx.arch, ctx.baseline
+        spec, base_spec = arch.layers[ctx.layer], base.layers[ctx.layer]
+        d, H, K, h = arch.d_model, spec.n_heads, spec.n_kv_heads, spec.head_dim
+        B, T, L, b = cfg.batch_size, cfg.seq_len, arch.n_layers, cfg.dtype_bytes
+        name = ctx.baseline_name
+        p, pm = layer_param_counts(d, spec), layer_param_counts(d, base_spec)
+        f, fm = layer_flop_counts(d, spec, cfg), layer_flop_counts(d, base_spec, cfg)
+        mc, mb = model_counts(arch, cfg), model_counts(base, cfg)
+        scope = scope_text(arch.changed_layers(base), L) if name == "trained" else ""
+        self.scope.setText(f"Changed: {scope}. Whole-model rows count that change and every other layer as "
+                           "trained." if scope else "")
+        self.scope.setVisible(bool(scope))
+        where = f" ({scope})" if scope else ""
+        bias = " + bias" if spec.bias else ""
+        vs = lambda value, base_value: delta_text(value, base_value, name)  # noqa: E731
+        self._set("head_dim", str(h), "", f"head_dim = width / n_heads = {H * h} / {H}")
+        self._set("q", f"{p.q:,}", format_count(p.q), f"W_q = d_model x n_heads x head_dim{bias} = {d} x {H} x {h}",
+                  vs(p.q, pm.q))
         self._set("k", f"{p.k:,}", format_count(p.k), f"W_k = d_model x n_kv_heads x head_dim{bias} = {d} x {K} x {h}",
-                  delta_text(p.k, pm.k))
+                  vs(p.k, pm.k))
         self._set("v", f"{p.v:,}", format_count(p.v), f"W_v = d_model x n_kv_heads x head_dim{bias} = {d} x {K} x {h}",
-                  delta_text(p.v, pm.v))
-        self._set("o", f"{p.o:,}", format_count(p.o), f"W_o = n_heads x head_dim x d_model{bias} = {H} x {h} x {d}")
+                  vs(p.v, pm.v))
+        self._set("o", f"{p.o:,}", format_count(p.o), f"W_o = n_heads x head_dim x d_model{bias} = {H} x {h} x {d}",
+                  vs(p.o, pm.o))
         self._set("params", f"{p.total:,}", format_count(p.total),
                   f"2 x d_model x head_dim x (n_heads + n_kv_heads){bias}; MHA: 4 x d_model^2 = {4 * d * d:,}",
-                  delta_text(p.total, p.total_mha))
-        self._set("params_model", f"{p.total * L:,}", format_count(p.total * L),
-                  f"attention parameters of all {L} layers (no MLP, no embeddings)",
-                  delta_text(p.total * L, p.total_mha * L))
+                  vs(p.total, pm.total))
+        self._set("params_model", f"{mc.params:,}", format_count(mc.params),
+                  f"attention parameters (W_q, W_k, W_v, W_o) of all {L} layers{where}: no MLP, no embeddings",
+                  vs(mc.params, mb.params))
         tq = "T" if cfg.phase == "prefill" else "1"
         self._set("flops_proj", f"{f.projections:,}", format_count(f.projections),
                   f"2 x B x {tq} x d x (H*h + 2*K*h) + 2 x B x {tq} x H*h x d  (B={B}, T={T})",
-                  delta_text(f.projections, fm.projections))
+                  vs(f.projections, fm.projections))
         core_tip = ("4 x B x H x T^2 x h" + (" / 2 (causal)" if cfg.causal else "")
                     if cfg.phase == "prefill" else "4 x B x H x T x h (one query against T cached keys)")
         self._set("flops_core", f"{f.attention:,}", format_count(f.attention),
-                  core_tip + ": depends on n_heads, not on n_kv_heads", delta_text(f.attention, fm.attention))
+                  core_tip + ": depends on n_heads, not on n_kv_heads", vs(f.attention, fm.attention))
         self._set("flops", f"{f.total:,}", format_count(f.total), "projections + attention core, one forward",
-                  delta_text(f.total, fm.total))
-        self._set("kv_token", f"{kv.bytes_per_token:,} B", format_bytes(kv.bytes_per_token),
-                  f"2 (K and V) x n_layers x n_kv_heads x head_dim x bytes = 2 x {L} x {K} x {h} x {b}",
-                  delta_text(kv.bytes_per_token, kv.bytes_per_token * H / K))
-        self._set("kv_total", f"{kv.bytes_total:,} B", format_bytes(kv.bytes_total),
-                  f"KV cache per token x batch x seq_len = {kv.bytes_per_token:,} x {B} x {T}",
-                  delta_text(kv.bytes_total, kv.bytes_total_mha))
+                  vs(f.total, fm.total))
+        if arch.kind == "encoder":
+            why = "an encoder reads its whole input at once and keeps no KV cache"
+            self._set("kv_token", "none", "", why)
+            self._set("kv_total", "none", "", why)
+        else:
+            per_layer = " + ".join(f"{n} x 2 x {s.n_kv_heads} x {s.head_dim} x {b}" for s, n in arch.groups())
+            self._set("kv_token", f"{mc.kv_bytes_per_token:,} B", format_bytes(mc.kv_bytes_per_token),
+                      f"2 (K and V) x n_kv_heads x head_dim x bytes, summed over the {L} layers{where}: {per_layer}",
+                      vs(mc.kv_bytes_per_token, mb.kv_bytes_per_token))
+            self._set("kv_total", f"{mc.kv_bytes_total:,} B", format_bytes(mc.kv_bytes_total),
+                      f"KV cache per token x batch x seq_len = {mc.kv_bytes_per_token:,} x {B} x {T}",
+                      vs(mc.kv_bytes_total, mb.kv_bytes_total))
         # Arithmetic intensity of the core: FLOPs over the bytes of Q, K, V and O it must move.
         tq_n = T if cfg.phase == "prefill" else 1
         moved = B * h * b * (2 * H * tq_n + 2 * K * T)

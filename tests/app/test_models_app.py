@@ -81,3 +81,34 @@ def test_without_the_extra_the_real_models_are_disabled_with_a_reason(make_windo
     disabled = [i.text() for i in items if not i.isEnabled()]
     assert len(disabled) == 2 and all("unavailable" in t for t in disabled)
     assert "[models] extra" in w.models.picker.unavailable.text()
+
+
+def test_costs_count_a_one_layer_change_as_the_fidelity_panel_does(make_window):
+    w = make_window(text=TEXT)
+    w.models.load("smollm2-135m")
+    w.models.picker.layer.setValue(18)
+    w.config_panel.n_kv_heads.slider.setValue(0)  # layer 18 only: 3 -> 1 KV head
+    cfg, m = w.config(), w.metrics
+    b, T = cfg.dtype_bytes, cfg.seq_len
+    # SmolLM2's own config: 30 layers, 3 KV heads of width 64; only layer 18 now has 1.
+    per_token = 29 * 2 * 3 * 64 * b + 1 * 2 * 1 * 64 * b
+    trained = 30 * 2 * 3 * 64 * b
+    assert m.values["kv_token"].text() == f"{per_token:,} B"
+    assert m.values["kv_total"].text() == f"{per_token * T:,} B"
+    assert m.deltas["kv_token"].text() == f"{per_token / trained - 1:+.1%} vs trained"  # -2.2%, not -66.7%
+    assert "layer 18 only" in m.scope.text() and m.scope.isVisible()
+    f = w.last_heatmaps.model.fidelity
+    saved = 1 - f["kv_cache_bytes_after"] / f["kv_cache_bytes_before"]
+    assert f"saves {saved:.1%}" in w.models.fidelity.values["kv"].text()
+    assert f"{saved:.1%}" == f"{1 - per_token / trained:.1%}"  # the two panels agree
+    w.models.picker.all_layers.setChecked(True)  # the same change in every layer
+    assert m.values["kv_token"].text() == f"{30 * 2 * 1 * 64 * b:,} B" and "every layer" in m.scope.text()
+    # The converted checkpoint keeps one pooled W_k and W_v head per layer: 2 d h (H + K) with K = 1.
+    assert m.values["params_model"].text() == f"{30 * (2 * 576 * 64 * (9 + 1)):,}"
+
+
+def test_an_encoder_has_no_kv_cache_and_says_so(make_window):
+    w = make_window(text=TEXT)
+    w.models.load("minilm-l6")
+    m = w.metrics
+    assert m.values["kv_token"].text() == "none" and "keeps no KV cache" in m.values["kv_token"].toolTip()
