@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
 
 class DiffDialog(QDialog):
-    def __init__(self, diff, tokens: list[str], group_size: int, title: str, note: str,
+    def __init__(self, diff, tokens: list[str], group_size: int, names: tuple[str, str], note: str,
                  parent: QWidget | None = None) -> None:
+        """diff (H, T, T) is names[0]'s attention minus names[1]'s."""
+        title = f"{names[0]} − {names[1]}"
         super().__init__(parent)
         self.setWindowTitle(title)
         self.mosaic = HeatmapMosaic()
@@ -34,7 +36,7 @@ class DiffDialog(QDialog):
         lay.addWidget(self.note)
         lay.addWidget(self.mosaic, 1)
         self.resize(960, 680)
-        self.mosaic.set_diff(diff, tokens, group_size)
+        self.mosaic.set_diff(diff, tokens, group_size, *names)
 
 
 class PinController(QObject):
@@ -113,7 +115,7 @@ class PinController(QObject):
             self.window.alert("Cannot compare these heatmaps", str(exc))
             return None
         group = pa.config.group_size if len(diff) == pa.config.n_heads else 1
-        dialog = DiffDialog(diff, pa.tokens, group, f"{pa.name} − {pb.name}", note, self.window)
+        dialog = DiffDialog(diff, pa.tokens, group, (pa.name, pb.name), note, self.window)
         self.diff_dialogs.append(dialog)
         dialog.finished.connect(lambda *_: self.diff_dialogs.remove(dialog) if dialog in self.diff_dialogs else None)
         dialog.show()

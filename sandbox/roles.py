@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QComboBox, QFileDialog
+from PySide6.QtWidgets import QFileDialog
 
 from core.atomic import ExportError, write_text_atomic
 from core.head_roles import ROLES
 from sandbox.compute import HeatmapResult
 from widgets.role_badges import badges_for, legend_html
 from widgets.roles_panel import RolesPanel
+from widgets.wheel import FocusCombo
 
 if TYPE_CHECKING:
     from sandbox.main_window import MainWindow
@@ -25,7 +26,7 @@ class RolesController(QObject):
         super().__init__(window)
         self.window = window
         self.panel = RolesPanel()
-        self.probe_combo = QComboBox()
+        self.probe_combo = FocusCombo()
         self.probe_combo.addItem("your text", "text")
         self.probe_combo.addItem("induction probe", "induction")
         self.probe_combo.setToolTip("What the heads read: your text, or the standard induction probe (a seeded random "

@@ -10,7 +10,6 @@ from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
-    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.compare import as_markdown, as_text, comparison
+from widgets.wheel import FocusCombo
 
 BETTER = QColor("#059669")
 WORSE = QColor("#dc2626")
@@ -39,7 +39,7 @@ class CompareTable(QWidget):
         super().__init__(parent)
         self.names: list[str] = []
         self.reports: list[dict[str, Any]] = []
-        self.baseline = QComboBox()
+        self.baseline = FocusCombo()
         self.baseline.setToolTip("Every other pin is compared with this one.")
         self.table = QTableWidget()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -24,6 +23,7 @@ from core.models.choices import ModelShape
 from core.presets import load_presets
 from widgets.slider_spin import SliderSpin
 from widgets.style import set_style
+from widgets.wheel import FocusCombo
 
 D_MODEL_CHOICES = list(range(32, 16384 + 1, 32))
 POW2 = [2**i for i in range(0, 18)]  # 1 .. 131072
@@ -55,7 +55,7 @@ class ConfigPanel(QWidget):
     def __init__(self, cfg: AttentionConfig, devices: list[str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._cfg = cfg
-        self.preset = QComboBox()
+        self.preset = FocusCombo()
         self.preset.addItem("Custom")
         for p in load_presets():
             self.preset.addItem(p.name, p)
@@ -68,13 +68,13 @@ class ConfigPanel(QWidget):
         self.batch_size = SliderSpin(POW2[:10], cfg.batch_size, free=True, maximum=4096, tooltip=TIPS["batch_size"])
         self.n_layers = SliderSpin(list(range(1, 129)), cfg.n_layers, free=True, maximum=1000,
                                    tooltip=TIPS["n_layers"])
-        self.dtype = QComboBox()
+        self.dtype = FocusCombo()
         self.dtype.addItems(list(DTYPE_BYTES))
-        self.phase = QComboBox()
+        self.phase = FocusCombo()
         self.phase.addItems(list(PHASES))
         self.causal = QCheckBox("causal mask")
         self.bias = QCheckBox("biases")
-        self.device = QComboBox()
+        self.device = FocusCombo()
         self.device.addItems(devices)
         self.badge = QLabel()
         self.badge.setObjectName("modeBadge")

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtWidgets import (
-    QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QWidget,
 )
+
+from widgets.wheel import FocusCombo, FocusDoubleSpin
 
 FORMAT_LABELS = {
     "png": "PNG image (as shown, scaled)",
@@ -25,6 +27,20 @@ FORMAT_LABELS = {
     "npy": "NumPy .npy (raw probabilities, float32)",
     "csv": "CSV (head, query, key, tokens, weight)",
 }
+
+
+def default_export_folder(last: str | None, pictures: str | None, documents: str | None) -> Path:
+    """The folder the dialog opens in: the last one used, else Pictures, Documents or home, whichever
+    exists first (~/Pictures is missing on many machines)."""
+    for candidate in (last, pictures, documents):
+        if candidate and Path(candidate).expanduser().is_dir():
+            return Path(candidate).expanduser()
+    return Path.home()
+
+
+def ask_create_folder(parent: QWidget, folder: Path) -> bool:
+    answer = QMessageBox.question(parent, "Create the folder?", f"The folder {folder} does not exist. Create it?")
+    return answer == QMessageBox.StandardButton.Yes
 
 
 @dataclass(frozen=True)
@@ -36,19 +52,25 @@ class ExportChoice:
 
 
 class ExportDialog(QDialog):
-    def __init__(self, n_heads: int, folder: Path, head: int | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, n_heads: int, folder: Path, head: int | None = None, parent: QWidget | None = None,
+                 confirm_create: Callable[[QWidget, Path], bool] = ask_create_folder) -> None:
         super().__init__(parent)
+        self._confirm_create = confirm_create
+        self.error = QLabel("")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #dc2626;")
+        self.error.hide()
         self.setWindowTitle("Export heatmaps")
-        self.target = QComboBox()
+        self.target = FocusCombo()
         self.target.addItem("Every head (the mosaic)", None)
         for h in range(n_heads):
             self.target.addItem(f"Head {h}", h)
         if head is not None:
             self.target.setCurrentIndex(head + 1)
-        self.fmt = QComboBox()
+        self.fmt = FocusCombo()
         for key, label in FORMAT_LABELS.items():
             self.fmt.addItem(label, key)
-        self.scale = QDoubleSpinBox()
+        self.scale = FocusDoubleSpin()
         self.scale.setRange(0.5, 8.0)
         self.scale.setSingleStep(0.5)
         self.scale.setValue(2.0)
@@ -72,6 +94,7 @@ class ExportDialog(QDialog):
         form.addRow("Scale", self.scale)
         form.addRow("File", row)
         form.addRow(note)
+        form.addRow(self.error)
         form.addRow(buttons)
         self.fmt.currentIndexChanged.connect(self._on_fmt_changed)
         self.resize(560, 220)
@@ -86,6 +109,23 @@ class ExportDialog(QDialog):
         name, _ = QFileDialog.getSaveFileName(self, "Export to", self.path.text(), f"{fmt.upper()} (*.{fmt})")
         if name:
             self.path.setText(name)
+
+    def accept(self) -> None:
+        """Save: a folder that does not exist is created once the user agrees; otherwise the dialog stays
+        open with the path as typed."""
+        folder = self.choice().path.parent
+        if not folder.is_dir():
+            if folder.exists() or not self._confirm_create(self, folder):
+                self.error.setText(f"{folder} is not a folder; choose an existing folder or let the app create it.")
+                self.error.show()
+                return
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                self.error.setText(f"cannot create {folder}: {exc.strerror or exc}; choose another folder.")
+                self.error.show()
+                return
+        super().accept()
 
     def choice(self) -> ExportChoice:
         fmt = self.fmt.currentData()

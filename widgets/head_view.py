@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QPointF, QRectF, Signal
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from widgets.colormaps import COLORMAPS, lut
+from widgets.hover_readout import HoverReadout
 
 
 def spaced_ticks(tokens: list[str], pixels: float, min_px: float = 14) -> list[tuple[float, str]]:
@@ -41,8 +42,8 @@ class HeadView(QDialog):
         cmap = pg.colormap.get(COLORMAPS.get(colormap, colormap))
         self.colorbar = pg.ColorBarItem(values=(0.0, vmax), colorMap=cmap, interactive=False, label="weight")
         self.colorbar.setImageItem(self.image, insert_in=self.plot.getPlotItem())
-        self.readout = QLabel("Hover a cell: query → key and its weight.")
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout = HoverReadout("Hover a cell: query → key and its weight.")
+        self.readout.watch(self.plot)
         export = QPushButton("Export this head…")
         export.setToolTip("PNG, SVG, .npy or .csv of this head, with a JSON manifest (Ctrl+E)")
         export.clicked.connect(lambda: self.export_requested.emit(self.head))
@@ -74,3 +75,5 @@ class HeadView(QDialog):
             self.readout.setText(
                 f"query #{q} '{self.tokens[q]}' → key #{k} '{self.tokens[k]}' · weight {self.probs[q, k]:.4f}"
             )
+        else:
+            self.readout.reset()

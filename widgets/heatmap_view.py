@@ -6,9 +6,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP, DIVERGING, group_colour, lut
+from widgets.hover_readout import HoverReadout
 from widgets.mosaic import (
     MosaicLayout,
     colour_table,
@@ -17,6 +18,7 @@ from widgets.mosaic import (
     render_index,
     render_mosaic,
 )
+from widgets.wheel import FocusCombo
 
 pg.setConfigOptions(antialias=False, imageAxisOrder="row-major")
 
@@ -106,11 +108,11 @@ class HeatmapMosaic(QWidget):
         self.plot.addItem(self.image)
         self.titles = TileTitles()
         self.plot.addItem(self.titles)
-        self.colormap = QComboBox()
+        self.colormap = FocusCombo()
         self.colormap.addItems(list(COLORMAPS))
         self.colormap.setCurrentText(DEFAULT_COLORMAP)
         self.colormap.setToolTip("Colormap. viridis, cividis and CET-CBL2 read the same for colour-blind eyes.")
-        self.scale = QComboBox()
+        self.scale = FocusCombo()
         self.scale.addItems(["shared scale", "per-head scale"])
         self.scale.setToolTip("Shared: every tile on one 0-to-max scale, so heads compare. "
                               "Per head: each tile stretched to its own maximum, to see faint structure.")
@@ -119,9 +121,8 @@ class HeatmapMosaic(QWidget):
         self.legend = QLabel()
         self.legend.setWordWrap(True)
         self.legend.setTextFormat(Qt.TextFormat.RichText)
-        self.readout = QLabel("Hover a tile to read head, tokens and weight; click it to open the head large.")
-        self.readout.setWordWrap(True)
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout = HoverReadout("Hover a tile to read head, tokens and weight; click it to open the head large.")
+        self.readout.watch(self.glw)
         self.controls = QWidget()
         top = QHBoxLayout(self.controls)
         top.setContentsMargins(0, 0, 0, 0)
@@ -146,6 +147,7 @@ class HeatmapMosaic(QWidget):
         self.layout_: MosaicLayout | None = None
         self.group_size = 1
         self.diverging = False  # True: showing a difference of two pins
+        self.diff_names = ("A", "B")  # the diff shows first minus second
         self.custom_titles: list[str] | None = None
         self.badges: list[tuple[str, str] | None] = []
         self.vmax = np.ones(1, dtype=np.float32)
@@ -184,9 +186,12 @@ class HeatmapMosaic(QWidget):
         self._update_legend()
         self._update_ticks()
 
-    def set_diff(self, diff: np.ndarray, tokens: list[str], group_size: int) -> None:
-        """A minus B (H, T, T) on a colour-blind-safe diverging map with a symmetric shared scale."""
+    def set_diff(self, diff: np.ndarray, tokens: list[str], group_size: int, first: str = "A",
+                 second: str = "B") -> None:
+        """first minus second (H, T, T) on a colour-blind-safe diverging map with a symmetric shared
+        scale; the legend and the hover name the two pins, positive where `first` is larger."""
         self.diverging = True
+        self.diff_names = (first, second)
         self.colormap.hide()
         self.scale.hide()
         self.set_data(diff, tokens, group_size)
@@ -201,7 +206,8 @@ class HeatmapMosaic(QWidget):
                                 lut=colour_table(lut(DIVERGING)))
             self.image.setRect(rect)
             self.bar.setPixmap(gradient_pixmap(DIVERGING))
-            self.bar_text.setText(f"{-m:+.3f} (B larger) → 0 → {m:+.3f} (A larger)")
+            first, second = self.diff_names
+            self.bar_text.setText(f"{-m:+.3f} ({second} larger) → 0 → {m:+.3f} ({first} larger)")
             return
         index = render_mosaic(self.probs, self.layout_, self.per_head)
         self.vmax = self._vmax()
@@ -275,7 +281,12 @@ class HeatmapMosaic(QWidget):
             return (f"{self.custom_titles[head]} · query #{query} '{self.tokens[query]}' → key #{key} "
                     f"'{self.tokens[key]}' · weight {w:.4f}")
         q_tok, k_tok = self.tokens[query], self.tokens[key]
-        what = f"A − B {w:+.4f}" if self.diverging else f"weight {w:.4f}"
+        if self.diverging:
+            first, second = self.diff_names
+            larger = first if w > 0 else second if w < 0 else "neither"
+            what = f"{first} − {second} {w:+.4f} ({larger} larger)"
+        else:
+            what = f"weight {w:.4f}"
         return f"head {head}{group} · query #{query} '{q_tok}' → key #{key} '{k_tok}' · {what}"
 
     def _locate_scene(self, scene_pos: QPointF) -> tuple[int, int, int] | None:
@@ -286,10 +297,12 @@ class HeatmapMosaic(QWidget):
 
     def _on_scene_mouse_moved(self, pos: QPointF) -> None:
         hit = self._locate_scene(pos)
-        if hit is not None:
-            text = self.describe(*hit)
-            self.readout.setText(text)
-            self.hovered.emit(text)
+        if hit is None:
+            self.readout.reset()  # between tiles or off the map: no stale reading
+            return
+        text = self.describe(*hit)
+        self.readout.setText(text)
+        self.hovered.emit(text)
 
     def _on_scene_mouse_clicked(self, event: object) -> None:
         hit = self._locate_scene(event.scenePos())  # type: ignore[attr-defined]

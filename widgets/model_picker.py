@@ -7,17 +7,16 @@ from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QFormLayout,
     QGroupBox,
     QLabel,
     QProgressBar,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from core.models.choices import ModelShape
+from widgets.wheel import FocusCombo, FocusSpin
 
 RANDOM = "random"
 FOLDER = "folder"
@@ -30,7 +29,7 @@ class ModelPicker(QWidget):
     def __init__(self, choices: list[tuple[str, str, str]], parent: QWidget | None = None) -> None:
         """choices: (key, label, reason it is unavailable or '')."""
         super().__init__(parent)
-        self.combo = QComboBox()
+        self.combo = FocusCombo()
         self.combo.setToolTip("Random weights show structure without meaning; a real model shows its trained heads.")
         self.combo.addItem("Random weights (design mode)", RANDOM)
         for key, label, reason in choices:
@@ -43,7 +42,7 @@ class ModelPicker(QWidget):
                 if item is not None:
                     item.setEnabled(False)
         self.combo.addItem("Open a local Hugging Face folder…", FOLDER)
-        self.layer = QSpinBox()
+        self.layer = FocusSpin()
         self.layer.setToolTip("The layer whose heads the heatmaps show and whose heads a change applies to (PgUp/PgDn)")
         self.all_layers = QCheckBox("change every layer")
         self.all_layers.setToolTip("Apply the n_heads / n_kv_heads change to every layer instead of the chosen one")

@@ -8,8 +8,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
-    QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -23,6 +21,8 @@ from PySide6.QtWidgets import (
 
 from core.head_roles import BADGE_THRESHOLD, ROLE_TEXT, ROLES, similar_heads
 from widgets.colormaps import lut
+from widgets.hover_readout import HoverReadout
+from widgets.wheel import FocusCombo, FocusDoubleSpin
 
 
 class _Number(QTableWidgetItem):
@@ -43,12 +43,12 @@ class RolesPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.role = QComboBox()
+        self.role = FocusCombo()
         for r in ROLES:
             self.role.addItem(r, r)
             self.role.setItemData(self.role.count() - 1, ROLE_TEXT[r], Qt.ItemDataRole.ToolTipRole)
         self.role.setCurrentText("induction")
-        self.min_score = QDoubleSpinBox()
+        self.min_score = FocusDoubleSpin()
         self.min_score.setRange(0.0, 100.0)
         self.min_score.setDecimals(3)
         self.min_score.setSingleStep(0.05)
@@ -74,7 +74,8 @@ class RolesPanel(QWidget):
         self.similar = QListWidget()
         self.similar.setToolTip("Heads whose attention on this probe is closest to the selected head's "
                                 "(mean absolute difference per row; double-click to open)")
-        self.readout = QLabel("Hover the grid to read a head's score; click it to open that head.")
+        self.readout = HoverReadout("Hover the grid to read a head's score; click it to open that head.")
+        self.readout.watch(self.grid)
         export = QPushButton("Export scores CSV…")
         export.clicked.connect(self.export_requested)
         top = QHBoxLayout()
@@ -192,6 +193,8 @@ class RolesPanel(QWidget):
         if hit:
             role = self.role.currentData()
             self.readout.setText(f"layer {hit[0]} head {hit[1]}: {role} {self.scores[role][hit]:.3f}")
+        else:
+            self.readout.reset()
 
     def _on_grid_clicked(self, event: object) -> None:
         hit = self._grid_hit(event.scenePos())  # type: ignore[attr-defined]

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QAbstractSpinBox, QHBoxLayout, QSlider, QSpinBox, QWidget
+from PySide6.QtWidgets import QAbstractSpinBox, QHBoxLayout, QWidget
 
 from core.config import nearest
+from widgets.wheel import FocusSlider, FocusSpin
 
 
 class SliderSpin(QWidget):
@@ -27,7 +28,7 @@ class SliderSpin(QWidget):
         self._free = free
         self._choices: list[int] = []
         self._value = value
-        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider = FocusSlider(Qt.Orientation.Horizontal)
         self.slider.setPageStep(1)
         self.spin = _StepSpin(self._step_spin)
         self.spin.setKeyboardTracking(False)  # typing "4096" is one change, not four
@@ -99,7 +100,7 @@ class SliderSpin(QWidget):
         self._emit_if_changed(target)
 
 
-class _StepSpin(QSpinBox):
+class _StepSpin(FocusSpin):
     """A spin box whose steps are decided by its owner."""
 
     def __init__(self, step: Callable[[int], None]) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -17,7 +16,9 @@ from PySide6.QtWidgets import (
 
 from core.lessons import LESSONS
 from core.sweep import SweepResult
+from widgets.hover_readout import HoverReadout
 from widgets.sweep_plots import SweepPlots
+from widgets.wheel import FocusCombo
 
 KNOB_DEFAULTS = {
     "n_heads": "1,2,3,4,6,8,12,16,24,32,48,64",
@@ -37,7 +38,7 @@ class SweepPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.knob = QComboBox()
+        self.knob = FocusCombo()
         self.knob.addItems(list(KNOB_DEFAULTS))
         self.knob.setToolTip("The knob to vary; every other knob stays as the controls show it.")
         self.values = QLineEdit(KNOB_DEFAULTS["n_heads"])
@@ -60,7 +61,7 @@ class SweepPanel(QWidget):
         self.caption.setStyleSheet("font-weight: bold;")
         self.notes = QLabel("")
         self.notes.setWordWrap(True)
-        self.readout = QLabel("Hover a plot to read its point.")
+        self.readout = HoverReadout("Hover a plot to read its point.")
         self.plots = SweepPlots()
         export_png = QPushButton("Export plots PNG…")
         export_csv = QPushButton("Export data CSV…")
@@ -99,6 +100,7 @@ class SweepPanel(QWidget):
         export_png.clicked.connect(self.export_png_requested)
         export_csv.clicked.connect(self.export_csv_requested)
         self.plots.hovered.connect(self.readout.setText)
+        self.readout.watch(self.plots)
         self.result: SweepResult | None = None
 
     def _lesson_timed(self, key: str) -> bool:

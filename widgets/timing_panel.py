@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
@@ -57,9 +58,11 @@ class TimingPanel(QWidget):
             name.setToolTip(tip)
             name.setStyleSheet("color: #6b7280;")
             self.labels[key] = label
-            row, col = (0, 0) if i == 0 else (1 + (i - 1) // 2, 2 * ((i - 1) % 2))
+            if i == 0:
+                continue  # the status row is laid out below, beside its button
+            row, col = 1 + (i - 1) // 2, 2 * ((i - 1) % 2)
             grid.addWidget(name, row, col)
-            grid.addWidget(label, row, col + 1, 1, 3 if i == 0 else 1)
+            grid.addWidget(label, row, col + 1)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
         self.busy = QProgressBar()
@@ -72,7 +75,15 @@ class TimingPanel(QWidget):
         self.measure.setToolTip("Time this configuration even if it takes long; a slider change still interrupts it")
         self.measure.clicked.connect(self.measure_requested)
         self.measure.hide()
-        grid.addWidget(self.measure, 0, 3, Qt.AlignmentFlag.AlignRight)
+        # The status and its button share one row of their own, so neither clips the other.
+        state_name = QLabel(self.FIELDS[0][1])
+        state_name.setToolTip(self.FIELDS[0][2])
+        state_name.setStyleSheet("color: #6b7280;")
+        state_row = QHBoxLayout()
+        state_row.addWidget(self.labels["state"], 1)
+        state_row.addWidget(self.measure, 0, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(state_name, 0, 0)
+        grid.addLayout(state_row, 0, 1, 1, 3)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(box)

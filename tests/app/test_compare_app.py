@@ -158,3 +158,25 @@ def test_sweep_exports(make_window, tmp_path):
     from PySide6.QtGui import QImage
 
     assert not QImage(str(tmp_path / "s.png")).isNull()
+
+
+def test_diff_legend_and_hover_name_the_pins_and_the_true_direction(make_window):
+    w = make_window()
+    w.pins.pin_current()  # A
+    w.config_panel.n_kv_heads.slider.setValue(0)  # MQA: other keys, other maps
+    w.pins.pin_current()  # B
+    w.pins.rename(0, "trained")
+    w.pins.rename(1, "pooled")
+    dialog = w.pins.open_diff(1, 0)  # the selected pin minus the baseline, as the Compare tab asks
+    a, b = w.pins.pins[0].probs, w.pins.pins[1].probs
+    diff = dialog.mosaic.probs
+    np.testing.assert_array_equal(diff, b - a)
+    assert dialog.windowTitle() == "pooled − trained"
+    m = float(np.abs(b - a).max())
+    assert dialog.mosaic.bar_text.text() == f"{-m:+.3f} (trained larger) → 0 → {m:+.3f} (pooled larger)"
+    h, q, k = np.unravel_index(np.argmax(b - a), diff.shape)  # a cell where "pooled" is larger
+    hover = dialog.mosaic.describe(int(h), int(q), int(k))
+    assert f"pooled − trained {float(diff[h, q, k]):+.4f} (pooled larger)" in hover
+    h, q, k = np.unravel_index(np.argmin(b - a), diff.shape)  # and one where "trained" is larger
+    assert "(trained larger)" in dialog.mosaic.describe(int(h), int(q), int(k))
+    dialog.close()

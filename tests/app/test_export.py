@@ -1,6 +1,7 @@
 import csv
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -110,3 +111,38 @@ def test_missing_parent_and_failure_between_write_and_rename(make_window, tmp_pa
 def test_export_menu_action_has_the_shortcut(make_window):
     w = make_window()
     assert w.export_action.shortcut().toString() == "Ctrl+E"
+
+
+def test_the_export_folder_falls_back_to_one_that_exists_and_is_remembered(make_window, tmp_path, settings):
+    from widgets.export_dialog import default_export_folder
+
+    missing = tmp_path / "Pictures"
+    assert default_export_folder(None, str(missing), str(tmp_path)) == tmp_path
+    assert default_export_folder(str(missing), None, None) == Path.home()
+    w = make_window()
+    dialog = w.make_export_dialog()
+    assert Path(dialog.path.text()).parent.is_dir()  # wherever it starts, the first export can succeed
+    dialog.close()
+
+
+def test_a_missing_folder_is_created_when_the_user_agrees_and_kept_otherwise(make_window, tmp_path, settings):
+    w = make_window()
+    asked = []
+    dialog = w.make_export_dialog()
+    dialog._confirm_create = lambda _parent, folder: asked.append(folder) or False
+    target = tmp_path / "new" / "maps.npy"
+    dialog.fmt.setCurrentIndex(2)
+    dialog.path.setText(str(target))
+    dialog.accept()
+    assert asked == [tmp_path / "new"] and not (tmp_path / "new").exists()
+    assert dialog.result() != dialog.DialogCode.Accepted and dialog.path.text() == str(target)  # nothing lost
+    assert "not a folder" in dialog.error.text()
+    dialog._confirm_create = lambda _parent, _folder: True
+    dialog.accept()
+    assert (tmp_path / "new").is_dir() and dialog.result() == dialog.DialogCode.Accepted
+    written = w.export_chosen(dialog)
+    assert written == [target, target.with_suffix(".json")] and target.is_file()
+    np.testing.assert_array_equal(np.load(target), w.last_heatmaps.probs)
+    assert settings.value("export/folder") == str(tmp_path / "new")
+    again = w.make_export_dialog()
+    assert Path(again.path.text()).parent == tmp_path / "new"  # the next export starts where this one went

@@ -43,13 +43,13 @@ def test_a_full_disk_during_the_write_leaves_no_file(make_window, tmp_path, monk
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_export_dialog_path_reports_failures_without_blocking(make_window, tmp_path, monkeypatch):
+def test_the_export_dialog_path_reports_failures_without_blocking(make_window):
     w = make_window()
-    # What the dialog's Save does with a folder that does not exist:
-    with pytest.raises(ExportError, match="does not exist"):
-        w.export_to(ExportJob(tmp_path / "missing" / "x.png", "png"))
-    w.alert("Export failed", "the folder does not exist")
-    assert w.last_alert == "the folder does not exist" and "Export failed" in w.statusBar().currentMessage()
+    dialog = w.make_export_dialog()
+    dialog.path.setText("/proc/attention.png")  # /proc refuses new files, even to root
+    assert w.export_chosen(dialog) == []
+    assert "could not write" in w.last_alert and "Export failed" in w.statusBar().currentMessage()
+    dialog.close()
 
 
 def test_saving_a_workspace_killed_before_the_rename_keeps_the_old_file(make_window, tmp_path, monkeypatch):

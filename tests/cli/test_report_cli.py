@@ -52,7 +52,7 @@ def test_explicit_flags_override_the_preset(capsys):
 
 def test_seeds_and_models_presets_exist(capsys):
     code, out, _ = run_cli(capsys, "report", "--list-presets")
-    for key in ("gpt-2-small", "small-seeds", "base-seeds", "large-seeds", "frontier-seeds", "llama-3-8b",
+    for key in ("gpt-2-small", "small-about-125m", "base-about-350m", "large-about-1b", "frontier-about-70b", "llama-3-8b",
                 "llama-3-70b", "mistral-7b", "gpt-3-175b", "smollm2-135m", "all-minilm-l6-v2"):
         assert key in out
 
