@@ -1,8 +1,9 @@
 """The controls: architecture sliders, workload, preset picker. Emits a valid AttentionConfig.
 
 A user can never reach an invalid combination: n_heads steps over the divisors of d_model and
-n_kv_heads over the divisors of n_heads; when a change invalidates another slider, that slider
-moves to the nearest valid value and `notice` says so.
+n_kv_heads over the divisors of n_heads. The panel remembers what the user chose for n_heads and
+n_kv_heads (their intent) and snaps from that intent on every change, so a d_model drag that comes
+back restores the start exactly; each forced move is named in `notice`, with its reason.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ class ConfigPanel(QWidget):
         self.warnings.setWordWrap(True)
         set_style(self.warnings, "color: #b45309;")
         self.last_notice = ""
+        # What the user chose, kept while d_model (or a real model's shape) forces other values.
+        self._intent = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}
         for name in ("dtype", "phase", "causal", "bias", "device", "preset"):
             getattr(self, name).setToolTip(TIPS[name])
         self._build()
@@ -121,7 +124,10 @@ class ConfigPanel(QWidget):
     def _connect(self) -> None:
         self.d_model.value_changed.connect(self._on_d_model_changed)
         self.n_heads.value_changed.connect(self._on_n_heads_changed)
-        for name in ("n_kv_heads", "seq_len", "batch_size", "n_layers"):
+        self.n_kv_heads.value_changed.connect(self._on_n_kv_heads_changed)
+        self.n_heads.snapped.connect(lambda typed, kept: self._on_snapped("n_heads", typed, kept))
+        self.n_kv_heads.snapped.connect(lambda typed, kept: self._on_snapped("n_kv_heads", typed, kept))
+        for name in ("seq_len", "batch_size", "n_layers"):
             getattr(self, name).value_changed.connect(self._on_control_changed)
         self.dtype.currentTextChanged.connect(self._on_control_changed)
         self.phase.currentTextChanged.connect(self._on_control_changed)
@@ -160,6 +166,7 @@ class ConfigPanel(QWidget):
         self.bias.setChecked(cfg.bias)
         del blockers
         self._cfg = cfg
+        self._intent = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}  # a preset, pin or model chose these
         self._refresh_labels()
 
     def _read(self) -> AttentionConfig:
@@ -189,6 +196,7 @@ class ConfigPanel(QWidget):
                 break
         with QSignalBlocker(self.preset):
             self.preset.setCurrentIndex(match)
+        self._refresh_choice_tips()
 
     # -- slots -------------------------------------------------------------------------------
     def _say(self, text: str) -> None:
@@ -221,27 +229,69 @@ class ConfigPanel(QWidget):
                                         n_layers=shape.n_layers, causal=shape.kind == "causal", bias=shape.bias))
 
     def _snap_kv(self, n_heads: int) -> list[str]:
-        old = self.n_kv_heads.value()
-        new = self.n_kv_heads.set_choices(self._kv_choices(n_heads), old)
-        if new != old:
-            why = (self.shape.why_not_more_kv() if self.shape and old > new
-                   else f"{old} does not divide n_heads {n_heads}.")
-            return [f"n_kv_heads moved from {old} to {new}: {why}"]
-        return []
+        """Put n_kv_heads at the allowed value nearest the user's choice; say why when it differs."""
+        old, wanted = self.n_kv_heads.value(), self._intent["n_kv_heads"]
+        new = self.n_kv_heads.set_choices(self._kv_choices(n_heads), wanted)
+        if new == old or new == wanted:
+            return []
+        if self.shape and wanted > new:
+            why = self.shape.why_not_more_kv()
+        else:
+            why = f"{wanted} does not divide n_heads {n_heads}."
+        return [f"n_kv_heads is {new}, not your {wanted}: {why}"]
+
+    def _say_moves(self, notes: list[str]) -> None:
+        wanted = (self._intent["n_heads"], self._intent["n_kv_heads"])
+        if notes:
+            self._say(" ".join(notes) + f" Your {wanted[0]} and {wanted[1]} come back when they fit.")
+        elif (self.n_heads.value(), self.n_kv_heads.value()) == wanted and self.last_notice.endswith("when they fit."):
+            self._say(f"n_heads {wanted[0]} and n_kv_heads {wanted[1]} are back, as you chose them.")
+
+    def why_choices(self, name: str) -> str:
+        """Why the n_heads or n_kv_heads slider offers only the values it does."""
+        if name == "n_heads":
+            if self.shape:
+                return (f"n_heads re-splits {self.shape.name}'s width {self.shape.width}: it must divide it and keep "
+                        "a whole KV sharing.")
+            return f"n_heads must divide d_model {self.d_model.value()} (head_dim = d_model / n_heads)."
+        heads = self.n_heads.value()
+        if self.shape:
+            return self.shape.why_kv_choices(heads)
+        return f"n_kv_heads must divide n_heads {heads}, so each KV head serves the same number of query heads."
+
+    def _on_snapped(self, name: str, typed: int, kept: int) -> None:
+        allowed = getattr(self, name).choices()
+        listed = ", ".join(map(str, allowed[:12])) + (" …" if len(allowed) > 12 else "")
+        self._say(f"{name} {typed} is not possible here, so it stays {kept} (allowed: {listed}). "
+                  + self.why_choices(name))
+
+    def _refresh_choice_tips(self) -> None:
+        """A slider with a single allowed value is disabled; its tooltip says why."""
+        for name in ("n_heads", "n_kv_heads"):
+            control = getattr(self, name)
+            if len(control.choices()) == 1:
+                control.slider.setToolTip(f"Only {control.value()} is possible: " + self.why_choices(name))
+            else:
+                control.slider.setToolTip(control.spin.toolTip())
 
     def _on_d_model_changed(self, d_model: int) -> None:
-        old = self.n_heads.value()
-        new = self.n_heads.set_choices(self._head_choices(d_model), old)
-        notes = [f"n_heads moved from {old} to {new}: {old} does not divide d_model {d_model}."] if new != old else []
+        old, wanted = self.n_heads.value(), self._intent["n_heads"]
+        new = self.n_heads.set_choices(self._head_choices(d_model), wanted)
+        notes = []
+        if new != old and new != wanted:
+            notes.append(f"n_heads is {new}, not your {wanted}: {wanted} does not divide d_model {d_model} "
+                         f"(head_dim = d_model / n_heads must be whole).")
         notes += self._snap_kv(new)
-        if notes:
-            self._say(" ".join(notes))
+        self._say_moves(notes)
         self._on_control_changed()
 
     def _on_n_heads_changed(self, n_heads: int) -> None:
-        notes = self._snap_kv(n_heads)
-        if notes:
-            self._say(" ".join(notes))
+        self._intent["n_heads"] = n_heads  # the user chose it
+        self._say_moves(self._snap_kv(n_heads))
+        self._on_control_changed()
+
+    def _on_n_kv_heads_changed(self, n_kv_heads: int) -> None:
+        self._intent["n_kv_heads"] = n_kv_heads
         self._on_control_changed()
 
     def _on_control_changed(self, *_: object) -> None:

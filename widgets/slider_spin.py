@@ -18,6 +18,7 @@ from widgets.wheel import FocusSlider, FocusSpin
 
 class SliderSpin(QWidget):
     value_changed = Signal(int)
+    snapped = Signal(int, int)  # a typed value that is not allowed, and the allowed one kept instead
 
     def __init__(
         self, choices: list[int], value: int, *, free: bool = False,
@@ -73,6 +74,7 @@ class SliderSpin(QWidget):
         self._value = value
         with QSignalBlocker(self.slider), QSignalBlocker(self.spin):
             self.slider.setRange(0, max(0, len(self._choices) - 1))
+            self.slider.setEnabled(len(self._choices) > 1)  # one choice: nothing to drag (the owner says why)
             self.slider.setValue(self._choices.index(nearest(value, self._choices)))
             self.spin.setValue(value)
 
@@ -87,7 +89,10 @@ class SliderSpin(QWidget):
         self._emit_if_changed(self._choices[index])
 
     def _on_spin_changed(self, value: int) -> None:
-        self._emit_if_changed(value if self._free else nearest(value, self._choices))
+        kept = value if self._free else nearest(value, self._choices)
+        self._emit_if_changed(kept)
+        if kept != value:
+            self.snapped.emit(value, kept)
 
     def _step_spin(self, steps: int) -> None:
         """Arrow keys and wheel on the spin box step over the allowed values."""

@@ -112,3 +112,18 @@ def test_an_encoder_has_no_kv_cache_and_says_so(make_window):
     w.models.load("minilm-l6")
     m = w.metrics
     assert m.values["kv_token"].text() == "none" and "keeps no KV cache" in m.values["kv_token"].toolTip()
+
+
+def test_a_kv_count_that_cannot_be_reached_says_why(make_window):
+    w = make_window(text=TEXT)
+    w.models.load("smollm2-135m")
+    panel = w.config_panel
+    panel.n_heads.spin.setValue(96)  # 9 x 64 re-split into 96 heads of 6
+    assert panel.n_kv_heads.choices() == [32]  # 96 x P / 9 is whole only for P = 3
+    assert not panel.n_kv_heads.slider.isEnabled() and "Only 32 is possible" in panel.n_kv_heads.slider.toolTip()
+    panel.n_kv_heads.spin.setValue(8)  # typed
+    assert w.config().kv_heads == 32
+    notice = panel.last_notice
+    assert notice.startswith("n_kv_heads 8 is not possible here, so it stays 32 (allowed: 32).")
+    assert "n_kv_heads = 96 x P / 9 must be whole" in notice
+    assert notice in w.statusBar().currentMessage()

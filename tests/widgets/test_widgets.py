@@ -41,7 +41,37 @@ def test_config_panel_snaps_dependent_sliders_and_says_so(qtbot):
     cfg = sig.args[0]
     assert cfg.d_model == 800 and cfg.n_heads in valid_n_heads(800) and cfg.kv_heads in valid_n_kv_heads(cfg.n_heads)
     assert panel.n_heads.choices() == valid_n_heads(800)
-    assert "n_heads moved from 12" in panel.last_notice
+    assert "n_heads is 10, not your 12: 12 does not divide d_model 800" in panel.last_notice
+    assert "n_kv_heads is 5, not your 4: 4 does not divide n_heads 10" in panel.last_notice
+
+
+def test_a_d_model_drag_that_comes_back_restores_the_users_configuration(qtbot):
+    start = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4)
+    panel = ConfigPanel(start, ["auto"])
+    qtbot.addWidget(panel)
+    slider = panel.d_model.slider
+    i0 = slider.value()
+    notices = []
+    panel.notice.connect(notices.append)
+    path = list(range(i0 + 1, i0 + 9)) + list(range(i0 + 7, i0 - 1, -1))  # right 8 steps and back, one by one
+    seen = []
+    for i in path:
+        slider.setValue(i)
+        cfg = panel.config()
+        assert cfg.d_model % cfg.n_heads == 0 and cfg.n_heads % cfg.kv_heads == 0
+        seen.append(cfg)
+    assert panel.config() == start  # d_model 768, 12 heads, 4 KV heads: exactly the start
+    at_832 = next(c for c in seen if c.d_model == 832)  # 832 = 64 x 13: 12 heads cannot split it
+    assert (at_832.n_heads, at_832.kv_heads) == (13, 1)
+    forced = next(n for n in notices if "d_model 832" in n)
+    assert "n_heads is 13, not your 12: 12 does not divide d_model 832" in forced
+    assert "n_kv_heads is 1, not your 4: 4 does not divide n_heads 13" in forced
+    assert notices[-1] == "n_heads 12 and n_kv_heads 4 are back, as you chose them."
+    # A value the user picks becomes the new intent.
+    panel.n_heads.slider.setValue(panel.n_heads.choices().index(8))
+    panel.d_model.spin.setValue(832)
+    panel.d_model.spin.setValue(768)
+    assert (panel.config().n_heads, panel.config().kv_heads) == (8, 4)
 
 
 def test_every_reachable_slider_position_is_valid(qtbot):
