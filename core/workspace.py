@@ -21,7 +21,7 @@ APP = "attention-sandbox"
 SCHEMA = 1
 
 
-@dataclass
+@dataclass(eq=False)  # a pin is itself: compared by identity, never field by field (it holds arrays)
 class Pin:
     name: str
     config: AttentionConfig

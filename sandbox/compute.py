@@ -36,6 +36,7 @@ class ComputeRequest:
     all_layers: bool = False  # real models: change every layer, not only `layer`
     probe: str = "text"  # text: the user's text; induction: a seeded random sequence repeated twice
     max_timing_s: float | None = 20.0  # skip (with the estimate) a timing expected to take longer
+    keep_timing: bool = False  # let the timing in progress finish: it measures this request's shapes too
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,11 @@ class TimingOutcome:
     request_id: int
     config: AttentionConfig
     result: TimingResult
+    device: str = "auto"  # the device choice it was asked for
+
+    def measures(self, config: AttentionConfig, device: str) -> bool:
+        """Timing runs random inputs of the configured shapes: it holds for any text, layer or probe."""
+        return self.config == config and self.device == device
 
 
 @dataclass(frozen=True)
@@ -146,4 +152,4 @@ def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[
             raise TimingSkipped(f"timing skipped: this configuration needs about {seconds:,.0f} s to measure on "
                                 f"{device.type.upper()}; press Measure (Ctrl+M) to run it anyway.")
     result = run_timing(req.config, device, seed=req.seed, budget_s=req.timing_budget_s, should_stop=should_stop)
-    return TimingOutcome(request_id, req.config, result)
+    return TimingOutcome(request_id, req.config, result, req.device)

@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
         self.last_timing: TimingOutcome | None = None
         self.last_error = ""
         self.last_timing_error = ""
+        self.measuring: tuple[AttentionConfig, str] | None = None  # the timing in progress: (config, device)
         self.head_views: list[HeadView] = []
         saved = load_settings(self.settings)
         cfg = config or saved.get("config") or OPENING_CONFIG
@@ -235,12 +236,24 @@ class MainWindow(QMainWindow):
         hm = self.last_heatmaps
         return (hm is not None and hm.config == self.config() and self.runner.is_current(hm.request_id))
 
+    def current_timing(self) -> TimingOutcome | None:
+        """The last measurement, if it measured the configuration and device the controls show."""
+        t = self.last_timing
+        return t if t is not None and t.measures(self.config(), self.config_panel.device_choice()) else None
+
     def request(self, force_timing: bool = False) -> int:
-        self.timing.show_waiting()
-        req = ComputeRequest(config=self.config(), text=self.text.text(), device=self.config_panel.device_choice(),
+        """Heatmaps for what the controls show; timing only when these shapes have not been measured
+        (a new text, layer or probe keeps a measurement: timing runs random inputs)."""
+        cfg, device = self.config(), self.config_panel.device_choice()
+        measuring = self.measuring == (cfg, device) and not force_timing
+        want_timing = force_timing or (self.current_timing() is None and not measuring)
+        if want_timing:
+            self.timing.show_waiting()
+        req = ComputeRequest(config=cfg, text=self.text.text(), device=device,
                              seed=self.seed, timing_budget_s=self.timing_budget_s, model=self.models.key,
                              layer=self.models.layer, all_layers=self.models.all_layers, probe=self.roles.probe,
-                             max_timing_s=None if force_timing else self.max_timing_s)
+                             max_timing_s=None if force_timing else self.max_timing_s, want_timing=want_timing,
+                             keep_timing=measuring)
         return self.runner.submit(req)
 
     # -- slots -------------------------------------------------------------------------------
@@ -296,11 +309,14 @@ class MainWindow(QMainWindow):
     def _on_runner_timing_started(self, request_id: int) -> None:
         if self.runner.is_current(request_id):
             choice = self.config_panel.device_choice()
+            self.measuring = (self.config(), choice)
             self.timing.show_measuring(resolve_device(choice).type.upper() if choice != "cuda" else "CUDA")
 
     def _on_runner_timing_ready(self, outcome: TimingOutcome) -> None:
-        if not self.runner.is_current(outcome.request_id):
-            return
+        if self.measuring == (outcome.config, outcome.device):
+            self.measuring = None
+        if not outcome.measures(self.config(), self.config_panel.device_choice()):
+            return  # the controls moved on; a newer request measures what they show
         self.last_timing = outcome
         self.last_timing_error = ""
         if self.statusBar().currentMessage().startswith("timing: "):
@@ -310,6 +326,8 @@ class MainWindow(QMainWindow):
                                 f"{c.mode_label}, T={c.seq_len:,}, B={c.batch_size}, {c.phase}")
 
     def _on_runner_failed(self, failure: Failure) -> None:
+        if failure.stage == "timing":
+            self.measuring = None
         if not self.runner.is_current(failure.request_id):
             return
         self.statusBar().showMessage(f"{failure.stage}: {failure.message}")
@@ -335,7 +353,8 @@ class MainWindow(QMainWindow):
 
     def manifest(self) -> dict[str, Any]:
         hm = self.last_heatmaps
-        timing = self.last_timing.result.to_report() if self.last_timing and hm and self.last_timing.config == hm.config else None
+        t = self.last_timing
+        timing = t.result.to_report() if t and hm and t.measures(hm.config, self.config_panel.device_choice()) else None
         cfg = hm.config if hm else self.config()
         return {
             "title": "Attention Sandbox heatmaps",

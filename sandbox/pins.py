@@ -48,7 +48,7 @@ class PinController(QObject):
         self.pins: list[Pin] = []
         self.table = CompareTable()
         self.workspace_path: Path | None = None
-        self._awaiting: dict[int, Pin] = {}  # request id -> pin still waiting for its timing
+        self._awaiting: list[Pin] = []  # pins still waiting for the timing of their configuration
         self.diff_dialogs: list[DiffDialog] = []
         self.table.rename_requested.connect(self.rename)
         self.table.remove_requested.connect(self.remove)
@@ -66,15 +66,13 @@ class PinController(QObject):
         if hm is None or not w.view_is_current():
             w.statusBar().showMessage("Nothing to pin yet: wait for the heatmaps of this configuration.", 6000)
             return None
-        t = w.last_timing
-        timing = t.result.to_report() if t is not None and t.request_id == hm.request_id else None
+        t = w.current_timing()
+        timing = t.result.to_report() if t is not None else None
         pin = Pin(name=next_pin_name([p.name for p in self.pins]), config=hm.config,
                   report=build_report(hm.config, timing), text=w.text.text(), tokens=list(hm.tokens),
                   probs=hm.probs.copy(), seed=hm.seed, device=w.config_panel.device_choice())
-        # Only the newest request's timing can still arrive: older waiting pins keep no timing.
-        self._awaiting = {rid: p for rid, p in self._awaiting.items() if rid == hm.request_id and p in self.pins}
         if timing is None:
-            self._awaiting[hm.request_id] = pin
+            self._awaiting.append(pin)
         self.pins.append(pin)
         self.refresh()
         note = "" if timing else " (its timing is added when the measurement finishes)"
@@ -82,9 +80,13 @@ class PinController(QObject):
         return pin
 
     def on_timing(self, outcome: TimingOutcome) -> None:
-        pin = self._awaiting.pop(outcome.request_id, None)
-        if pin is not None and pin in self.pins and pin.config == outcome.config:
-            pin.report = build_report(pin.config, outcome.result.to_report())
+        """Every waiting pin of the measured configuration and device gets the measurement."""
+        done = [p for p in self._awaiting if outcome.measures(p.config, p.device)]
+        self._awaiting = [p for p in self._awaiting if p not in done and p in self.pins]
+        for pin in done:
+            if pin in self.pins:
+                pin.report = build_report(pin.config, outcome.result.to_report())
+        if done:
             self.refresh()
 
     def rename(self, index: int, name: str) -> None:
@@ -96,7 +98,7 @@ class PinController(QObject):
 
     def remove(self, index: int) -> None:
         pin = self.pins.pop(index)
-        self._awaiting = {rid: p for rid, p in self._awaiting.items() if p is not pin}
+        self._awaiting = [p for p in self._awaiting if p is not pin]
         self.refresh()
 
     def load_on_sliders(self, index: int) -> None:

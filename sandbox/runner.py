@@ -92,6 +92,8 @@ class ComputeRunner(QObject):
         self._sweep_id = 0
         self._sweep_cancelled = False
         self._sweep_active = False
+        self._timing_rid: int | None = None  # the request whose timing is being measured
+        self._kept_rid: int | None = None  # a superseded request whose timing a newer one asked to keep
 
     @property
     def latest_id(self) -> int:
@@ -99,6 +101,10 @@ class ComputeRunner(QObject):
 
     def is_current(self, request_id: int) -> bool:
         return request_id == self._latest
+
+    def _timing_alive(self, rid: int) -> bool:
+        """A timing goes on while its request is the newest, or while newer ones asked to keep it."""
+        return rid == self._latest or rid == self._kept_rid
 
     def is_idle(self) -> bool:
         with self._lock:
@@ -111,6 +117,7 @@ class ComputeRunner(QObject):
         with self._lock:
             self._latest += 1
             rid = self._latest
+            self._kept_rid = self._timing_rid if request.keep_timing else None
             self._wake.set()  # wake a job waiting to settle: it is stale now
             self._wake = threading.Event()
             wake = self._wake
@@ -159,17 +166,20 @@ class ComputeRunner(QObject):
                 return  # a newer request arrived while the sliders were moving
             if self._stale(rid):
                 return
+            self._timing_rid = rid
             self.timing_started.emit(rid)
             try:
-                outcome = compute_timing(req, rid, should_stop=lambda: self._stale(rid))
+                outcome = compute_timing(req, rid, should_stop=lambda: not self._timing_alive(rid))
             except Cancelled:
                 return
             except Exception as exc:
                 self._fail(rid, "timing", exc)
                 return
-            if not self._stale(rid):
+            if self._timing_alive(rid):
                 self.timing_ready.emit(outcome)
         finally:
+            if self._timing_rid == rid:
+                self._timing_rid = None
             self._job_done()
 
     def clear_caches(self) -> None:

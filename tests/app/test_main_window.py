@@ -168,3 +168,35 @@ def test_closing_stops_the_worker_thread(make_window, qtbot):
     qtbot.waitUntil(w.runner.is_idle, timeout=20000)
     w.close()
     assert runner_threads() == []
+
+
+def test_editing_the_text_keeps_the_measurement_of_an_unchanged_configuration(make_window):
+    w = make_window()
+    first = w.last_timing
+    assert first is not None and first.measures(w.config(), "auto")
+    timings = []
+    w.runner.timing_started.connect(timings.append)
+    w.text.setText("a different text for the heatmaps")
+    w.roles.toggle_probe()
+    assert timings == []  # no new measurement: timing runs random inputs of the same shapes
+    assert w.last_timing is first and w.timing.labels["state"].text().startswith("measured")
+    pin = w.pins.pin_current()
+    assert pin.report["timing"] == first.result.to_report()  # the pin has the kept measurement
+    w.config_panel.seq_len.spin.setValue(w.config().seq_len + 1)  # a new shape is measured again
+    assert len(timings) == 1 and w.last_timing is not first
+
+
+def test_a_measurement_in_progress_survives_a_text_edit(make_window, qtbot):
+    w = make_window(sync=False)
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.last_timing is not None, timeout=30000)
+    started, ready = [], []
+    w.runner.timing_started.connect(started.append)
+    w.runner.timing_ready.connect(ready.append)
+    w.timing_budget_s = 0.5  # long enough to edit the text while it runs
+    w.request(force_timing=True)
+    qtbot.waitUntil(lambda: bool(started), timeout=30000)
+    w.text.setText("edited while measuring")
+    qtbot.waitUntil(lambda: w.runner.is_idle(), timeout=60000)
+    assert (len(started), len(ready)) == (1, 1), (started, ready)  # the one measurement finished, none restarted
+    assert w.last_timing is ready[0], (w.last_timing, ready)
+    assert w.last_heatmaps.tokens == ["edited", "while", "measuring"]
