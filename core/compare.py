@@ -12,12 +12,17 @@ import numpy as np
 
 from core.counts import format_bytes, format_count
 
-# (label, section, key, kind, lower_is_better). kind: count, bytes, ms, rate, text.
+# (label, section, key, kind, lower_is_better). kind: count, bytes, ms, rate, bits, percent, loss, text.
+# Rows of the "model" section (a real model's context and fidelity) appear only when a pin has them.
 METRICS = [
+    ("model", "model", "name", "text", None),
+    ("changed", "model", "changed", "text", None),
+    ("heads read", "model", "probe", "text", None),
     ("mode", "config", "mode", "text", None),
     ("head_dim", "config", "head_dim", "text", None),
     ("n_kv_heads", "config", "n_kv_heads", "text", None),
     ("parameters / layer", "params", "total", "count", True),
+    ("attention params, all layers", "layers", "params_total", "count", True),
     ("W_k + W_v parameters", "params", "kv", "count", True),
     ("FLOPs projections", "flops", "projections", "count", True),
     ("FLOPs attention core", "flops", "attention", "count", True),
@@ -29,10 +34,20 @@ METRICS = [
     ("prefill time", "timing", "prefill_ms", "ms", True),
     ("decode time", "timing", "decode_ms", "ms", True),
     ("layer TFLOP/s", "timing", "tflops", "rate", False),
+    ("attention JS divergence (bits)", "model", "js_divergence_mean", "bits", True),
+    ("layer output error", "model", "output_rel_error", "percent", True),
+    ("next-token loss, as trained", "model", "loss_before", "loss", True),
+    ("next-token loss, changed", "model", "loss_after", "loss", True),
+    ("sentence embedding cosine", "model", "embedding_cosine", "loss", False),
 ]
 
 
 def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
+    if section == "layers":  # every layer's attention parameters (a report without layers: n_layers alike)
+        groups = report.get("layers")
+        if groups is None:
+            return report["params"]["total"] * report["config"]["n_layers"]
+        return sum(g["params_per_layer"] * g["count"] for g in groups)
     part = report.get(section)
     if part is None:
         return None
@@ -52,6 +67,12 @@ def format_value(value: Any, kind: str) -> str:
         return f"{value:.4g} ms"
     if kind == "rate":
         return f"{value:.3g}"
+    if kind == "bits":
+        return f"{value:.4f} bits"
+    if kind == "percent":
+        return f"{value:.2%}"
+    if kind == "loss":
+        return f"{value:.4f}"
     return str(value)
 
 
@@ -61,8 +82,10 @@ def relation(value: Any, base: Any, kind: str) -> str:
         return ""
     if value == base:
         return "="
-    if kind in ("bytes", "ms", "rate"):
+    if kind in ("bytes", "ms", "rate", "bits"):
         return f"x{value / base:.3g}"
+    if kind in ("percent", "loss"):
+        return f"{value - base:+.4g}"
     return f"{value / base - 1:+.1%}"
 
 
@@ -82,6 +105,8 @@ class TableRow:
 def comparison(reports: list[dict[str, Any]], baseline: int) -> list[TableRow]:
     rows = []
     for label, section, key, kind, lower in METRICS:
+        if section == "model" and all(metric_value(r, section, key) is None for r in reports):
+            continue  # no pin holds a real model's figure of this kind
         base = metric_value(reports[baseline], section, key)
         cells = []
         for i, rep in enumerate(reports):

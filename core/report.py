@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from core import schema
+from core.arch.model import Architecture
 from core.config import AttentionConfig
-from core.counts import flop_counts, format_bytes, format_count, kv_cache_bytes, param_counts
+from core.counts import (
+    flop_counts,
+    format_bytes,
+    format_count,
+    kv_cache_bytes,
+    layer_kv_bytes_per_token,
+    layer_param_counts,
+    model_counts,
+    param_counts,
+)
 
 REPORT_KEYS = ("config", "params", "flops", "kv_cache", "timing")
 
@@ -28,15 +40,78 @@ def config_section(cfg: AttentionConfig) -> dict[str, Any]:
     }
 
 
-def build_report(cfg: AttentionConfig, timing: dict[str, Any] | None = None) -> dict[str, Any]:
-    """config, params (per layer), flops (one layer forward), kv_cache (all layers), timing."""
-    return {
+def layers_section(arch: Architecture, cfg: AttentionConfig) -> list[dict[str, Any]]:
+    """One entry per distinct layer: its spec, how many layers have it, its parameters and KV bytes."""
+    b = 0 if arch.kind == "encoder" else cfg.dtype_bytes
+    return [{"spec": spec.to_dict(), "count": n, "params_per_layer": layer_param_counts(arch.d_model, spec).total,
+             "kv_bytes_per_token_per_layer": layer_kv_bytes_per_token(spec, b)} for spec, n in arch.groups()]
+
+
+def kv_section(arch: Architecture, cfg: AttentionConfig, layer: int) -> dict[str, Any]:
+    """The KV cache of every layer of arch (kv_cache_bytes(cfg) when arch is cfg's uniform model)."""
+    mha = Architecture(arch.d_model, tuple(replace(s, n_kv_heads=s.n_heads) for s in arch.layers), arch.kind)
+    mc, mm = model_counts(arch, cfg), model_counts(mha, cfg)
+    per_layer = 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(arch.layers[layer], cfg.dtype_bytes)
+    return {"bytes_per_token_per_layer": per_layer, "bytes_per_token": mc.kv_bytes_per_token,
+            "bytes_total": mc.kv_bytes_total, "bytes_total_mha": mm.kv_bytes_total,
+            "ratio_vs_mha": mc.kv_bytes_total / mm.kv_bytes_total if mm.kv_bytes_total else 0.0}
+
+
+def build_report(cfg: AttentionConfig, timing: dict[str, Any] | None = None, arch: Architecture | None = None,
+                 model: dict[str, Any] | None = None, layer: int = 0) -> dict[str, Any]:
+    """config, params (per layer), flops (one layer forward), kv_cache (all layers), timing.
+
+    Without arch the model is cfg's n_layers identical layers (the report's JSON as the README gives
+    it). With arch (a real model, changed in some layers) the report adds `layers` (each distinct
+    layer with its count) and `model` (which model, what changed, what it cost), and kv_cache sums
+    every layer as it is; params and flops stay those of the layer on screen (`layer`).
+    """
+    report = {
         "config": config_section(cfg),
         "params": param_counts(cfg).to_dict(),
         "flops": flop_counts(cfg).to_dict(),
-        "kv_cache": kv_cache_bytes(cfg).to_dict(),
+        "kv_cache": kv_cache_bytes(cfg).to_dict() if arch is None else kv_section(arch, cfg, layer),
         "timing": timing,
     }
+    if arch is not None:
+        report["layers"] = layers_section(arch, cfg)
+        report["model"] = model
+    return report
+
+
+# A real model's context in a pin, a manifest and the Compare table: which model, which layer, what
+# changed and what it cost (core/models/inspect.py's fidelity figures).
+MODEL_TEXT = ("key", "name", "changed", "probe")
+MODEL_FIGURES = ("js_divergence_mean", "output_rel_error", "loss_before", "loss_after", "embedding_cosine")
+MODEL_BYTES = ("kv_cache_bytes_before", "kv_cache_bytes_after")
+
+
+def model_context(key: str, name: str, fidelity: dict[str, Any], changed: str, probe: str) -> dict[str, Any]:
+    """The plain dict a pin keeps; `changed` is 'layer 18 only', 'every layer' or 'nothing'."""
+    out: dict[str, Any] = {"key": key, "name": name, "layer": int(fidelity["layer"]),
+                           "all_layers": bool(fidelity["all_layers"]), "changed": changed, "probe": probe}
+    out.update({k: fidelity.get(k) for k in MODEL_FIGURES})
+    out.update({k: int(fidelity.get(k) or 0) for k in MODEL_BYTES})
+    return out
+
+
+def check_model_context(d: Any, where: str) -> dict[str, Any]:
+    """The same dict read back from a file, every field's type checked (ValueError names the field)."""
+    d = schema.mapping(d, where)
+    expected = set(MODEL_TEXT) | set(MODEL_FIGURES) | set(MODEL_BYTES) | {"layer", "all_layers"}
+    if set(d) != expected:
+        missing, extra = sorted(expected - set(d)), sorted(set(d) - expected)
+        raise ValueError(f"{where} has the wrong fields (missing: {', '.join(missing) or 'none'}; "
+                         f"unknown: {', '.join(map(str, extra)) or 'none'})")
+    for k in MODEL_TEXT:
+        schema.text(d[k], f"{where}.{k}", 4096)
+    schema.whole(d["layer"], f"{where}.layer", 0, 4095)
+    schema.flag(d["all_layers"], f"{where}.all_layers")
+    for k in MODEL_FIGURES:
+        schema.optional_number(d[k], f"{where}.{k}", -1e6, 1e6)
+    for k in MODEL_BYTES:
+        schema.whole(d[k], f"{where}.{k}", 0, 2**62)
+    return d
 
 
 def _row(label: str, value: str, note: str = "") -> str:

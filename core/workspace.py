@@ -1,9 +1,12 @@
 """Pins and the workspace file that keeps them: JSON with a schema version and a migrate step,
-written atomically, refused whole (with a sentence) when damaged, foreign or from a newer version."""
+written atomically, and read only after every field of every pin has been checked: a damaged,
+foreign, oversized or newer file is refused whole, with a sentence naming the field, and nothing
+the caller holds changes."""
 
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import string
 import zlib
@@ -13,24 +16,40 @@ from typing import Any
 
 import numpy as np
 
+from core import schema
+from core.arch.model import Architecture
 from core.atomic import write_text_atomic
 from core.config import AttentionConfig
-from core.report import build_report
+from core.report import build_report, check_model_context
 
 APP = "attention-sandbox"
-SCHEMA = 1
+SCHEMA = 2  # 2: pins carry their architecture (per layer), a real model's context and the probe
+MAX_PINS = 1000
+MAX_FILE_BYTES = 2 * 2**30  # a workspace is read whole: refuse a bigger file before reading it
+MAX_MAP_BYTES = 512 * 2**20  # one pin's attention maps, decompressed
+MAX_TOKENS = 4096
+PROBES = ("text", "induction")
+DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
 @dataclass(eq=False)  # a pin is itself: compared by identity, never field by field (it holds arrays)
 class Pin:
     name: str
     config: AttentionConfig
-    report: dict[str, Any]  # build_report(config, timing): exact counts and the timing taken
+    report: dict[str, Any]  # build_report(config, timing[, arch, model]): exact counts and the timing taken
     text: str = ""
     tokens: list[str] = field(default_factory=list)
     probs: np.ndarray | None = None  # (H, T, T) float32
     seed: int = 0
     device: str = "auto"
+    arch: Architecture | None = None  # None: config's n_layers identical layers (random weights)
+    model: dict[str, Any] | None = None  # a real model's context (core.report.model_context)
+    probe: str = "text"  # what the heads read: the text, or the induction probe
+
+
+def pin_report(pin: Pin, timing: dict[str, Any] | None) -> dict[str, Any]:
+    """The report a pin shows: its configuration's counts over its layers, with this timing."""
+    return build_report(pin.config, timing, pin.arch, pin.model, pin.model["layer"] if pin.model else 0)
 
 
 def next_pin_name(existing: list[str]) -> str:
@@ -50,42 +69,101 @@ def encode_array(a: np.ndarray) -> dict[str, Any]:
             "zlib_b64": base64.b64encode(zlib.compress(a.tobytes(), 6)).decode("ascii")}
 
 
-def decode_array(d: dict[str, Any]) -> np.ndarray:
-    shape = [int(n) for n in d["shape"]]
-    raw = zlib.decompress(base64.b64decode(d["zlib_b64"]))
-    a = np.frombuffer(raw, dtype=np.float32)
-    if a.size != int(np.prod(shape)):
-        raise ValueError("the stored attention map does not match its shape")
-    return a.reshape(shape).copy()
+def decode_array(d: Any, where: str = "probs") -> np.ndarray:
+    """The stored (H, T, T) map. The declared shape is checked, and bounded, before anything is
+    decompressed, and decompression stops at the declared size (a zip bomb is refused, not expanded)."""
+    d = schema.mapping(d, where)
+    if d.get("dtype") != "float32":
+        raise ValueError(f"{where}.dtype must be float32")
+    shape = schema.sequence(d.get("shape"), f"{where}.shape", 3)
+    if len(shape) != 3:
+        raise ValueError(f"{where}.shape must have 3 sizes (heads, tokens, tokens)")
+    dims = [schema.whole(n, f"{where}.shape", 0, 2**31) for n in shape]
+    expected = 4 * dims[0] * dims[1] * dims[2]
+    if expected > MAX_MAP_BYTES:
+        raise ValueError(f"{where} declares {expected:,} bytes of attention maps, more than a pin may hold")
+    packed = schema.text(d.get("zlib_b64"), f"{where}.zlib_b64", 2 * MAX_MAP_BYTES)
+    try:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(base64.b64decode(packed, validate=True), expected + 1)
+    except (binascii.Error, ValueError, zlib.error) as exc:
+        raise ValueError(f"{where} is not valid compressed data ({exc})") from None
+    if len(raw) != expected or inflater.unconsumed_tail:
+        raise ValueError(f"the stored attention map does not match its shape {dims}")
+    return np.frombuffer(raw, dtype=np.float32).reshape(dims).copy()
+
+
+TIMING_TEXT = ("device", "device_name", "backend", "dtype")
+TIMING_MS = ("median_ms", "p25_ms", "p75_ms", "tflops", "core_median_ms", "core_p25_ms", "core_p75_ms",
+             "core_tflops", "prefill_ms", "decode_ms")
+TIMING_OPTIONAL_MS = ("fused_qkv_ms", "separate_qkv_ms")
+
+
+def check_timing(t: Any, where: str) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    t = schema.mapping(t, where)
+    expected = set(TIMING_TEXT) | set(TIMING_MS) | set(TIMING_OPTIONAL_MS) | {"reps"}
+    if set(t) != expected:
+        raise ValueError(f"{where} has the wrong fields (missing: {', '.join(sorted(expected - set(t))) or 'none'}; "
+                         f"unknown: {', '.join(sorted(map(str, set(t) - expected))) or 'none'})")
+    for k in TIMING_TEXT:
+        schema.text(t[k], f"{where}.{k}", 200)
+    for k in TIMING_MS:
+        schema.number(t[k], f"{where}.{k}")
+    for k in TIMING_OPTIONAL_MS:
+        schema.optional_number(t[k], f"{where}.{k}")
+    schema.whole(t["reps"], f"{where}.reps", 1, 10**9)
+    return t
 
 
 def pin_to_json(pin: Pin) -> dict[str, Any]:
     return {"name": pin.name, "config": pin.config.to_dict(), "report": pin.report, "text": pin.text,
-            "tokens": pin.tokens, "seed": pin.seed, "device": pin.device,
+            "tokens": pin.tokens, "seed": pin.seed, "device": pin.device, "probe": pin.probe,
+            "architecture": pin.arch.to_dict() if pin.arch is not None else None, "model": pin.model,
             "probs": encode_array(pin.probs) if pin.probs is not None else None}
 
 
-def pin_from_json(d: dict[str, Any]) -> Pin:
-    cfg = AttentionConfig.from_dict(d["config"])
-    report = d["report"]
-    expected = build_report(cfg, report.get("timing"))
-    if report != expected:  # the counts must be the ones this config gives: nothing edited by hand
+def pin_from_json(d: Any) -> Pin:
+    """One pin, every field checked; ValueError names the first field that is wrong."""
+    d = schema.mapping(d, "the pin")
+    name = schema.text(d.get("name"), "name", 200)
+    if not name.strip():
+        raise ValueError("name must not be empty")
+    cfg = AttentionConfig.from_dict(schema.mapping(d.get("config"), "config"))
+    report = schema.mapping(d.get("report"), "report")
+    timing = check_timing(report.get("timing"), "report.timing")
+    arch = Architecture.from_dict(d["architecture"]) if d.get("architecture") is not None else None
+    model = check_model_context(d["model"], "model") if d.get("model") is not None else None
+    layer = model["layer"] if model is not None else 0
+    if arch is not None:
+        fits = (arch.d_model, arch.n_layers) == (cfg.d_model, cfg.n_layers) and layer < arch.n_layers
+        if not fits or arch.layers[layer] != cfg.layer_spec():
+            raise ValueError(f"its layers do not match its configuration ({cfg.mode_label}, d_model {cfg.d_model})")
+    if report != build_report(cfg, timing, arch, model, layer):  # the counts must be this config's: none edited
         raise ValueError(f"its numbers do not match its configuration ({cfg.mode_label}, d_model {cfg.d_model})")
-    probs = decode_array(d["probs"]) if d.get("probs") else None
-    tokens = [str(t) for t in d.get("tokens", [])]
+    tokens = [schema.text(t, "tokens", 1000) for t in schema.sequence(d.get("tokens", []), "tokens", MAX_TOKENS)]
+    probs = decode_array(d["probs"]) if d.get("probs") is not None else None
     if probs is not None and probs.shape != (cfg.n_heads, len(tokens), len(tokens)):
         raise ValueError("its attention maps do not match its heads and tokens")
-    return Pin(name=str(d["name"]), config=cfg, report=report, text=str(d.get("text", "")), tokens=tokens,
-               probs=probs, seed=int(d.get("seed", 0)), device=str(d.get("device", "auto")))
+    return Pin(name=name, config=cfg, report=report, text=schema.text(d.get("text", ""), "text"), tokens=tokens,
+               probs=probs, seed=schema.whole(d.get("seed", 0), "seed", 0, 2**63 - 1),
+               device=schema.choice(d.get("device", "auto"), "device", DEVICES), arch=arch, model=model,
+               probe=schema.choice(d.get("probe", "text"), "probe", PROBES))
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
-    """Bring an older workspace to SCHEMA. Schema 0 (the first drafts) had 'version' and no seeds."""
-    schema = int(data.get("schema", data.get("version", 0)))
-    if schema == 0:
-        data = {"app": APP, "schema": 1,
-                "pins": [{**p, "seed": p.get("seed", 0), "device": p.get("device", "auto")} for p in data.get("pins", [])]}
-    return data
+    """Bring an older workspace to SCHEMA. Schema 0 (the first drafts) had 'version' and no seeds;
+    schema 1 had no architecture, model context or probe (random weights, read as text)."""
+    schema_version = data.get("schema", data.get("version", 0))
+    pins = schema.sequence(data.get("pins", []), "pins", MAX_PINS)
+    if schema_version == 0:
+        pins = [{**schema.mapping(p, f"pin {i + 1}"), "seed": p.get("seed", 0), "device": p.get("device", "auto")}
+                for i, p in enumerate(pins)]
+    if schema_version <= 1:
+        pins = [{**schema.mapping(p, f"pin {i + 1}"), "architecture": None, "model": None, "probe": "text"}
+                for i, p in enumerate(pins)]
+    return {"app": APP, "schema": SCHEMA, "pins": pins}
 
 
 def workspace_json(pins: list[Pin]) -> str:
@@ -97,29 +175,46 @@ def save_workspace(path: Path, pins: list[Pin]) -> None:
     write_text_atomic(Path(path), workspace_json(pins))
 
 
-def load_workspace(path: Path) -> list[Pin]:
-    """Every pin, or ValueError with a sentence and nothing loaded."""
-    path = Path(path)
+def read_json(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Any:
+    """A JSON file, or ValueError with a sentence: unreadable, too big, not JSON, nested too deeply."""
     try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ValueError(f"{path.name} is {size:,} bytes, more than a workspace may be ({max_bytes:,}).")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read {path.name}: {getattr(exc, 'strerror', None) or exc}.") from exc
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path.name} is not a workspace: it is not JSON ({exc.msg} at line {exc.lineno}).") from exc
+    except RecursionError:
+        raise ValueError(f"{path.name} is not a workspace: its JSON is nested too deeply to read.") from None
+
+
+def load_workspace(path: Path) -> list[Pin]:
+    """Every pin, or ValueError with a sentence and nothing loaded."""
+    path = Path(path)
+    data = read_json(path)
     if not isinstance(data, dict) or data.get("app", APP if "version" in data else None) != APP:
         raise ValueError(f"{path.name} is not an Attention Sandbox workspace.")
-    schema = data.get("schema", data.get("version", 0))
-    if not isinstance(schema, int) or schema > SCHEMA:
-        raise ValueError(f"{path.name} was saved by a newer Attention Sandbox (schema {schema}; this one reads up to "
-                         f"{SCHEMA}); update the app to open it.")
-    data = migrate(data)
+    version = data.get("schema", data.get("version", 0))
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise ValueError(f"{path.name} is damaged: its schema must be a whole number, not {version!r:.40}.")
+    if version > SCHEMA:
+        raise ValueError(f"{path.name} was saved by a newer Attention Sandbox (schema {version}; this one reads up "
+                         f"to {SCHEMA}); update the app to open it.")
+    try:
+        data = migrate(data)
+    except ValueError as exc:
+        raise ValueError(f"{path.name} is damaged: {exc}.") from None
     pins = []
-    for i, raw in enumerate(data.get("pins", [])):
+    for i, raw in enumerate(data["pins"]):
         try:
             pins.append(pin_from_json(raw))
-        except (KeyError, TypeError, ValueError, zlib.error, base64.binascii.Error) as exc:
-            raise ValueError(f"{path.name} is damaged: pin {i + 1} cannot be read ({exc}).") from exc
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"{path.name} is damaged: pin {i + 1} cannot be read ({exc}).") from None
+    names = [p.name for p in pins]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{path.name} is damaged: two pins share a name.")
     return pins
-

@@ -24,11 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.arch.model import Architecture
 from core.atomic import ExportError
 from core.attention import MAX_DISPLAY_TOKENS
 from core.config import AttentionConfig
 from core.device import default_dtype, device_name, resolve_device
-from core.report import build_report
+from core.report import build_report, model_context
 from core.tokens import DEFAULT_TEXT
 from sandbox.compute import ComputeRequest, Failure, HeatmapResult, TimingOutcome
 from sandbox.export import ExportJob, export
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         self.sweeps = SweepController(self)
         self.models = ModelController(self)
         self.roles = RolesController(self)
+        self.models.loaded.connect(self.pins.on_model_loaded)
         self.last_alert = ""
         self._build_layout()
         self._build_menus()
@@ -267,6 +269,17 @@ class MainWindow(QMainWindow):
         arch = shape.changed(cfg.n_heads, cfg.kv_heads, layer, self.models.all_layers)
         return CostContext(arch, shape.architecture(), layer, "trained")
 
+    def pin_context(self, hm: HeatmapResult) -> tuple[Architecture | None, dict[str, Any] | None]:
+        """What a pin, a manifest or a workspace keeps beyond the configuration: a real model's layers as
+        they are (changed where the change applies) and its context (model, layer, scope, probe, fidelity)."""
+        shape = self.models.shape
+        if hm.model is None or shape is None:
+            return None, None
+        cfg, view = hm.config, hm.model
+        arch = shape.changed(cfg.n_heads, cfg.kv_heads, view.layer, view.all_layers)
+        changed = arch.change_scope(shape.architecture()) or "nothing"
+        return arch, model_context(view.key, shape.name, view.fidelity, changed, hm.probe)
+
     def refresh_costs(self) -> None:
         self.metrics.show_config(self.config(), self.cost_context())  # exact counts on every tick
 
@@ -356,12 +369,19 @@ class MainWindow(QMainWindow):
         t = self.last_timing
         timing = t.result.to_report() if t and hm and t.measures(hm.config, self.config_panel.device_choice()) else None
         cfg = hm.config if hm else self.config()
+        arch, model = self.pin_context(hm) if hm else (None, None)
+        probe = hm.probe if hm else self.roles.probe
         return {
             "title": "Attention Sandbox heatmaps",
-            "report": build_report(cfg, timing),
+            "report": build_report(cfg, timing, arch, model, model["layer"] if model else 0),
+            "architecture": arch.to_dict() if arch is not None else cfg.architecture().to_dict(),
+            "model": model,
             "device": self.config_panel.device_choice(),
             "seed": self.seed,
-            "text": self.text.text(),
+            "probe": probe,
+            # What the tokens were read from: the typed text, or the induction probe (its own tokens).
+            "text": self.text.text() if probe == "text" else None,
+            "typed_text": self.text.text(),
             "tokens": hm.tokens if hm else [],
             "colormap": self.mosaic.colormap.currentText(),
             "scale": "per head" if self.mosaic.per_head else "shared",

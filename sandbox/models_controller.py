@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QSignalBlocker, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from core.models.choices import ModelShape
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 
 class ModelController(QObject):
+    loaded = Signal(str)  # the model's key, once the window shows it
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
@@ -95,6 +96,7 @@ class ModelController(QObject):
         self.fidelity.show()
         self.window.statusBar().showMessage(f"{shape.name} loaded.", 6000)
         self.window.config_panel.set_model_shape(shape)  # emits config_changed: the request follows
+        self.loaded.emit(key)
 
     def _on_runner_failed(self, failure: Failure) -> None:
         if failure.stage == "model":  # the app stays on the model it had
@@ -132,6 +134,14 @@ class ModelController(QObject):
             return
         head, layer = divmod(index, self.shape.n_layers)
         self.open_at(layer, head)
+
+    def set_view(self, layer: int, all_layers: bool) -> None:
+        """Show `layer` with the change applied there only or everywhere, as one request."""
+        picker = self.picker
+        with QSignalBlocker(picker.layer), QSignalBlocker(picker.all_layers):
+            picker.layer.setValue(layer)
+            picker.all_layers.setChecked(all_layers)
+        self._on_picker_view_changed()
 
     def open_at(self, layer: int, head: int) -> None:
         """Show `layer` and open its `head` once its heatmaps arrive."""

@@ -11,8 +11,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QVBoxLayout, QWidget
 
 from core.atomic import ExportError, write_text_atomic
 from core.compare import as_csv, attention_diff
-from core.report import build_report
-from core.workspace import Pin, load_workspace, next_pin_name, save_workspace
+from core.workspace import Pin, load_workspace, next_pin_name, pin_report, save_workspace
 from sandbox.compute import TimingOutcome
 from widgets.compare_table import CompareTable
 from widgets.heatmap_view import HeatmapMosaic
@@ -55,6 +54,7 @@ class PinController(QObject):
         self.table.load_requested.connect(self.load_on_sliders)
         self.table.diff_requested.connect(self.open_diff)
         self.table.export_requested.connect(self._on_table_export_requested)
+        self._load_after_model: Pin | None = None  # a pin to put back once its model has loaded
 
     def refresh(self) -> None:
         self.table.set_pins([p.name for p in self.pins], [p.report for p in self.pins])
@@ -68,15 +68,19 @@ class PinController(QObject):
             return None
         t = w.current_timing()
         timing = t.result.to_report() if t is not None else None
-        pin = Pin(name=next_pin_name([p.name for p in self.pins]), config=hm.config,
-                  report=build_report(hm.config, timing), text=w.text.text(), tokens=list(hm.tokens),
-                  probs=hm.probs.copy(), seed=hm.seed, device=w.config_panel.device_choice())
+        arch, model = w.pin_context(hm)
+        pin = Pin(name=next_pin_name([p.name for p in self.pins]), config=hm.config, report={},
+                  text=w.text.text(), tokens=list(hm.tokens), probs=hm.probs.copy(), seed=hm.seed,
+                  device=w.config_panel.device_choice(), arch=arch, model=model, probe=hm.probe)
+        pin.report = pin_report(pin, timing)
         if timing is None:
             self._awaiting.append(pin)
         self.pins.append(pin)
         self.refresh()
         note = "" if timing else " (its timing is added when the measurement finishes)"
-        w.statusBar().showMessage(f"Pinned {pin.name}: {pin.config.mode_label}, d_model {pin.config.d_model}{note}.", 6000)
+        what = (f"{model['name']}, {model['changed']} changed" if model and model["changed"] != "nothing"
+                else model["name"] if model else f"d_model {pin.config.d_model}")
+        w.statusBar().showMessage(f"Pinned {pin.name}: {pin.config.mode_label}, {what}{note}.", 6000)
         return pin
 
     def on_timing(self, outcome: TimingOutcome) -> None:
@@ -85,7 +89,7 @@ class PinController(QObject):
         self._awaiting = [p for p in self._awaiting if p not in done and p in self.pins]
         for pin in done:
             if pin in self.pins:
-                pin.report = build_report(pin.config, outcome.result.to_report())
+                pin.report = pin_report(pin, outcome.result.to_report())
         if done:
             self.refresh()
 
@@ -102,9 +106,31 @@ class PinController(QObject):
         self.refresh()
 
     def load_on_sliders(self, index: int) -> None:
+        """Put a pin back: its text, probe and configuration; a real model's pin opens that model, its
+        layer and its scope first (loading it when another is open)."""
         pin = self.pins[index]
-        self.window.text.setText(pin.text)
-        self.window.config_panel.set_config(pin.config)
+        w = self.window
+        if pin.model is not None and w.models.key != pin.model["key"]:
+            self._load_after_model = pin
+            w.statusBar().showMessage(f"Opening {pin.model['name']} for pin {pin.name}…", 6000)
+            w.models.load(pin.model["key"])
+            return
+        if pin.model is None and w.models.key is not None:
+            w.models.use_random()
+        self._apply(pin)
+
+    def _apply(self, pin: Pin) -> None:
+        w = self.window
+        w.roles.set_probe(pin.probe)
+        w.text.setText(pin.text)
+        if pin.model is not None:
+            w.models.set_view(pin.model["layer"], pin.model["all_layers"])
+        w.config_panel.set_config(pin.config)
+
+    def on_model_loaded(self, _key: str) -> None:
+        pin, self._load_after_model = self._load_after_model, None
+        if pin is not None and pin in self.pins and pin.model is not None and self.window.models.key == pin.model["key"]:
+            self._apply(pin)
 
     def open_diff(self, a: int, b: int) -> DiffDialog | None:
         pa, pb = self.pins[a], self.pins[b]

@@ -40,6 +40,11 @@ class RolesController(QObject):
     def probe(self) -> str:
         return self.probe_combo.currentData()
 
+    def set_probe(self, probe: str) -> None:
+        index = self.probe_combo.findData(probe)
+        if index >= 0:
+            self.probe_combo.setCurrentIndex(index)
+
     def toggle_probe(self) -> None:
         self.probe_combo.setCurrentIndex(1 - self.probe_combo.currentIndex())
 

@@ -37,17 +37,6 @@ def delta_text(value: float, baseline: float, name: str = "MHA") -> tuple[str, s
     return f"{change:+.1%} vs {name}", BETTER if change < 0 else WORSE
 
 
-def scope_text(changed: list[int], n_layers: int) -> str:
-    """'layer 18 only', 'every layer', 'layers 3, 7' or '' (nothing changed)."""
-    if not changed:
-        return ""
-    if len(changed) == n_layers:
-        return "every layer"
-    if len(changed) == 1:
-        return f"layer {changed[0]} only"
-    return "layers " + ", ".join(map(str, changed[:6])) + (" …" if len(changed) > 6 else "")
-
-
 @dataclass(frozen=True)
 class CostContext:
     """What the costs describe: the model's layers, what they are compared with, the layer on screen."""
@@ -125,7 +114,7 @@ class MetricsPanel(QWidget):
         p, pm = layer_param_counts(d, spec), layer_param_counts(d, base_spec)
         f, fm = layer_flop_counts(d, spec, cfg), layer_flop_counts(d, base_spec, cfg)
         mc, mb = model_counts(arch, cfg), model_counts(base, cfg)
-        scope = scope_text(arch.changed_layers(base), L) if name == "trained" else ""
+        scope = arch.change_scope(base) if name == "trained" else ""
         self.scope.setText(f"Changed: {scope}. Whole-model rows count that change and every other layer as "
                            "trained." if scope else "")
         self.scope.setVisible(bool(scope))

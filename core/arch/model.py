@@ -54,6 +54,17 @@ class Architecture:
         """Indices of the layers whose spec differs from other's (same depth)."""
         return [i for i, (a, b) in enumerate(zip(self.layers, other.layers, strict=True)) if a != b]
 
+    def change_scope(self, other: Architecture) -> str:
+        """Where self differs from other: 'layer 18 only', 'every layer', 'layers 3, 7' or '' (nowhere)."""
+        changed = self.changed_layers(other)
+        if not changed:
+            return ""
+        if len(changed) == self.n_layers:
+            return "every layer"
+        if len(changed) == 1:
+            return f"layer {changed[0]} only"
+        return "layers " + ", ".join(map(str, changed[:6])) + (" …" if len(changed) > 6 else "")
+
     def with_layers(self, indices: list[int] | range, spec: LayerSpec) -> Architecture:
         layers = list(self.layers)
         for i in indices:

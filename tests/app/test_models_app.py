@@ -127,3 +127,58 @@ def test_a_kv_count_that_cannot_be_reached_says_why(make_window):
     assert notice.startswith("n_kv_heads 8 is not possible here, so it stays 32 (allowed: 32).")
     assert "n_kv_heads = 96 x P / 9 must be whole" in notice
     assert notice in w.statusBar().currentMessage()
+
+
+def test_pins_compare_manifests_and_workspaces_keep_the_real_model_context(make_window, tmp_path):
+    import json
+
+    from core.compare import comparison
+    from core.workspace import load_workspace
+
+    w = make_window(text=TEXT)
+    w.models.load("smollm2-135m")
+    w.models.picker.layer.setValue(18)
+    w.config_panel.n_kv_heads.slider.setValue(0)  # layer 18 only
+    a = w.pins.pin_current()
+    w.models.picker.all_layers.setChecked(True)  # every layer
+    b = w.pins.pin_current()
+    fa, fb = a.model, b.model
+    assert (fa["name"], fa["layer"], fa["changed"], fb["changed"]) == ("SmolLM2-135M", 18, "layer 18 only", "every layer")
+    ref = inspect(load_model("smollm2-135m"), TEXT, 18, HeadChange(n_kv_heads=1))
+    assert fa["loss_after"] == pytest.approx(ref.loss_after) and fa["js_divergence_mean"] == pytest.approx(ref.js_divergence_mean)
+    b_bytes = a.config.dtype_bytes
+    assert a.report["kv_cache"]["bytes_per_token"] == (29 * 3 + 1) * 2 * 64 * b_bytes
+    assert b.report["kv_cache"]["bytes_per_token"] == 30 * 1 * 2 * 64 * b_bytes
+    rows = {r.label: r for r in comparison([a.report, b.report], 0)}
+    assert [c.text for c in rows["changed"].cells] == ["layer 18 only", "every layer"]
+    assert rows["KV cache / token"].cells[1].relation == f"x{(30 * 1) / (29 * 3 + 1):.3g}"  # no longer identical
+    assert rows["next-token loss, changed"].cells[0].text == f"{ref.loss_after:.4f}"
+    assert rows["layer output error"].cells[0].text == f"{ref.output_rel_error:.2%}"
+    table = w.pins.table.text()
+    assert "attention JS divergence (bits)" in table and "SmolLM2-135M" in table
+    # The export manifest carries the same context; under the induction probe its text says so.
+    w.roles.toggle_probe()
+    m = w.manifest()
+    assert m["model"]["name"] == "SmolLM2-135M" and m["model"]["probe"] == "induction" and m["probe"] == "induction"
+    assert m["text"] is None and m["typed_text"] == TEXT
+    assert m["architecture"]["layers"] == [{"spec": {"n_heads": 9, "n_kv_heads": 1, "head_dim": 64, "bias": False},
+                                            "count": 30}]
+    # A workspace keeps it all, and reads it back exactly.
+    path = tmp_path / "models.json"
+    assert w.pins.save(path)
+    back = load_workspace(path)
+    assert [p.model for p in back] == [a.model, b.model] and [p.report for p in back] == [a.report, b.report]
+    assert back[0].arch == a.arch and back[1].arch == b.arch and back[0].arch.change_scope(b.arch) != ""
+    assert json.loads(path.read_text())["schema"] == 2
+
+
+def test_loading_a_model_pin_opens_its_model_layer_and_scope(make_window):
+    w = make_window(text=TEXT)
+    w.models.load("smollm2-135m")
+    w.models.picker.layer.setValue(7)
+    w.config_panel.n_kv_heads.slider.setValue(0)
+    pin = w.pins.pin_current()
+    w.models.use_random()
+    w.pins.load_on_sliders(0)  # loads SmolLM2 again (sync runner: at once), then puts the pin back
+    assert w.models.key == "smollm2-135m" and w.models.layer == 7 and not w.models.all_layers
+    assert w.config() == pin.config and w.last_heatmaps.model.after is not None

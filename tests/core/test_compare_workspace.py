@@ -11,6 +11,11 @@ from core.workspace import SCHEMA, Pin, load_workspace, migrate, next_pin_name, 
 MHA = AttentionConfig(d_model=4096, n_heads=32, seq_len=2048, n_layers=32)
 GQA = MHA.with_(n_kv_heads=8)
 TIMING = {"median_ms": 10.0, "core_median_ms": 4.0, "prefill_ms": 10.0, "decode_ms": 1.0, "tflops": 2.0}
+# Every field a measurement carries (TimingResult.to_report()), as a saved workspace holds it.
+FULL_TIMING = {"device": "cpu", "device_name": "CPU (2 threads)", "backend": "flash", "dtype": "float32",
+               "median_ms": 0.123456789, "p25_ms": 0.12, "p75_ms": 0.13, "tflops": 1e-3, "reps": 9,
+               "core_median_ms": 0.05, "core_p25_ms": 0.04, "core_p75_ms": 0.06, "core_tflops": 2e-3,
+               "fused_qkv_ms": 0.01, "separate_qkv_ms": None, "prefill_ms": 0.123456789, "decode_ms": 0.02}
 
 
 def test_comparison_against_a_baseline_matches_the_seeds_example():
@@ -54,7 +59,7 @@ def _pin(name, cfg, timing=None, tokens=("x", "y")):
 
 def test_workspace_round_trip_keeps_exact_numbers(tmp_path):
     small = AttentionConfig(d_model=64, n_heads=8, n_kv_heads=2)
-    pins = [_pin("A", small, {"median_ms": 0.123456789, "tflops": 1e-3}), _pin("B", small.with_(n_kv_heads=8))]
+    pins = [_pin("A", small, FULL_TIMING), _pin("B", small.with_(n_kv_heads=8))]
     path = tmp_path / "w.json"
     save_workspace(path, pins)
     back = load_workspace(path)
@@ -119,3 +124,15 @@ def test_save_is_atomic_when_interrupted(tmp_path, monkeypatch):
 def test_pin_names():
     assert next_pin_name([]) == "A" and next_pin_name(["A", "B"]) == "C"
     assert next_pin_name([chr(65 + i) for i in range(26)]) == "A2"
+
+
+def test_schema_1_is_migrated_to_random_weights_read_as_text(tmp_path):
+    cfg = AttentionConfig(d_model=64, n_heads=4, n_kv_heads=2)
+    old = {"app": "attention-sandbox", "schema": 1,
+           "pins": [{"name": "A", "config": cfg.to_dict(), "report": build_report(cfg, FULL_TIMING), "text": "x y",
+                     "tokens": ["x", "y"], "seed": 0, "device": "cpu", "probs": None}]}
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(old))
+    (pin,) = load_workspace(path)
+    assert (pin.arch, pin.model, pin.probe) == (None, None, "text") and pin.report["timing"] == FULL_TIMING
+    assert migrate(old)["schema"] == SCHEMA == 2
