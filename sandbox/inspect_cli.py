@@ -67,7 +67,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     print(f"before: {result.native_n_heads} heads x {model.head_dim}, {result.native_n_kv_heads} KV heads")
     print(f"after:  {result.n_heads} heads, {result.n_kv_heads} KV heads"
           + (" (every layer)" if result.all_layers else f" (layer {args.layer} only)"))
-    rows = [("JS divergence, mean (bits)", data["js_divergence_mean"]), ("layer output rel. error", data["output_rel_error"]),
+    err = data["output_rel_error"]
+    rows = [("JS divergence, mean (bits)", data["js_divergence_mean"]),
+            ("layer output error (%)", None if err is None else 100 * err),
             ("loss before", data["loss_before"]), ("loss after", data["loss_after"]),
             ("perplexity before", data["perplexity_before"]), ("perplexity after", data["perplexity_after"]),
             ("sentence embedding cosine", data["embedding_cosine"]),

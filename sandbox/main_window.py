@@ -335,8 +335,10 @@ class MainWindow(QMainWindow):
         if self.statusBar().currentMessage().startswith("timing: "):
             self.statusBar().clearMessage()  # the timing it spoke of has been measured now
         c = outcome.config
+        decodes = self.models.shape is None or self.models.shape.kind == "causal"
         self.timing.show_timing(outcome.result.to_report(),
-                                f"{c.mode_label}, T={c.seq_len:,}, B={c.batch_size}, {c.phase}")
+                                f"{c.mode_label}, T={c.seq_len:,}, B={c.batch_size}, {c.phase}",
+                                c.batch_size, c.seq_len, decodes)
 
     def _on_runner_failed(self, failure: Failure) -> None:
         if failure.stage == "timing":

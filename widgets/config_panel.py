@@ -215,6 +215,10 @@ class ConfigPanel(QWidget):
         model = shape is not None
         for w in (self.d_model, self.n_layers, self.causal, self.bias, self.preset):
             w.setEnabled(not model)
+        encoder = shape is not None and shape.kind == "encoder"
+        self.phase.setEnabled(not encoder)
+        self.phase.setToolTip("An encoder reads its whole input at once: it has no decode step and no KV cache."
+                              if encoder else TIPS["phase"])
         if shape is None:
             self.d_model.setToolTip(TIPS["d_model"])
             self.n_kv_heads.setToolTip(TIPS["n_kv_heads"])
@@ -226,7 +230,8 @@ class ConfigPanel(QWidget):
                                 "head widths: merging heads sums their scores under one softmax, splitting gives "
                                 "each part its own. Parameters stay the same.")
         self.set_config(self._cfg.with_(d_model=shape.d_model, n_heads=shape.n_heads, n_kv_heads=shape.n_kv_heads,
-                                        n_layers=shape.n_layers, causal=shape.kind == "causal", bias=shape.bias))
+                                        n_layers=shape.n_layers, causal=shape.kind == "causal", bias=shape.bias,
+                                        phase="prefill" if encoder else self._cfg.phase))
 
     def _snap_kv(self, n_heads: int) -> list[str]:
         """Put n_kv_heads at the allowed value nearest the user's choice; say why when it differs."""

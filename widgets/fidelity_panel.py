@@ -13,7 +13,8 @@ ROWS = [
     ("change", "Change", "What differs from the trained model."),
     ("js", "Attention JS divergence", "Mean Jensen-Shannon divergence (bits, 0 = identical, 1 = disjoint) between "
                                       "each changed head's attention rows and the original heads it covers."),
-    ("err", "Layer output error", "||changed - original|| / ||original|| of the chosen layer's attention output."),
+    ("err", "Layer output error", "||changed - original|| / ||original|| of the chosen layer's attention output, "
+                                  "as a percentage (the CLI's JSON gives the same figure as a fraction)."),
     ("loss", "Next-token loss", "Cross-entropy of the text's next tokens, before -> after (perplexity in brackets)."),
     ("cos", "Sentence embedding", "Cosine similarity of the mean-pooled last hidden state before and after (1 = same)."),
     ("kv", "KV cache (fp16, this text)", "2 x layers x KV heads x head_dim x tokens x 2 bytes, before -> after."),
@@ -48,7 +49,8 @@ class FidelityPanel(QWidget):
             "none: the trained layer" if same else
             f"{f['native_n_heads']}→{f['n_heads']} heads, {f['native_n_kv_heads']}→{f['n_kv_heads']} KV heads ({where})")
         fmt = lambda v, spec=".4f": "–" if v is None else format(v, spec)  # noqa: E731
-        self.values["js"].setText(fmt(f["js_divergence_mean"]))
+        js = f["js_divergence_mean"]
+        self.values["js"].setText("–" if js is None else f"{js:.4f} bits")
         self.values["err"].setText("–" if f["output_rel_error"] is None else f"{f['output_rel_error']:.2%}")
         if f["loss_before"] is None:
             self.values["loss"].setText("– (encoder)")

@@ -109,7 +109,10 @@ class TimingPanel(QWidget):
         for key in ("device", "layer", "tflops", "qkv", "phases"):
             self.labels[key].setText("–")
 
-    def show_timing(self, t: dict[str, Any], config_text: str) -> None:
+    def show_timing(self, t: dict[str, Any], config_text: str, batch: int = 1, seq_len: int = 1,
+                    decodes: bool = True) -> None:
+        """t: the report's timing dict. Prefill handles batch x seq_len tokens and a decode step batch
+        tokens, so the two compare per token; an encoder (decodes False) has no decode step."""
         self.busy.hide()
         self.measure.hide()
         self.timing = t
@@ -130,7 +133,14 @@ class TimingPanel(QWidget):
             )
         else:
             self.labels["qkv"].setText("–")
-        speed = t["prefill_ms"] / t["decode_ms"] if t["decode_ms"] else float("nan")
+        prefill_per_token = t["prefill_ms"] / max(1, batch * seq_len)
+        if not decodes:
+            self.labels["phases"].setText(f"{ms(t['prefill_ms'])} prefill ({ms(prefill_per_token)} per token) · "
+                                          "no decode: an encoder reads its input at once")
+            return
+        decode_per_token = t["decode_ms"] / max(1, batch)
+        ratio = decode_per_token / prefill_per_token if prefill_per_token else float("nan")
         self.labels["phases"].setText(
-            f"{ms(t['prefill_ms'])} prefill · {ms(t['decode_ms'])} decode (one token is x{speed:.0f} faster)"
+            f"per token: {ms(prefill_per_token)} in prefill, {ms(decode_per_token)} in decode (x{ratio:.3g}); "
+            f"{ms(t['prefill_ms'])} for the whole prefill"
         )
