@@ -35,6 +35,8 @@ def test_an_encoder_says_it_has_no_decode_step(make_window):
     w = make_window(text=TEXT)
     w.models.load("minilm-l6")
     assert "no decode: an encoder reads its input at once" in w.timing.labels["phases"].text()
+    assert not w.config_panel.phase.isEnabled() and w.config().phase == "prefill"
+    assert "no decode step" in w.config_panel.phase.toolTip()
 
 
 @pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the [models] extra is missing")
@@ -46,5 +48,3 @@ def test_js_divergence_reads_in_bits(make_window):
     assert w.models.fidelity.values["js"].text() == f"{js:.4f} bits"
     err = w.last_heatmaps.model.fidelity["output_rel_error"]
     assert w.models.fidelity.values["err"].text() == f"{err:.2%}"
-    assert not w.config_panel.phase.isEnabled() and w.config().phase == "prefill"
-    assert "no decode step" in w.config_panel.phase.toolTip()
