@@ -125,12 +125,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         w.writeheader()
         w.writerows(records)
     else:
-        print(f"{knob:>10}  {'status':8} {'params':>14} {'FLOPs':>18} {'KV cache bytes':>16} {'median ms':>10}  note")
+        def num(value: object) -> str:
+            return f"{value:,}" if isinstance(value, int) else "–"
+
+        print(f"{knob:>12}  {'status':8} {'params':>16} {'FLOPs':>26} {'KV cache bytes':>22} {'median ms':>10}  note")
         for r in rows:
             rep = r.report or {}
             t = rep.get("timing") or {}
-            print(f"{r.value:>10}  {r.status:8} {rep.get('params', {}).get('total', ''):>14} "
-                  f"{rep.get('flops', {}).get('total', ''):>18} {rep.get('kv_cache', {}).get('bytes_total', ''):>16} "
+            print(f"{r.value:>12,}  {r.status:8} {num(rep.get('params', {}).get('total')):>16} "
+                  f"{num(rep.get('flops', {}).get('total')):>26} {num(rep.get('kv_cache', {}).get('bytes_total')):>22} "
                   f"{(format(t['median_ms'], '.4g') if t else '–'):>10}  {r.reason}")
     if not any(r.status == "ok" for r in rows):
         print(f"{PROG}: error: no value of {knob} made a valid configuration.", file=sys.stderr)

@@ -25,22 +25,45 @@ def add_inspect_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="folder for the heatmaps as PNG and .npy")
 
 
-def write_heatmaps(out: Path, name: str, probs: np.ndarray, group_size: int) -> list[Path]:
-    """probs (H, T, T) -> name.npy and name.png (the app's mosaic, 4 px per token)."""
-    from PySide6.QtGui import QImage
+def write_heatmaps(out: Path, name: str, probs: np.ndarray, group_size: int, title: str, cols: int,
+                   vmax: float) -> list[Path]:
+    """probs (H, T, T) -> name.npy and name.png (the app's mosaic, titled tiles, a colour bar 0..vmax)."""
+    from sandbox.mosaic_png import labelled_mosaic
 
-    from widgets.colormaps import lut
-    from widgets.mosaic import plan_layout, render_rgb
-
-    lay = plan_layout(len(probs), probs.shape[1], group_size)
-    rgb = np.ascontiguousarray(render_rgb(probs, lay, lut("viridis")).repeat(4, 0).repeat(4, 1))  # (4h, 4w, 3)
-    image = QImage(rgb.data, rgb.shape[1], rgb.shape[0], rgb.shape[1] * 3, QImage.Format.Format_RGB888).copy()
+    image = labelled_mosaic(probs, group_size, title, cols, vmax)
     paths = [out / f"{name}.npy", out / f"{name}.png"]
     with staged(paths) as (npy, png):
         with open(npy, "wb") as f:
             np.save(f, probs.astype(np.float32))
         if not image.save(str(png), "PNG"):
             raise ExportError(f"could not write {paths[1]}.")
+    return paths
+
+
+def write_inspect_heatmaps(out: Path, model_name: str, result, group_size: int) -> list[Path]:
+    """The chosen layer before (and after) the change, on one grid and one scale."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; give a folder.")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot create the folder {out}: {exc.strerror or exc}; choose another --out.") from exc
+    layer = result.layer
+    before = result.before.attentions[layer]
+    after = result.after.attentions[layer] if result.after is not None else None
+    from widgets.mosaic import plan_layout
+
+    cols = plan_layout(len(before), len(result.tokens), group_size).cols  # whole KV groups per row, as trained
+    vmax = float(max(before.max(), after.max() if after is not None else 0.0)) or 1.0
+    tokens = len(result.tokens)
+    paths = write_heatmaps(out, f"layer{layer}_before", before, group_size,
+                           f"{model_name}, layer {layer} as trained: {len(before)} heads x {tokens} tokens", cols, vmax)
+    if after is not None:
+        g = max(1, result.n_heads // result.n_kv_heads)
+        where = "every layer" if result.all_layers else f"layer {layer} only"
+        paths += write_heatmaps(out, f"layer{layer}_after", after, g,
+                                f"{model_name}, layer {layer} changed ({where}): {result.n_heads} heads, "
+                                f"{result.n_kv_heads} KV heads", cols, vmax)
     return paths
 
 
@@ -51,13 +74,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     model = load_model(args.model, allow_pickle=args.allow_pickle)
     result = inspect(model, args.text, args.layer, HeadChange(args.kv_heads, args.heads, args.all_layers))
     if args.out:
-        out = Path(args.out)
-        if not out.is_dir():
-            raise ValueError(f"--out {out} is not a folder; create it first.")
-        write_heatmaps(out, f"layer{args.layer}_before", result.before.attentions[args.layer], model.group_size)
-        if result.after is not None:
-            write_heatmaps(out, f"layer{args.layer}_after", result.after.attentions[args.layer],
-                           max(1, result.n_heads // result.n_kv_heads))
+        write_inspect_heatmaps(Path(args.out), model.name, result, model.group_size)
     data = result.to_json()
     if args.json:
         print(json.dumps(data, indent=1))

@@ -97,9 +97,12 @@ def colour_table(colormap_lut: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.vstack([colormap_lut[pick], BACKGROUND[None], GROUP_COLOURS]), dtype=np.uint8)
 
 
-def scale_to_index(probs: np.ndarray, per_head: bool) -> tuple[np.ndarray, np.ndarray]:
-    """probs (H, T, T) -> colormap levels 0..LEVELS-1 as uint8 (H, T, T), and the top of the scale per head (H,)."""
-    if per_head:
+def scale_to_index(probs: np.ndarray, per_head: bool, vmax: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """probs (H, T, T) -> colormap levels 0..LEVELS-1 as uint8 (H, T, T), and the top of the scale per head (H,).
+    vmax fixes the top of a shared scale (two mosaics on one scale)."""
+    if vmax is not None:
+        vmax = np.full(len(probs), vmax)
+    elif per_head:
         vmax = probs.reshape(len(probs), -1).max(axis=1)  # (H,)
     else:
         vmax = np.full(len(probs), probs.max() if probs.size else 1.0)
@@ -118,9 +121,10 @@ def diverging_index(diff: np.ndarray) -> tuple[np.ndarray, float]:
     return np.rint(idx).astype(np.uint8), m
 
 
-def render_mosaic(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False) -> np.ndarray:
+def render_mosaic(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False,
+                  vmax: float | None = None) -> np.ndarray:
     """probs (H, T, T) -> index image (height, width) uint8 into colour_table(), C-contiguous."""
-    return render_index(scale_to_index(probs, per_head)[0], layout)
+    return render_index(scale_to_index(probs, per_head, vmax)[0], layout)
 
 
 def render_index(idx: np.ndarray, layout: MosaicLayout) -> np.ndarray:
@@ -138,6 +142,7 @@ def render_index(idx: np.ndarray, layout: MosaicLayout) -> np.ndarray:
     return img
 
 
-def render_rgb(probs: np.ndarray, layout: MosaicLayout, colormap_lut: np.ndarray, per_head: bool = False) -> np.ndarray:
+def render_rgb(probs: np.ndarray, layout: MosaicLayout, colormap_lut: np.ndarray, per_head: bool = False,
+               vmax: float | None = None) -> np.ndarray:
     """The mosaic as an RGB array (height, width, 3), for export and tests."""
-    return colour_table(colormap_lut)[render_mosaic(probs, layout, per_head)]
+    return colour_table(colormap_lut)[render_mosaic(probs, layout, per_head, vmax)]

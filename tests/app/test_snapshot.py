@@ -68,3 +68,13 @@ def test_the_app_launches_and_quits_cleanly(tmp_path):
     proc = subprocess.run([sys.executable, "-c", QUIT_SCRIPT], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert list(tmp_path.rglob("AttentionSandbox.conf")), "settings were not saved"
+
+
+def test_snapshot_prints_only_its_paths(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.run([sys.executable, "-m", "sandbox", "snapshot", "--d-model", "64", "--heads", "4",
+                           "--seq-len", "8", "--out", str(tmp_path), "--no-time"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and proc.stdout.split() == [str(tmp_path / n) for n in
+                                                          ("window.png", "heatmaps.png", "manifest.json")]

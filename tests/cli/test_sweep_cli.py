@@ -38,3 +38,11 @@ def test_sweep_csv_has_report_fields(capsys):
 def test_sweep_bad_input_exits_2(capsys, argv, words):
     code, out, err = run_cli(capsys, "sweep", *argv)
     assert code == 2 and words in err
+
+
+def test_sweep_table_groups_digits(capsys):
+    code, out, _ = run_cli(capsys, "sweep", "--preset", "llama-3-8b", "--vary", "seq_len=1024,2048")
+    lines = out.splitlines()
+    cfg = AttentionConfig(d_model=4096, n_heads=32, n_kv_heads=8, n_layers=32, seq_len=2048, causal=True)
+    assert code == 0 and lines[2].split()[:5] == ["2,048", "ok", "41,943,040", f"{flop_counts(cfg).total:,}",
+                                                   f"{kv_cache_bytes(cfg).bytes_total:,}"]

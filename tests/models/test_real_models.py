@@ -136,3 +136,22 @@ def test_smollm2_is_dequantised_once_and_cached_as_safetensors(smollm2):
         a = again.model(**enc, labels=enc["input_ids"]).loss
         b = smollm2.model(**enc, labels=enc["input_ids"]).loss
     assert float(a) == pytest.approx(float(b), abs=1e-6)
+
+
+def test_cli_inspect_out_creates_its_folder_and_writes_labelled_maps_on_one_grid(capsys, tmp_path):
+    from PySide6.QtGui import QImage
+
+    from sandbox.cli import main
+    from sandbox.mosaic_png import MARGIN, TOP
+    from widgets.colormaps import lut
+
+    out = tmp_path / "new" / "maps"
+    code = main(["inspect", "--model", "smollm2-135m", "--layer", "3", "--kv-heads", "1", "--out", str(out)])
+    assert code == 0 and "layer output error (%)" in capsys.readouterr().out
+    before, after = QImage(str(out / "layer3_before.png")), QImage(str(out / "layer3_after.png"))
+    assert before.size() == after.size()  # 9 heads each, on the same grid
+    mosaic_w = before.width() - 2 * MARGIN - 78
+    top = before.pixelColor(MARGIN + mosaic_w + 14 + 7, TOP)  # the colour bar's top: the colormap's last colour
+    assert (top.red(), top.green(), top.blue()) == tuple(int(v) for v in lut("viridis")[255])
+    title_px = [before.pixelColor(x, TOP // 2).lightness() for x in range(MARGIN, MARGIN + 200)]
+    assert max(title_px) > 150  # the title is drawn (light text on the dark background)
