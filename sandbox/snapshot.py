@@ -11,7 +11,6 @@ from pathlib import Path
 from core.atomic import ExportError, write_atomic, write_text_atomic
 from core.config import AttentionConfig
 
-
 # Qt's offscreen platform says this for every top-level window it shows; it means nothing here.
 QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints",)
 
