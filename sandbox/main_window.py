@@ -358,13 +358,20 @@ class MainWindow(QMainWindow):
         hm = self.last_heatmaps
         if hm is None or not 0 <= head < len(hm.probs):
             return None
-        view = HeadView(hm.probs[head], hm.tokens, head, hm.config.group_size, self.mosaic.colormap.currentText(), self)
+        view = HeadView(hm.probs[head], hm.tokens, head, hm.config.group_size, self.mosaic.colormap.currentText(), self,
+                        **self._head_where(hm))
         view.export_requested.connect(lambda h: self.open_export_dialog(h))
         view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         view.destroyed.connect(lambda *_: self.head_views.remove(view) if view in self.head_views else None)
         self.head_views.append(view)
         view.show()
         return view
+
+    def _head_where(self, hm: HeatmapResult) -> dict[str, Any]:
+        """A real model's head is named with its model and layer."""
+        if hm.model is None or self.models.shape is None:
+            return {}
+        return {"layer": hm.model.layer, "model_name": self.models.shape.name}
 
     def manifest(self) -> dict[str, Any]:
         hm = self.last_heatmaps
@@ -401,7 +408,7 @@ class MainWindow(QMainWindow):
                 widget = self.mosaic.glw
             else:
                 view = HeadView(hm.probs[job.head], hm.tokens, job.head, hm.config.group_size,
-                                self.mosaic.colormap.currentText())
+                                self.mosaic.colormap.currentText(), **self._head_where(hm))
                 view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
                 view.show()
                 widget = view.plot

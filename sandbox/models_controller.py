@@ -122,6 +122,8 @@ class ModelController(QObject):
         titles = [f"L{layer}·h{h}" for h in range(H) for layer in range(L)]
         # group_size L*g: tile h*L + l is framed by head h's KV group
         self.overview.set_data(grid, result.tokens, L * (H // s.n_kv_heads), cols=L, titles=titles)
+        self.overview.set_grid_axes("layer", [str(i) for i in range(L)], "head", [str(h) for h in range(H)])
+        self.overview.mark_column(view.layer)  # the layer the Heatmaps tab shows and changes
         self.overview.legend.setText(f"{s.name} as trained: columns are layers 0–{L - 1}, rows are heads 0–{H - 1}; "
                                      "frame colour is the head's KV group. Click a tile to open that layer's head.")
         if self._open_after and self._open_after[0] == view.layer:

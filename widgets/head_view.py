@@ -9,24 +9,21 @@ from PySide6.QtWidgets import QDialog, QHBoxLayout, QPushButton, QVBoxLayout, QW
 
 from widgets.colormaps import COLORMAPS, lut
 from widgets.hover_readout import HoverReadout
-
-
-def spaced_ticks(tokens: list[str], pixels: float, min_px: float = 14) -> list[tuple[float, str]]:
-    """Every token when they fit, else every n-th, so labels never overlap."""
-    step = max(1, int(np.ceil(min_px * len(tokens) / max(pixels, 1))))
-    return [(i + 0.5, f"{tok[:12]}") for i, tok in enumerate(tokens) if i % step == 0]
+from widgets.ticks import label_width_px, spaced_ticks
 
 
 class HeadView(QDialog):
     export_requested = Signal(int)  # head
 
     def __init__(self, probs: np.ndarray, tokens: list[str], head: int, group_size: int,
-                 colormap: str, parent: QWidget | None = None) -> None:
-        """probs (T, T) for one head."""
+                 colormap: str, parent: QWidget | None = None, layer: int | None = None,
+                 model_name: str = "") -> None:
+        """probs (T, T) for one head; layer and model_name for a real model's head."""
         super().__init__(parent)
         self.head, self.probs, self.tokens = head, probs, tokens
         group = f" · KV group {head // group_size} (shared with {group_size - 1} other heads)" if group_size > 1 else ""
-        self.setWindowTitle(f"Head {head}{group}")
+        where = f"{model_name} · layer {layer} · " if layer is not None else ""
+        self.setWindowTitle(f"{where}head {head}{group}" if where else f"Head {head}{group}")
         self.plot = pg.PlotWidget(background="#1e1e1e")
         self.plot.invertY(True)
         self.plot.setAspectLocked(True)
@@ -64,7 +61,7 @@ class HeadView(QDialog):
     def _update_ticks(self, *_: object) -> None:
         vb = self.plot.getViewBox()
         w, h = vb.width(), vb.height()
-        self.plot.getAxis("bottom").setTicks([spaced_ticks(self.tokens, w), []])
+        self.plot.getAxis("bottom").setTicks([spaced_ticks(self.tokens, w, label_width_px(self.tokens)), []])
         self.plot.getAxis("left").setTicks([spaced_ticks(self.tokens, h), []])
 
     def _on_scene_mouse_moved(self, pos: QPointF) -> None:

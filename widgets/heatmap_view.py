@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP, DIVERGING, group_colour, lut
 from widgets.hover_readout import HoverReadout
@@ -151,6 +151,12 @@ class HeatmapMosaic(QWidget):
         self.custom_titles: list[str] | None = None
         self.badges: list[tuple[str, str] | None] = []
         self.vmax = np.ones(1, dtype=np.float32)
+        self.grid_axes: tuple[list[str], list[str]] | None = None  # names of columns and rows (the overview)
+        self.column_mark = QGraphicsRectItem()  # frames one column: the overview's current layer
+        self.column_mark.setPen(pg.mkPen("#f8fafc", width=2, style=Qt.PenStyle.DashLine, cosmetic=True))
+        self.column_mark.setZValue(10)
+        self.column_mark.hide()
+        self.plot.addItem(self.column_mark)
         self.glw.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         self.glw.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
         self.plot.getViewBox().sigResized.connect(self._update_ticks)
@@ -253,9 +259,44 @@ class HeatmapMosaic(QWidget):
             self.bar.setPixmap(gradient_pixmap(self.colormap.currentText()))
         self._paint_image()
 
+    def set_grid_axes(self, x_title: str, x_names: list[str], y_title: str, y_names: list[str]) -> None:
+        """Name the grid's columns and rows (the overview: layers and heads) instead of the tokens."""
+        self.grid_axes = (x_names, y_names)
+        self.plot.setLabel("bottom", x_title)
+        self.plot.setLabel("left", y_title)
+        self._update_ticks()
+
+    def mark_column(self, col: int | None) -> None:
+        """Frame one column of tiles (None: no frame)."""
+        lay = self.layout_
+        if col is None or lay is None or not 0 <= col < lay.cols:
+            self.column_mark.hide()
+            return
+        x = lay.origin(col)[0] - lay.frame - lay.gap / 2
+        self.column_mark.setRect(QRectF(x, -lay.gap / 2, lay.cell, lay.height + lay.gap))
+        self.column_mark.show()
+
+    def _update_grid_ticks(self, lay: MosaicLayout) -> None:
+        assert self.grid_axes is not None
+        x_names, y_names = self.grid_axes
+        px = self.plot.getViewBox().viewPixelSize()[0]
+        cell_px = lay.cell / px if px > 0 else 0.0
+        x_step = max(1, int(np.ceil((CHAR_PX * max(map(len, x_names), default=1) + 10) / max(cell_px, 1e-9))))
+        y_step = max(1, int(np.ceil(MIN_TICK_PX / max(cell_px, 1e-9))))
+        half = lay.tile / 2
+        xs = [(lay.origin(c)[0] + half, x_names[c]) for c in range(min(lay.cols, len(x_names))) if c % x_step == 0]
+        ys = [(lay.origin(r * lay.cols)[1] + half, y_names[r]) for r in range(min(lay.rows, len(y_names)))
+              if r % y_step == 0]
+        for axis, ticks in ((self.plot.getAxis("bottom"), xs), (self.plot.getAxis("left"), ys)):
+            axis.setTicks([ticks, []])
+            axis.setStyle(showValues=True)
+
     def _update_ticks(self, *_: object) -> None:
         lay = self.layout_
         bottom, left = self.plot.getAxis("bottom"), self.plot.getAxis("left")
+        if lay is not None and self.grid_axes is not None:
+            self._update_grid_ticks(lay)
+            return
         if lay is None or not self.tokens:
             return
         px = self.plot.getViewBox().viewPixelSize()[0]

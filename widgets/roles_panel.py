@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from core.head_roles import BADGE_THRESHOLD, ROLE_TEXT, ROLES, similar_heads
 from widgets.colormaps import lut
 from widgets.hover_readout import HoverReadout
+from widgets.ticks import cell_ticks, label_width_px
 from widgets.wheel import FocusCombo, FocusDoubleSpin
 
 
@@ -106,6 +107,7 @@ class RolesPanel(QWidget):
         self.table.itemDoubleClicked.connect(lambda item: self._open_row(item.row()))
         self.similar.itemDoubleClicked.connect(lambda item: self.head_requested.emit(*item.data(Qt.ItemDataRole.UserRole)))
         self.grid.scene().sigMouseMoved.connect(self._on_grid_mouse_moved)
+        self.grid.getViewBox().sigResized.connect(self._update_grid_ticks)
         self.grid.scene().sigMouseClicked.connect(self._on_grid_clicked)
 
     def set_scores(self, scores: dict[str, np.ndarray], patterns: np.ndarray, probe: str) -> None:
@@ -138,8 +140,18 @@ class RolesPanel(QWidget):
         self.image.setImage(grid.T.astype(np.float32), levels=(0.0, max(top, 1e-9)))  # rows = heads, columns = layers
         self.image.setRect(QRectF(0, 0, L, H))
         self.bar.setLevels((0.0, max(top, 1e-9)))
+        self._update_grid_ticks()
         self.explain.setText(self.explain.text().rsplit(". ", 1)[0] + ". " + ROLE_TEXT[role])
         self._fill_table()
+
+    def _update_grid_ticks(self, *_: object) -> None:
+        """Layer and head numbers at the centres of their cells, thinned so they never overlap."""
+        L, H = self.shape
+        if not L:
+            return
+        vb = self.grid.getViewBox()
+        self.grid.getAxis("bottom").setTicks([cell_ticks(L, vb.width(), label_width_px([str(L - 1)])), []])
+        self.grid.getAxis("left").setTicks([cell_ticks(H, vb.height()), []])
 
     def _fill_table(self) -> None:
         role = self.role.currentData()
