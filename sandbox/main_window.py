@@ -8,7 +8,7 @@ from typing import Any
 
 import PySide6
 import torch
-from PySide6.QtCore import QSettings, QStandardPaths, Qt
+from PySide6.QtCore import QRectF, QSettings, QStandardPaths, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -74,6 +74,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.seed = seed
         self.last_heatmaps: HeatmapResult | None = None
+        self.mosaic_relaid = False  # the last heatmaps laid the main mosaic out anew
         self.last_timing: TimingOutcome | None = None
         self.last_error = ""
         self.last_timing_error = ""
@@ -135,10 +136,16 @@ class MainWindow(QMainWindow):
         row.addWidget(self.roles.probe_combo)
         rv.addLayout(row)
         rv.addWidget(self.info)
-        maps = QSplitter(Qt.Orientation.Horizontal)
+        # The colormap row, the badge legend and the hover readout serve both sides, so they stand
+        # outside the two mosaics, which then have the same make-up and split the width evenly.
+        rv.addWidget(self.mosaic.controls)
+        maps = self.maps = QSplitter(Qt.Orientation.Horizontal)
         maps.addWidget(self.models.original)  # a real model's trained heads, shown when changed
         maps.addWidget(self.mosaic)
+        maps.setChildrenCollapsible(False)
         rv.addWidget(maps, 1)
+        rv.addWidget(self.mosaic.roles_legend)
+        rv.addWidget(self.mosaic.readout)
         rv.addWidget(self.models.fidelity)
         rv.addWidget(self.timing)
         pin_row = QHBoxLayout()
@@ -192,7 +199,7 @@ class MainWindow(QMainWindow):
         pin_menu.addActions([self.pin_action, run_sweep, cancel_sweep])
         view = self.menuBar().addMenu("&View")
         reset = QAction("&Reset heatmap zoom", self, shortcut=QKeySequence("Ctrl+0"))
-        reset.triggered.connect(lambda: self.mosaic.plot.autoRange(padding=0.01))
+        reset.triggered.connect(self.reset_zoom)
         focus_text = QAction("Edit &text", self, shortcut=QKeySequence("Ctrl+L"))
         focus_text.triggered.connect(lambda: (self.text.setFocus(), self.text.selectAll()))
         view.addAction(reset)
@@ -292,7 +299,9 @@ class MainWindow(QMainWindow):
             return  # a newer request is on its way: never show a stale view
         self.last_heatmaps = result
         cfg = result.config
-        self.mosaic.set_data(result.probs, result.tokens, cfg.group_size)
+        # Side by side, trained and changed heads share one grid (and, linked, one zoom).
+        self.mosaic_relaid = self.mosaic.set_data(result.probs, result.tokens, cfg.group_size,
+                                                  cols=self.models.shared_cols(result))
         self.roles.show(result)
         n, total = len(result.tokens), result.n_text_tokens
         if result.model is not None:
@@ -318,6 +327,18 @@ class MainWindow(QMainWindow):
         if self.last_error:
             self.statusBar().clearMessage()
         self.last_error = ""
+
+    def reset_zoom(self) -> None:
+        """Ctrl+0: every map in view, on both sides when the trained heads are shown beside the changed
+        (one scale that fits the larger grid into the smaller view; the other side follows)."""
+        shown = [m for m in (self.mosaic, self.models.original) if m.isVisible() and m.layout_ is not None]
+        if not shown:
+            return
+        width, height = max(m.layout_.width for m in shown), max(m.layout_.height for m in shown)
+        vb = self.mosaic.plot.getViewBox()
+        scale = 1.02 * max(max(width / max(1.0, m.plot.getViewBox().width()),
+                               height / max(1.0, m.plot.getViewBox().height())) for m in shown)
+        vb.setRange(QRectF(-0.01 * width, -0.01 * height, vb.width() * scale, vb.height() * scale), padding=0)
 
     def _on_runner_timing_started(self, request_id: int) -> None:
         if self.runner.is_current(request_id):

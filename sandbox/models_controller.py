@@ -6,15 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QSignalBlocker, Signal
+from PySide6.QtCore import QObject, QSignalBlocker, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from core.models.choices import ModelShape
 from core.models.source import SHIPPED, check_folder, shipped_unavailable_reason
 from sandbox.compute import Failure, HeatmapResult
 from widgets.fidelity_panel import FidelityPanel
-from widgets.heatmap_view import HeatmapMosaic
+from widgets.heatmap_view import HeatmapMosaic, link_zoom
 from widgets.model_picker import FOLDER, RANDOM, ModelPicker
+from widgets.mosaic import plan_layout
+from widgets.role_badges import badges_for
 
 if TYPE_CHECKING:
     from sandbox.main_window import MainWindow
@@ -32,6 +34,9 @@ class ModelController(QObject):
         self.original = HeatmapMosaic()  # the trained layer, beside the changed one
         self.original.controls.hide()  # it follows the main mosaic's colormap
         self.original.hide()
+        link_zoom(self.original, window.mosaic)  # one zoom for both sides
+        self.original.readout.hide()  # its hover goes to the main readout, below both sides
+        self.original.hovered.connect(window.mosaic.readout.setText)
         self.overview = HeatmapMosaic()  # every layer x every head, small; click to jump
         self.key: str | None = None
         self.shape: ModelShape | None = None
@@ -104,6 +109,14 @@ class ModelController(QObject):
             self.window.alert("Cannot load the model", failure.message)
 
     # -- showing -----------------------------------------------------------------------------------
+    def shared_cols(self, result: HeatmapResult) -> int | None:
+        """Columns for both sides when the trained heads are shown beside the changed ones: the trained
+        layer's own grid (whole KV groups per row), so both read the same way. None: one side only."""
+        view, s = result.model, self.shape
+        if view is None or view.after is None or s is None:
+            return None
+        return plan_layout(s.n_heads, len(result.tokens), s.n_heads // s.n_kv_heads, aspect=1.0).cols
+
     def show(self, result: HeatmapResult) -> None:
         view = result.model
         if view is None or self.shape is None:
@@ -111,10 +124,27 @@ class ModelController(QObject):
         s = self.shape
         self.fidelity.show_fidelity(view.fidelity)
         changed = view.after is not None
+        appearing = changed and self.original.isHidden()
         self.original.setVisible(changed)
         if changed:
-            self.original.colormap.setCurrentText(self.window.mosaic.colormap.currentText())
-            self.original.set_data(view.before, result.tokens, s.n_heads // s.n_kv_heads)
+            main = self.window.mosaic
+            self.original.colormap.setCurrentText(main.colormap.currentText())
+            self.original.scale.setCurrentIndex(main.scale.currentIndex())
+            relaid = self.original.set_data(view.before, result.tokens, s.n_heads // s.n_kv_heads,
+                                            cols=self.shared_cols(result))
+            trained = {role: scores[view.layer] for role, scores in view.roles.items()}  # (H,) per role
+            self.original.set_badges(badges_for(trained, s.n_heads), "")
+            self.original.set_title(f"As trained: {s.n_heads} heads, {s.n_kv_heads} KV heads")
+            cfg = result.config
+            where = "every layer" if view.all_layers else f"layer {view.layer} only"
+            main.set_title(f"Changed ({where}): {cfg.n_heads} heads, {cfg.kv_heads} KV heads")
+            half = sum(self.window.maps.sizes()) // 2
+            self.window.maps.setSizes([half, half])  # two halves of one width
+            if appearing or relaid or self.window.mosaic_relaid:
+                # Fit both once the halves have their sizes (the layout settles after this call).
+                QTimer.singleShot(0, self.window.reset_zoom)
+        else:
+            self.window.mosaic.set_title("")
         # One column per layer, one row per head: (L * H, T, T) layer-major -> head-major.
         L, H = s.n_layers, s.n_heads
         n = view.overview.shape[-1]

@@ -88,6 +88,28 @@ def gradient_pixmap(name: str, width: int = 120, height: int = 12) -> QPixmap:
     return QPixmap.fromImage(img).scaled(width, height)
 
 
+def link_zoom(a: HeatmapMosaic, b: HeatmapMosaic) -> None:
+    """One zoom for two mosaics of one grid: the same scale (so tiles are the same size on screen) and
+    the same top-left corner, whatever each widget's size. pyqtgraph's setXLink/setYLink copy ranges,
+    which two aspect-locked views of different sizes then fight over."""
+    busy = [False]
+
+    def follow(source: HeatmapMosaic, target: HeatmapMosaic) -> None:
+        if busy[0] or not target.isVisible():
+            return
+        busy[0] = True
+        try:
+            sx, sy = source.plot.getViewBox().viewPixelSize()
+            top_left = source.plot.getViewBox().viewRect().topLeft()
+            vb = target.plot.getViewBox()
+            vb.setRange(QRectF(top_left.x(), top_left.y(), vb.width() * sx, vb.height() * sy), padding=0)
+        finally:
+            busy[0] = False
+
+    a.plot.getViewBox().sigRangeChanged.connect(lambda *_: follow(a, b))
+    b.plot.getViewBox().sigRangeChanged.connect(lambda *_: follow(b, a))
+
+
 class HeatmapMosaic(QWidget):
     """Call set_data(probs (H, T, T), tokens, group_size). Emits head_clicked(head) on a tile click."""
 
@@ -131,8 +153,12 @@ class HeatmapMosaic(QWidget):
         top.addWidget(self.bar)
         top.addWidget(self.bar_text)
         top.addStretch(1)
+        self.title = QLabel("")  # names the side when two mosaics stand side by side
+        self.title.setStyleSheet("font-weight: bold;")
+        self.title.hide()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.title)
         lay.addWidget(self.controls)
         lay.addWidget(self.glw, 1)
         lay.addWidget(self.legend)
@@ -145,6 +171,7 @@ class HeatmapMosaic(QWidget):
         self.probs: np.ndarray | None = None
         self.tokens: list[str] = []
         self.layout_: MosaicLayout | None = None
+        self._fixed_cols: int | None = None  # the cols the caller fixed, if any
         self.group_size = 1
         self.diverging = False  # True: showing a difference of two pins
         self.diff_names = ("A", "B")  # the diff shows first minus second
@@ -171,12 +198,14 @@ class HeatmapMosaic(QWidget):
         return self.scale.currentIndex() == 1
 
     def set_data(self, probs: np.ndarray, tokens: list[str], group_size: int, cols: int | None = None,
-                 titles: list[str] | None = None) -> None:
-        """probs (H, T, T) float32, rows summing to 1; cols fixes the grid's width (one row per layer)."""
+                 titles: list[str] | None = None) -> bool:
+        """probs (H, T, T) float32, rows summing to 1; cols fixes the grid's width (one row per layer).
+        Returns whether the grid was laid out anew (and the view fitted to it)."""
         n_heads, n_tokens = probs.shape[0], probs.shape[1]
         self.probs, self.tokens, self.group_size = probs, tokens, group_size
         relayout = self.layout_ is None or (self.layout_.n_heads, self.layout_.n_tokens, self.layout_.group_size) != (
-            n_heads, n_tokens, group_size) or (cols is not None and self.layout_.cols != cols)
+            n_heads, n_tokens, group_size) or cols != self._fixed_cols
+        self._fixed_cols = cols
         if relayout:
             w, h = self.glw.width(), self.glw.height()
             aspect = min(3.0, max(0.6, w / h)) if w > 50 and h > 50 else 1.6
@@ -191,6 +220,12 @@ class HeatmapMosaic(QWidget):
             self.plot.getViewBox().setRange(QRectF(0, 0, self.layout_.width, self.layout_.height), padding=0.01)
         self._update_legend()
         self._update_ticks()
+        return relayout
+
+    def set_title(self, text: str) -> None:
+        if text != self.title.text():
+            self.title.setText(text)
+            self.title.setVisible(bool(text))
 
     def set_diff(self, diff: np.ndarray, tokens: list[str], group_size: int, first: str = "A",
                  second: str = "B") -> None:

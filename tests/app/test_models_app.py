@@ -182,3 +182,38 @@ def test_loading_a_model_pin_opens_its_model_layer_and_scope(make_window):
     w.pins.load_on_sliders(0)  # loads SmolLM2 again (sync runner: at once), then puts the pin back
     assert w.models.key == "smollm2-135m" and w.models.layer == 7 and not w.models.all_layers
     assert w.config() == pin.config and w.last_heatmaps.model.after is not None
+
+
+def test_trained_and_changed_heads_side_by_side_share_grid_badges_and_zoom(make_window):
+    from widgets.role_badges import badges_for
+
+    w = make_window(text=TEXT)
+    w.models.load("smollm2-135m")
+    w.models.picker.layer.setValue(18)
+    w.config_panel.n_kv_heads.slider.setValue(0)  # 9 heads, 1 KV head beside 9 heads, 3 KV heads
+    left, right = w.models.original, w.mosaic
+    assert left.isVisible() and (left.layout_.cols, left.layout_.rows) == (right.layout_.cols, right.layout_.rows) == (3, 3)
+    view = w.last_heatmaps.model
+    trained = {role: scores[18] for role, scores in view.roles.items()}
+    assert left.badges == badges_for(trained, 9) and any(b is not None for b in left.badges)  # layer 18's induction heads
+    assert left.title.text() == "As trained: 9 heads, 3 KV heads"
+    assert right.title.text() == "Changed (layer 18 only): 9 heads, 1 KV heads"
+    from PySide6.QtCore import QRectF
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()  # the halves get their sizes, and both are fitted
+    lv, rv = left.plot.getViewBox(), right.plot.getViewBox()
+    assert abs(lv.width() - rv.width()) <= 2 and abs(lv.height() - rv.height()) <= 2  # two equal halves
+    (x0, x1), (y0, y1) = lv.viewRange()
+    assert x0 <= 0 and x1 >= left.layout_.width and y0 <= 0 and y1 >= left.layout_.height
+
+    def same_zoom():
+        return (lv.viewPixelSize() == pytest.approx(rv.viewPixelSize())
+                and lv.viewRect().topLeft() == rv.viewRect().topLeft())
+
+    assert same_zoom()
+    rv.setRange(QRectF(10, 10, 40, 40), padding=0)  # zoom one side: the other follows
+    assert same_zoom() and lv.viewRect().width() < left.layout_.width  # zoomed in, on both sides
+    w.reset_zoom()  # Ctrl+0 resets both
+    (x0, x1), (y0, y1) = lv.viewRange()
+    assert x0 <= 0 and x1 >= left.layout_.width and y1 >= left.layout_.height and same_zoom()
