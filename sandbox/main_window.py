@@ -8,7 +8,7 @@ from typing import Any
 
 import PySide6
 import torch
-from PySide6.QtCore import QRectF, QSettings, QStandardPaths, Qt
+from PySide6.QtCore import QRectF, QSettings, QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -29,6 +28,7 @@ from core.atomic import ExportError
 from core.attention import MAX_DISPLAY_TOKENS
 from core.config import AttentionConfig
 from core.device import default_dtype, device_name, resolve_device
+from core.models.source import SHIPPED, shipped_unavailable_reason
 from core.report import build_report, model_context
 from core.tokens import DEFAULT_TEXT
 from sandbox.compute import ComputeRequest, Failure, HeatmapResult, TimingOutcome
@@ -43,7 +43,9 @@ from widgets.config_panel import ConfigPanel
 from widgets.export_dialog import ExportDialog, default_export_folder
 from widgets.head_view import HeadView
 from widgets.heatmap_view import HeatmapMosaic
+from widgets.heatmaps_tab import HeatmapsTab, WeightsNote
 from widgets.metrics_panel import CostContext, MetricsPanel
+from widgets.side_scroll import SideScroll
 from widgets.timing_panel import TimingPanel
 
 log = logging.getLogger(__name__)
@@ -122,40 +124,23 @@ class MainWindow(QMainWindow):
         lv.addWidget(self.config_panel)
         lv.addWidget(self.metrics)
         lv.addStretch(1)
-        scroll = self.left_scroll = QScrollArea()
-        scroll.setWidget(left)
-        scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(440)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        heat = QWidget()
-        rv = QVBoxLayout(heat)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Text"))
-        row.addWidget(self.text, 1)
-        row.addWidget(QLabel("Heads read"))
-        row.addWidget(self.roles.probe_combo)
-        rv.addLayout(row)
-        rv.addWidget(self.info)
-        # The colormap row, the badge legend and the hover readout serve both sides, so they stand
-        # outside the two mosaics, which then have the same make-up and split the width evenly.
-        rv.addWidget(self.mosaic.controls)
-        maps = self.maps = QSplitter(Qt.Orientation.Horizontal)
-        maps.addWidget(self.models.original)  # a real model's trained heads, shown when changed
-        maps.addWidget(self.mosaic)
-        maps.setChildrenCollapsible(False)
-        rv.addWidget(maps, 1)
-        rv.addWidget(self.mosaic.roles_legend)
-        rv.addWidget(self.mosaic.readout)
-        rv.addWidget(self.models.fidelity)
-        rv.addWidget(self.timing)
-        pin_row = QHBoxLayout()
+        scroll = self.left_scroll = SideScroll(left)
+        pin_row = QWidget()
+        pins = QHBoxLayout(pin_row)
+        pins.setContentsMargins(0, 0, 0, 0)
         self.pin_button = QPushButton("Pin (Ctrl+P)")
         self.pin_button.setToolTip("Keep this configuration with its numbers, timing and heatmaps to compare later")
         self.pin_button.clicked.connect(self.pins.pin_current)
         self.pin_count = QLabel("")
-        pin_row.addWidget(self.pin_button)
-        pin_row.addWidget(self.pin_count, 1)
-        rv.addLayout(pin_row)
+        pins.addWidget(self.pin_button)
+        pins.addWidget(self.pin_count, 1)
+        shipped = [(k, label) for k, label in SHIPPED.items() if not shipped_unavailable_reason(k)]
+        self.weights_note = WeightsNote(shipped)
+        self.weights_note.model_requested.connect(self.models.load)
+        heat = self.heat_tab = HeatmapsTab(self.text, self.roles.probe_combo, self.info, self.weights_note,
+                                           self.mosaic, self.models.original,
+                                           [self.models.fidelity, self.timing, pin_row])
+        self.maps = heat.maps
         self.tabs = QTabWidget()
         self.tabs.addTab(heat, "Heatmaps")
         self.tabs.addTab(self.pins.table, "Compare")
@@ -299,6 +284,8 @@ class MainWindow(QMainWindow):
             return  # a newer request is on its way: never show a stale view
         self.last_heatmaps = result
         cfg = result.config
+        if self.weights_note.isHidden() != (result.model is not None):
+            self.weights_note.setVisible(result.model is None)  # random weights say what they can show
         # Side by side, trained and changed heads share one grid (and, linked, one zoom).
         self.mosaic_relaid = self.mosaic.set_data(result.probs, result.tokens, cfg.group_size,
                                                   cols=self.models.shared_cols(result))
@@ -338,7 +325,13 @@ class MainWindow(QMainWindow):
         vb = self.mosaic.plot.getViewBox()
         scale = 1.02 * max(max(width / max(1.0, m.plot.getViewBox().width()),
                                height / max(1.0, m.plot.getViewBox().height())) for m in shown)
-        vb.setRange(QRectF(-0.01 * width, -0.01 * height, vb.width() * scale, vb.height() * scale), padding=0)
+        # Both sides share this top-left corner, so centre the grid in the smaller of the two views.
+        small_w = min(m.plot.getViewBox().width() for m in shown) * scale
+        small_h = min(m.plot.getViewBox().height() for m in shown) * scale
+        vb.setRange(QRectF((width - small_w) / 2, (height - small_h) / 2, vb.width() * scale, vb.height() * scale),
+                    padding=0)
+        for m in (self.mosaic, self.models.original):
+            m.auto_fit = True
 
     def _on_runner_timing_started(self, request_id: int) -> None:
         if self.runner.is_current(request_id):
@@ -487,6 +480,10 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         save_settings(self.settings, self.config(), self.config_panel.device_choice(), self.text.text(),
                       self.mosaic.colormap.currentText(), self.saveGeometry())
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        QTimer.singleShot(0, self.heat_tab.fit_lower)  # once the window has its size
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         self.save_settings()

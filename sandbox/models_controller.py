@@ -35,6 +35,7 @@ class ModelController(QObject):
         self.original.controls.hide()  # it follows the main mosaic's colormap
         self.original.hide()
         link_zoom(self.original, window.mosaic)  # one zoom for both sides
+        self.original.on_fit = window.mosaic.on_fit = window.reset_zoom
         self.original.readout.hide()  # its hover goes to the main readout, below both sides
         self.original.hovered.connect(window.mosaic.readout.setText)
         self.overview = HeatmapMosaic()  # every layer x every head, small; click to jump
@@ -93,6 +94,7 @@ class ModelController(QObject):
         self.fidelity.hide()
         self.original.hide()
         self.window.config_panel.set_model_shape(None)
+        QTimer.singleShot(0, self.window.heat_tab.fit_lower)
 
     def _on_runner_model_loaded(self, payload: tuple[str, ModelShape]) -> None:
         key, shape = payload
@@ -102,6 +104,7 @@ class ModelController(QObject):
         self.window.statusBar().showMessage(f"{shape.name} loaded.", 6000)
         self.window.config_panel.set_model_shape(shape)  # emits config_changed: the request follows
         self.loaded.emit(key)
+        QTimer.singleShot(0, self.window.heat_tab.fit_lower)  # the fidelity figures need room below the maps
 
     def _on_runner_failed(self, failure: Failure) -> None:
         if failure.stage == "model":  # the app stays on the model it had
@@ -134,15 +137,14 @@ class ModelController(QObject):
                                             cols=self.shared_cols(result))
             trained = {role: scores[view.layer] for role, scores in view.roles.items()}  # (H,) per role
             self.original.set_badges(badges_for(trained, s.n_heads), "")
-            self.original.set_title(f"As trained: {s.n_heads} heads, {s.n_kv_heads} KV heads")
+            self.original.set_title(f"As trained: {s.n_heads} heads, {s.n_kv_heads} KV")
             cfg = result.config
-            where = "every layer" if view.all_layers else f"layer {view.layer} only"
-            main.set_title(f"Changed ({where}): {cfg.n_heads} heads, {cfg.kv_heads} KV heads")
+            where = "every layer" if view.all_layers else f"layer {view.layer}"
+            main.set_title(f"Changed, {where}: {cfg.n_heads} heads, {cfg.kv_heads} KV")
             half = sum(self.window.maps.sizes()) // 2
             self.window.maps.setSizes([half, half])  # two halves of one width
             if appearing or relaid or self.window.mosaic_relaid:
-                # Fit both once the halves have their sizes (the layout settles after this call).
-                QTimer.singleShot(0, self.window.reset_zoom)
+                self.window.reset_zoom()  # and again as the halves take their sizes (auto_fit)
         else:
             self.window.mosaic.set_title("")
         # One column per layer, one row per head: (L * H, T, T) layer-major -> head-major.

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFileDialog
 from core.atomic import ExportError, write_text_atomic
 from core.head_roles import ROLES
 from sandbox.compute import HeatmapResult
-from widgets.role_badges import badges_for, legend_html
+from widgets.role_badges import badges_for, legend_html, legend_tooltip
 from widgets.roles_panel import RolesPanel
 from widgets.wheel import FocusCombo
 
@@ -53,7 +53,8 @@ class RolesController(QObject):
             return
         self.result = result
         mosaic = self.window.mosaic
-        mosaic.set_badges(badges_for(result.shown_roles, len(result.probs)), legend_html(result.probe))
+        mosaic.set_badges(badges_for(result.shown_roles, len(result.probs)), legend_html(result.probe),
+                          legend_tooltip(result.probe))
         patterns = result.model.overview if result.model is not None else result.probs
         self.panel.set_scores(result.roles, patterns, result.probe)
 

@@ -11,13 +11,15 @@ from core.counts import format_bytes
 
 ROWS = [
     ("change", "Change", "What differs from the trained model."),
-    ("js", "Attention JS divergence", "Mean Jensen-Shannon divergence (bits, 0 = identical, 1 = disjoint) between "
+    ("js", "JS divergence", "Mean Jensen-Shannon divergence (bits, 0 = identical, 1 = disjoint) between "
                                       "each changed head's attention rows and the original heads it covers."),
     ("err", "Layer output error", "||changed - original|| / ||original|| of the chosen layer's attention output, "
                                   "as a percentage (the CLI's JSON gives the same figure as a fraction)."),
-    ("loss", "Next-token loss", "Cross-entropy of the text's next tokens, before -> after (perplexity in brackets)."),
-    ("cos", "Sentence embedding", "Cosine similarity of the mean-pooled last hidden state before and after (1 = same)."),
-    ("kv", "KV cache (fp16, this text)", "2 x layers x KV heads x head_dim x tokens x 2 bytes, before -> after."),
+    ("loss", "Next-token loss", "Cross-entropy of the text's next tokens, as trained -> changed (perplexity in "
+                                "brackets)."),
+    ("cos", "Embedding cosine", "Cosine similarity of the mean-pooled last hidden state before and after (1 = same)."),
+    ("kv", "KV cache (fp16)", "The KV cache of this text in fp16: 2 x KV heads x head_dim x tokens x 2 bytes, summed "
+                              "over the layers, as trained -> changed."),
 ]
 
 
@@ -30,6 +32,8 @@ class FidelityPanel(QWidget):
         self.values: dict[str, QLabel] = {}
         for r, (key, title, tip) in enumerate(ROWS):
             name, value = QLabel(title), QLabel("–")
+            name.setWordWrap(True)
+            value.setWordWrap(True)  # long figures wrap rather than widen the window
             name.setToolTip(tip)
             value.setToolTip(tip)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

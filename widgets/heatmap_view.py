@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
@@ -27,6 +29,14 @@ MIN_TITLE_PX = 26
 CHAR_PX = 7  # a tick label's width per character, at the default font  # tile titles appear when a tile is at least this many pixels wide
 
 
+def fitted(fm: object, candidates: list[str], room_px: float) -> str:
+    """The first text that fits in room_px (with its padding), or '' when none does."""
+    for text in candidates:
+        if fm.horizontalAdvance(text) + 6 <= room_px:  # type: ignore[attr-defined]
+            return text
+    return ""
+
+
 class TileTitles(pg.GraphicsObject):
     """All tile titles drawn by one item in one paint call (64 TextItems paint far slower)."""
 
@@ -42,6 +52,10 @@ class TileTitles(pg.GraphicsObject):
         self.prepareGeometryChange()
         self._layout, self._titles = layout, titles
         self.update()
+
+    @property
+    def titles(self) -> list[str]:
+        return self._titles
 
     def set_badges(self, badges: list[tuple[str, str] | None]) -> None:
         self._badges = badges
@@ -67,15 +81,20 @@ class TileTitles(pg.GraphicsObject):
         for head, title in enumerate(self._titles):
             x, y = lay.origin(head)
             pt = t.map(QPointF(x, y))
-            w = min(fm.horizontalAdvance(title) + 6, tile_px)
-            rect = QRectF(pt.x(), pt.y(), w, fm.height() + 2)
+            title = fitted(fm, [title, title.split(" · ")[0]], tile_px)  # "h3 · kv1", else "h3"
+            if not title:
+                continue
+            rect = QRectF(pt.x(), pt.y(), fm.horizontalAdvance(title) + 6, fm.height() + 2)
             p.fillRect(rect, QColor(0, 0, 0, 160))
             p.setPen(QColor(255, 255, 255))
             p.drawText(rect, Qt.AlignmentFlag.AlignCenter, title)
             badge = self._badges[head] if head < len(self._badges) else None
             if badge is not None:
                 text, colour = badge
-                brect = QRectF(pt.x(), rect.bottom(), min(fm.horizontalAdvance(text) + 6, tile_px), fm.height() + 2)
+                text = fitted(fm, [text, text.split(" ")[0]], tile_px)  # "ind 0.91", else "ind"
+                if not text:
+                    continue
+                brect = QRectF(pt.x(), rect.bottom(), fm.horizontalAdvance(text) + 6, fm.height() + 2)
                 p.fillRect(brect, QColor(colour))
                 p.setPen(QColor(0, 0, 0))
                 p.drawText(brect, Qt.AlignmentFlag.AlignCenter, text)
@@ -95,7 +114,7 @@ def link_zoom(a: HeatmapMosaic, b: HeatmapMosaic) -> None:
     busy = [False]
 
     def follow(source: HeatmapMosaic, target: HeatmapMosaic) -> None:
-        if busy[0] or not target.isVisible():
+        if busy[0] or not (source.isVisible() and target.isVisible()):  # a hidden side never drives
             return
         busy[0] = True
         try:
@@ -134,6 +153,9 @@ class HeatmapMosaic(QWidget):
         self.colormap.addItems(list(COLORMAPS))
         self.colormap.setCurrentText(DEFAULT_COLORMAP)
         self.colormap.setToolTip("Colormap. viridis, cividis and CET-CBL2 read the same for colour-blind eyes.")
+        for combo in (self.colormap,):
+            combo.setSizeAdjustPolicy(FocusCombo.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(24)  # a long name is elided rather than widening the window
         self.scale = FocusCombo()
         self.scale.addItems(["shared scale", "per-head scale"])
         self.scale.setToolTip("Shared: every tile on one 0-to-max scale, so heads compare. "
@@ -155,6 +177,7 @@ class HeatmapMosaic(QWidget):
         top.addStretch(1)
         self.title = QLabel("")  # names the side when two mosaics stand side by side
         self.title.setStyleSheet("font-weight: bold;")
+        self.title.setWordWrap(True)
         self.title.hide()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -187,6 +210,11 @@ class HeatmapMosaic(QWidget):
         self.glw.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         self.glw.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
         self.plot.getViewBox().sigResized.connect(self._update_ticks)
+        # Fitted views stay fitted as the widget resizes, until the user zooms or pans.
+        self.auto_fit = True
+        self.on_fit: Callable[[], None] = self.fit  # a linked pair fits both sides at once
+        self.plot.getViewBox().sigResized.connect(self._on_viewbox_resized)
+        self.plot.getViewBox().sigRangeChangedManually.connect(self._on_viewbox_range_changed_manually)
         self.plot.getViewBox().sigRangeChanged.connect(self._update_ticks)
         self.colormap.currentTextChanged.connect(self._on_style_changed)
         self.scale.currentTextChanged.connect(self._on_style_changed)
@@ -207,9 +235,7 @@ class HeatmapMosaic(QWidget):
             n_heads, n_tokens, group_size) or cols != self._fixed_cols
         self._fixed_cols = cols
         if relayout:
-            w, h = self.glw.width(), self.glw.height()
-            aspect = min(3.0, max(0.6, w / h)) if w > 50 and h > 50 else 1.6
-            self.layout_ = plan_layout(n_heads, n_tokens, group_size, aspect, cols)
+            self.layout_ = plan_layout(n_heads, n_tokens, group_size, self._aspect(), cols)
         self._paint_image()
         self.custom_titles = titles
         if titles is None:
@@ -217,10 +243,39 @@ class HeatmapMosaic(QWidget):
         assert self.layout_ is not None
         self.titles.set_tiles(self.layout_, titles)
         if relayout:
-            self.plot.getViewBox().setRange(QRectF(0, 0, self.layout_.width, self.layout_.height), padding=0.01)
+            self.on_fit()
         self._update_legend()
         self._update_ticks()
         return relayout
+
+    def fit(self) -> None:
+        """Every tile in view."""
+        if self.layout_ is not None:
+            self.plot.getViewBox().setRange(QRectF(0, 0, self.layout_.width, self.layout_.height), padding=0.01)
+        self.auto_fit = True
+
+    def _aspect(self) -> float:
+        w, h = self.glw.width(), self.glw.height()
+        return min(3.0, max(0.6, w / h)) if w > 50 and h > 50 else 1.6
+
+    def _on_viewbox_resized(self, *_: object) -> None:
+        lay = self.layout_
+        if lay is None or self.probs is None:
+            return
+        if self._fixed_cols is None:  # a free grid follows the widget's shape: wide views get more columns
+            best = plan_layout(lay.n_heads, lay.n_tokens, lay.group_size, self._aspect())
+            if best.cols != lay.cols:
+                self.layout_ = best
+                self._paint_image()
+                self.titles.set_tiles(best, self.titles.titles)
+                self._update_ticks()
+                self.on_fit()
+                return
+        if self.auto_fit:
+            self.on_fit()
+
+    def _on_viewbox_range_changed_manually(self, *_: object) -> None:
+        self.auto_fit = False
 
     def set_title(self, text: str) -> None:
         if text != self.title.text():
@@ -257,12 +312,13 @@ class HeatmapMosaic(QWidget):
         top = "each head's own max" if self.per_head else f"{float(self.vmax[0]):.3f}"
         self.bar_text.setText(f"0 → {top}")
 
-    def set_badges(self, badges: list[tuple[str, str] | None], legend: str) -> None:
+    def set_badges(self, badges: list[tuple[str, str] | None], legend: str, tooltip: str = "") -> None:
         """One (text, colour) or None per tile, and the legend that explains them."""
         self.badges = badges
         self.titles.set_badges(badges)
         if legend != self.roles_legend.text():  # rich-text relayout is costly mid-drag: only on change
             self.roles_legend.setText(legend)
+            self.roles_legend.setToolTip(tooltip)
             self.roles_legend.setVisible(bool(legend))
 
     def _vmax(self) -> np.ndarray:
@@ -277,14 +333,14 @@ class HeatmapMosaic(QWidget):
         n_heads = len(self.probs)
         g = self.group_size
         if g == 1:
-            text = f"{n_heads} heads, each with its own K and V (MHA). Frames are per head."
+            text = f"{n_heads} heads, each with its own K and V (MHA): frames per head."
         else:
             n_groups = n_heads // g
             swatches = " ".join(
-                f"<span style='color:rgb{group_colour(i)}'>■</span> kv{i}: h{i * g}–h{i * g + g - 1}"
+                f"<span style='color:rgb{group_colour(i)}'>■</span>kv{i} h{i * g}–{i * g + g - 1}"
                 for i in range(min(n_groups, 8))
             ) + (" …" if n_groups > 8 else "")
-            text = (f"Frame colour = KV group: {g} query heads share each of {n_groups} K/V heads. {swatches}")
+            text = f"Frame = KV group, {g} heads to each of {n_groups} K/V heads: {swatches}"
         if text != self.legend.text():
             self.legend.setText(text)
 

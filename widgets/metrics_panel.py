@@ -29,12 +29,12 @@ WORSE = "#dc2626"
 GREY = "#6b7280"
 
 
-def delta_text(value: float, baseline: float, name: str = "MHA") -> tuple[str, str]:
-    """('-75.0% vs MHA', colour), or ('= MHA', grey)."""
+def delta_text(value: float, baseline: float) -> tuple[str, str]:
+    """('-75.0%', colour), or ('=', grey); the column's header names the baseline."""
     if baseline == value:
-        return f"= {name}", GREY
+        return "=", GREY
     change = value / baseline - 1 if baseline else 0.0
-    return f"{change:+.1%} vs {name}", BETTER if change < 0 else WORSE
+    return f"{change:+.1%}", BETTER if change < 0 else WORSE
 
 
 @dataclass(frozen=True)
@@ -75,11 +75,17 @@ class MetricsPanel(QWidget):
         set_style(self.scope, "color: #b45309;")
         self.scope.hide()
         grid.addWidget(self.scope, 0, 0, 1, 4)
+        self.delta_header = QLabel("vs MHA")  # names the baseline of the last column
+        self.delta_header.setToolTip("Each figure against the baseline: the MHA layer of the same width and "
+                                     "heads (random weights), or the model as trained (a real model).")
+        set_style(self.delta_header, f"color: {GREY};")
+        grid.addWidget(self.delta_header, 1, 3)
+        grid.setColumnStretch(1, 1)
         self.values: dict[str, QLabel] = {}
         self.shorts: dict[str, QLabel] = {}
         self.deltas: dict[str, QLabel] = {}
         self._name_labels: dict[str, QLabel] = {}
-        for row, (key, title) in enumerate(self.ROWS, start=1):
+        for row, (key, title) in enumerate(self.ROWS, start=2):
             name = QLabel(title)
             value, short, delta = QLabel(), QLabel(), QLabel()
             value.setStyleSheet("font-family: monospace;")
@@ -101,8 +107,9 @@ class MetricsPanel(QWidget):
         text, colour = delta or ("", "")
         self.deltas[key].setText(text)
         set_style(self.deltas[key], f"color: {colour};" if colour else "")
-        for w in (self.values[key], self.shorts[key], self.deltas[key], self._name_labels[key]):
+        for w in (self.values[key], self.shorts[key], self._name_labels[key]):
             w.setToolTip(tip)
+        self.deltas[key].setToolTip(f"{text} {self.delta_header.text()}: {tip}" if text else tip)
 
     def show_config(self, cfg: AttentionConfig, ctx: CostContext | None = None) -> None:
         ctx = ctx or CostContext.design(cfg)
@@ -111,6 +118,7 @@ class MetricsPanel(QWidget):
         d, H, K, h = arch.d_model, spec.n_heads, spec.n_kv_heads, spec.head_dim
         B, T, L, b = cfg.batch_size, cfg.seq_len, arch.n_layers, cfg.dtype_bytes
         name = ctx.baseline_name
+        self.delta_header.setText(f"vs {name}")
         p, pm = layer_param_counts(d, spec), layer_param_counts(d, base_spec)
         f, fm = layer_flop_counts(d, spec, cfg), layer_flop_counts(d, base_spec, cfg)
         mc, mb = model_counts(arch, cfg), model_counts(base, cfg)
@@ -120,7 +128,7 @@ class MetricsPanel(QWidget):
         self.scope.setVisible(bool(scope))
         where = f" ({scope})" if scope else ""
         bias = " + bias" if spec.bias else ""
-        vs = lambda value, base_value: delta_text(value, base_value, name)  # noqa: E731
+        vs = delta_text
         self._set("head_dim", str(h), "", f"head_dim = width / n_heads = {H * h} / {H}")
         self._set("q", f"{p.q:,}", format_count(p.q), f"W_q = d_model x n_heads x head_dim{bias} = {d} x {H} x {h}",
                   vs(p.q, pm.q))

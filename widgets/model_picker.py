@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QProgressBar,
     QVBoxLayout,
@@ -60,8 +61,10 @@ class ModelPicker(QWidget):
         box = QGroupBox("Model")
         form = QFormLayout(box)
         form.addRow("Weights", self.combo)
-        form.addRow("Layer", self.layer)
-        form.addRow("", self.all_layers)
+        layer_row = QHBoxLayout()
+        layer_row.addWidget(self.layer, 1)
+        layer_row.addWidget(self.all_layers)
+        form.addRow("Layer", layer_row)
         form.addRow(self.progress)
         form.addRow(self.status)
         form.addRow(self.unavailable)
@@ -95,6 +98,7 @@ class ModelPicker(QWidget):
         self.progress.show()
         self.progress.setValue(int(fraction * 100))
         self.status.setText(message)
+        self.status.show()
 
     def set_shape(self, shape: ModelShape | None, key: str = RANDOM) -> None:
         self.combo.setEnabled(True)
@@ -108,14 +112,18 @@ class ModelPicker(QWidget):
             self.layer.setRange(0, (shape.n_layers - 1) if model else 0)
             self.layer.setValue(min(self.layer.value(), self.layer.maximum()))
         if shape is None:
-            self.status.setText("Random weights: every slider is free.")
+            self.status.setText("")  # the heatmaps say what random weights show
+            self.status.hide()
         else:
-            self.status.setText(f"{shape.name} ({shape.kind}): {shape.n_layers} layers, {shape.n_heads} heads x "
-                                f"{shape.head_dim}, {shape.n_kv_heads} KV heads. d_model and layers are its own; "
-                                "n_heads re-splits and n_kv_heads pools the chosen layer.")
+            self.status.setText(f"{shape.name} ({shape.kind}): {shape.n_layers} layers, {shape.n_heads} heads × "
+                                f"{shape.head_dim}, {shape.n_kv_heads} KV heads. n_heads re-splits and n_kv_heads "
+                                "pools the chosen layer (or every layer).")
+            self.status.show()
 
     def show_error(self, message: str) -> None:
         self.combo.setEnabled(True)
         self.progress.hide()
         self.status.setText(message)
+        self.status.show()
+        self.status.show()
         self.revert()

@@ -19,9 +19,20 @@ def badges_for(scores: dict[str, np.ndarray], n_heads: int) -> list[tuple[str, s
     return out
 
 
+BRIEF = {"previous": "previous token", "duplicate": "earlier copies", "induction": "after an earlier copy",
+         "sink": "first token", "self": "itself"}
+
+
 def legend_html(probe: str) -> str:
-    parts = [f"<span style='background:{ROLE_COLOURS[r]};color:black'>&nbsp;{SHORT[r]}&nbsp;</span> "
-             f"{ROLE_TEXT[r].split(': ', 1)[1]}" for r in BADGE_ROLES]
+    """One line: each badge and, in brief, where its head looks (legend_tooltip says it in full)."""
+    parts = [f"<span style='background:{ROLE_COLOURS[r]};color:black'>&nbsp;{SHORT[r]}&nbsp;</span> {BRIEF[r]}"
+             for r in BADGE_ROLES]
+    where = "the induction probe" if probe == "induction" else "your text"
+    return f"Badges on {where}, score ≥ {BADGE_THRESHOLD:.2f}: " + " · ".join(parts)
+
+
+def legend_tooltip(probe: str) -> str:
     where = "the induction probe (seeded random tokens repeated twice)" if probe == "induction" else "your text"
-    return (f"Badges (on {where}): a head's strongest role, shown only at a score of {BADGE_THRESHOLD:.2f} or more "
-            "(TransformerLens' head-detector definitions; random weights rarely reach it). " + " · ".join(parts))
+    lines = [f"A head's strongest role on {where}, shown only at a score of {BADGE_THRESHOLD:.2f} or more "
+             "(TransformerLens' head-detector definitions; random weights rarely reach it)."]
+    return "\n".join(lines + [ROLE_TEXT[r] for r in BADGE_ROLES])

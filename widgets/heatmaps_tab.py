@@ -1,0 +1,107 @@
+"""The Heatmaps tab's layout: the input row, what is shown, the maps (one side, or the trained heads
+beside the changed ones) and, below a splitter the user can drag, what a change costs, the timing
+and the pin row. Layout only: the window hands in the widgets it made."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from widgets.heatmap_view import HeatmapMosaic
+
+RANDOM_NOTE = ("Random weights: the shapes, masks and costs are exact; the patterns are seeded noise, not learned "
+               "(heads that share a KV head need not look alike). Learned heads: {links}.")
+
+
+class WeightsNote(QLabel):
+    """One line in random-weight mode: what random weights can and cannot show, and the real models."""
+
+    model_requested = Signal(str)  # a shipped model's key
+
+    def __init__(self, models: list[tuple[str, str]], parent: QWidget | None = None) -> None:
+        """models: (key, label) of the shipped models that can be opened."""
+        links = ", ".join(f"<a href='{key}'>{label}</a>" for key, label in models) or "none installed"
+        super().__init__(RANDOM_NOTE.format(links=links), parent)
+        self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setStyleSheet("color: #6b7280;")
+        self.setToolTip("Random weights show what the architecture fixes: which tokens each head may see and "
+                        "what it costs. Open a real model to see what trained heads do.")
+        self.linkActivated.connect(self.model_requested)
+
+
+class HeatmapsTab(QWidget):
+    def __init__(self, text: QLineEdit, probe: QWidget, info: QLabel, note: WeightsNote, mosaic: HeatmapMosaic,
+                 original: HeatmapMosaic, details: list[QWidget], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Text"))
+        row.addWidget(text, 1)
+        row.addWidget(QLabel("Heads read"))
+        row.addWidget(probe)
+        top = QWidget()
+        tv = QVBoxLayout(top)
+        tv.setContentsMargins(0, 0, 0, 0)
+        # The colormap row, the badge legend and the hover readout serve both sides, so they stand
+        # outside the two mosaics, which then have the same make-up and split the width evenly.
+        tv.addWidget(mosaic.controls)
+        self.maps = QSplitter(Qt.Orientation.Horizontal)
+        self.maps.addWidget(original)  # a real model's trained heads, shown when changed
+        self.maps.addWidget(mosaic)
+        self.maps.setChildrenCollapsible(False)
+        tv.addWidget(self.maps, 1)
+        tv.addWidget(mosaic.roles_legend)
+        tv.addWidget(mosaic.readout)
+        lower = QWidget()
+        lv = QVBoxLayout(lower)
+        lv.setContentsMargins(0, 0, 0, 0)
+        for w in details:
+            lv.addWidget(w)
+        lv.addStretch(1)
+        self.lower = QScrollArea()  # the figures scroll when the user gives the maps more room
+        self.lower.setWidget(lower)
+        self.lower.setWidgetResizable(True)
+        self.lower.setFrameShape(QFrame.Shape.NoFrame)
+        self.lower.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(top)
+        self.split.addWidget(self.lower)
+        self.split.setChildrenCollapsible(False)
+        self.split.setStretchFactor(0, 1)
+        self.split.setStretchFactor(1, 0)
+        self._user_sized = False  # once the user drags the splitter, their heights stay
+        self.split.splitterMoved.connect(self._on_split_splitter_moved)
+        lay = QVBoxLayout(self)
+        lay.addLayout(row)
+        lay.addWidget(info)
+        lay.addWidget(note)
+        lay.addWidget(self.split, 1)
+
+    def _on_split_splitter_moved(self, *_: object) -> None:
+        self._user_sized = True
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self.fit_lower()
+
+    def fit_lower(self, force: bool = False) -> None:
+        """Give the figures below the maps the height they need, but never more than 40% of the tab
+        (unless the user has dragged the splitter themselves)."""
+        if self._user_sized and not force:
+            return
+        total = sum(self.split.sizes())
+        content = self.lower.widget()
+        width = self.lower.viewport().width()
+        need = (content.heightForWidth(width) if content.hasHeightForWidth() else content.sizeHint().height()) + 2
+        lower = min(need, int(total * 0.40))
+        self.split.setSizes([max(1, total - lower), lower])
