@@ -155,7 +155,7 @@ class HeatmapMosaic(QWidget):
         self.colormap.setToolTip("Colormap. viridis, cividis and CET-CBL2 read the same for colour-blind eyes.")
         for combo in (self.colormap,):
             combo.setSizeAdjustPolicy(FocusCombo.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(24)  # a long name is elided rather than widening the window
+            combo.setMinimumContentsLength(16)  # a long name is elided rather than widening the window
         self.scale = FocusCombo()
         self.scale.addItems(["shared scale", "per-head scale"])
         self.scale.setToolTip("Shared: every tile on one 0-to-max scale, so heads compare. "

@@ -25,6 +25,7 @@ from core.counts import (
 from widgets.style import set_style
 
 BETTER = "#059669"
+MAX_EXACT_CHARS = 19  # "123,456,789,012,345" (below 10^15) shows in full; larger in e-notation, exact in the tip
 WORSE = "#dc2626"
 GREY = "#6b7280"
 
@@ -102,6 +103,11 @@ class MetricsPanel(QWidget):
         lay.addWidget(self.box)
 
     def _set(self, key: str, value: str, short: str, tip: str, delta: tuple[str, str] | None = None) -> None:
+        if len(value) > MAX_EXACT_CHARS:  # a 22-digit count would widen the panel past a 1024 px screen
+            number, _, unit = value.partition(" ")
+            tip = f"exactly {value}. {tip}"
+            value = f"{int(number.replace(',', '')):.6e}" + (f" {unit}" if unit else "")
+            short = ""  # the e-notation says it already
         self.values[key].setText(value)
         self.shorts[key].setText(short)
         text, colour = delta or ("", "")

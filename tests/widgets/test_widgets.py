@@ -141,3 +141,14 @@ def test_prefill_intensity_is_half_the_sequence_length_as_the_reference_says(qtb
     qtbot.addWidget(m)
     m.show_config(AttentionConfig(d_model=4096, n_heads=32, seq_len=2048, dtype="float16"))
     assert m.values["intensity"].text() == "1,024.0"  # T/2 FLOP per byte for MHA in fp16
+
+
+def test_huge_counts_keep_the_panel_narrow_and_stay_exact_in_the_tooltip(qtbot):
+    cfg = AttentionConfig(d_model=65536, n_heads=64, seq_len=2**20, batch_size=4096)
+    m = MetricsPanel()
+    qtbot.addWidget(m)
+    m.show_config(cfg)
+    core = flop_counts(cfg).attention
+    assert core > 10**20
+    assert m.values["flops_core"].text() == f"{core:.6e}" and f"exactly {core:,}" in m.values["flops_core"].toolTip()
+    assert m.minimumSizeHint().width() <= 430

@@ -1,0 +1,55 @@
+"""The window fits 1024x700 and reads at 1280x800: nothing clipped, the KV rows in view."""
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from core.config import AttentionConfig
+from core.models.source import shipped_unavailable_reason
+
+TEXT = "The chef who trained in Lucknow cooked biryani"
+
+
+def settle():
+    for _ in range(3):
+        QApplication.processEvents()
+
+
+def left_fits(w) -> bool:
+    """The left panel's content is never wider than the room it is given (no clipped labels)."""
+    content = w.left_scroll.widget()
+    return content.minimumSizeHint().width() <= w.left_scroll.viewport().width() and \
+        content.width() <= w.left_scroll.viewport().width()
+
+
+def test_at_1280x800_the_kv_rows_are_in_view_and_nothing_is_clipped(make_window):
+    w = make_window(config=AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=1024, causal=True))
+    w.resize(1280, 800)
+    settle()
+    assert w.width() == 1280 and left_fits(w)
+    viewport = w.left_scroll.viewport()
+    for key in ("kv_token", "kv_total"):
+        label = w.metrics.values[key]
+        bottom = label.mapTo(viewport, label.rect().bottomLeft()).y()
+        assert 0 < bottom <= viewport.height(), key  # visible without scrolling
+    lay = w.mosaic.layout_
+    assert lay.cols > lay.rows  # a wide view gets a wide grid
+
+
+def test_1024x700_holds_head_dim_warnings_without_clipping(make_window):
+    w = make_window(config=AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=64))
+    w.resize(1024, 700)
+    w.config_panel.n_heads.slider.setValue(w.config_panel.n_heads.choices().index(96))  # head_dim 8: warnings
+    settle()
+    assert w.config_panel.warnings.isVisible()
+    assert w.width() == 1024 and w.minimumSizeHint().width() <= 1024 and left_fits(w)
+
+
+@pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the [models] extra is missing")
+def test_1024x700_holds_a_changed_real_model_side_by_side(make_window):
+    w = make_window(text=TEXT)
+    w.resize(1024, 700)
+    w.models.load("smollm2-135m")
+    w.config_panel.n_kv_heads.slider.setValue(0)
+    settle()
+    assert w.models.original.isVisible() and w.models.fidelity.isVisible()
+    assert w.width() == 1024 and w.minimumSizeHint().width() <= 1024 and left_fits(w)
