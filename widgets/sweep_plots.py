@@ -7,20 +7,40 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 
 from core.sweep import SweepResult
+from widgets.plot_ticks import log_ticks, short_number, spaced_values
 
 PLOTS = [
     ("params", "Parameters / layer"),
     ("flops", "FLOPs / layer forward"),
-    ("kv", "KV cache, bytes"),
+    ("kv", "KV cache"),
     ("time", "Measured time, ms (p25–p75 bars)"),
     ("tflops", "Achieved TFLOP/s"),
 ]
+KINDS = {"params": "count", "flops": "count", "kv": "bytes", "time": "ms", "tflops": "rate"}
 PENS = {"a": "#f59e0b", "b": "#38bdf8", "c": "#34d399", "d": "#f472b6"}
 
 
 def wants_log(values: list[float]) -> bool:
     pos = [v for v in values if v > 0]
     return len(pos) >= 2 and max(pos) / min(pos) > 16
+
+
+class ShortAxis(pg.AxisItem):
+    """Linear ticks written short (1.5M, 200K) rather than 1.5e+06; log axes get explicit ticks."""
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802 (pyqtgraph's name)
+        if self.logMode:
+            return super().tickStrings(values, scale, spacing)
+        return [short_number(v * scale) if abs(v * scale) >= 1000 else f"{v * scale:g}" for v in values]
+
+
+def pin_labels(marks: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """One label per position ('pin A', or 'pins A, D' where pins share a value), in value order; the
+    plots stagger their heights so neighbouring labels do not overprint."""
+    by_x: dict[int, list[str]] = {}
+    for x, name in marks:
+        by_x.setdefault(x, []).append(name)
+    return [(x, ("pin " if len(names) == 1 else "pins ") + ", ".join(names)) for x, names in sorted(by_x.items())]
 
 
 class SweepPlots(pg.GraphicsLayoutWidget):
@@ -33,11 +53,11 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         for i, (key, title) in enumerate(PLOTS):
             if i in (2, 4):
                 self.nextRow()
-            p = self.addPlot(title=title)
+            p = self.addPlot(title=title, axisItems={"left": ShortAxis("left")})
             p.showGrid(x=True, y=True, alpha=0.25)
-            p.addLegend(offset=(5, 5), labelTextSize="8pt")
-            p.setMenuEnabled(False)
+            p.setMenuEnabled(False)  # the legend is in the title: it never covers a curve
             self.plots[key] = p
+        self.titles = dict(PLOTS)
         self.result: SweepResult | None = None
         self.xs: list[int] = []
         self.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
@@ -47,20 +67,20 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         rows = result.ok_rows()
         xs = [float(r.value) for r in rows]
         self.xs = [r.value for r in rows]
-        for p in self.plots.values():
+        for key, p in self.plots.items():
             p.clear()
-            if p.legend is not None:
-                p.legend.clear()
+            p.setTitle(self.titles[key])
             p.setLabel("bottom", knob)
         if not rows:
             return
         logx = wants_log(xs)
 
-        def line(key: str, ys: list[float | None], name: str, pen: str) -> None:
+        def line(key: str, ys: list[float | None], name: str, pen: str) -> bool:
             pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and (y > 0 or not logy[key])]
             if pts:
                 self.plots[key].plot([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen(pen, width=2),
                                      symbol="o", symbolSize=6, symbolBrush=pen, name=name)
+            return bool(pts)
 
         get = lambda sec, k: [r.report[sec][k] for r in rows]  # noqa: E731
         timing = [r.report["timing"] for r in rows]
@@ -78,15 +98,21 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         for key, lines in series.items():
             p = self.plots[key]
             p.setLogMode(x=logx, y=logy[key])
-            for name, ys, pen in lines:
-                line(key, ys, name, PENS[pen])
+            drawn = [(name, pen) for name, ys, pen in lines if line(key, ys, name, PENS[pen])]
+            legend = "  ".join(f"<span style='color:{PENS[pen]}'>━ {name}</span>" for name, pen in drawn)
+            p.setTitle(f"{self.titles[key]}<br><span style='font-size:8pt'>{legend}</span>" if len(drawn) > 1
+                       else self.titles[key])
             finite = [y for _, ys, _ in lines for y in ys if y is not None]
             if finite and not logy[key] and max(finite) == min(finite):
                 p.setYRange(0, max(finite) * 1.5 or 1.0)  # a flat line reads as flat, not as noise
             else:
                 p.enableAutoRange(axis="y")
-            # Label the swept values themselves (a log axis otherwise crowds its minor ticks).
-            shown = self.xs if len(self.xs) <= 12 else self.xs[:: max(1, len(self.xs) // 8)]
+            positive = [y for y in finite if y > 0]
+            # A log axis gets labelled majors only (its minor labels pile up); a linear one its own ticks.
+            p.getAxis("left").setTicks([log_ticks(min(positive), max(positive), KINDS[key]), []]
+                                       if logy[key] and positive else None)
+            # Label the swept values themselves, thinned so that no two labels touch.
+            shown = spaced_values(self.xs, max(p.getViewBox().width(), 200.0), logx)
             ticks = [(np.log10(v) if logx else v, f"{v:,}") for v in shown]
             p.getAxis("bottom").setTicks([ticks, []])
         timed = [(x, t) for x, t in zip(xs, timing, strict=True) if t]
@@ -101,11 +127,12 @@ class SweepPlots(pg.GraphicsLayoutWidget):
                 lo, hi = np.log10(med) - np.log10(np.maximum(med - lo, 1e-9)), np.log10(med + hi) - np.log10(med)
                 med = np.log10(med)
             self.plots["time"].addItem(pg.ErrorBarItem(x=tx, y=med, top=hi, bottom=lo, beam=0.0, pen="#f59e0b"))
-        for x, name in marks:  # pinned configurations on this sweep's line
+        for i, (x, label) in enumerate(pin_labels(marks)):  # pinned configurations on this sweep's line
+            line_x = np.log10(x) if logx and x > 0 else x
             for p in self.plots.values():
-                line_x = np.log10(x) if logx and x > 0 else x
                 p.addItem(pg.InfiniteLine(pos=line_x, angle=90, pen=pg.mkPen("#e5e7eb", style=pg.QtCore.Qt.PenStyle.DashLine),
-                                          label=f"pin {name}", labelOpts={"position": 0.9, "color": "#e5e7eb"}))
+                                          label=label, labelOpts={"position": 0.92 - 0.14 * (i % 4),
+                                                                  "color": "#e5e7eb", "fill": (30, 30, 30, 200)}))
 
     def describe(self, index: int) -> str:
         assert self.result is not None

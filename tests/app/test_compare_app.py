@@ -180,3 +180,18 @@ def test_diff_legend_and_hover_name_the_pins_and_the_true_direction(make_window)
     h, q, k = np.unravel_index(np.argmin(b - a), diff.shape)  # and one where "trained" is larger
     assert "(trained larger)" in dialog.mosaic.describe(int(h), int(q), int(k))
     dialog.close()
+
+
+def test_sweep_plots_label_log_axes_with_majors_and_keep_legends_off_the_curves(make_window):
+    w = make_window()
+    w.tabs.setCurrentWidget(w.sweeps.panel)
+    w.pins.pin_current()
+    w.sweeps.run("seq_len", "16..4096 log", timed=False)
+    plots = w.sweeps.panel.plots.plots
+    flops = plots["flops"]
+    assert flops.getAxis("left").logMode
+    majors, minors = flops.getAxis("left")._tickLevels
+    assert minors == [] and all(label[0] in "125" for _, label in majors)  # 1M, 10M, 2G ...: decades only
+    for p in plots.values():
+        assert p.legend is None  # no legend box on the curves
+    assert "━ total" in flops.titleLabel.text and "━ core" in flops.titleLabel.text
