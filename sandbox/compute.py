@@ -18,6 +18,7 @@ from core.display import DisplayProjector, display_bytes
 from core.embedding import embed_tokens
 from core.head_roles import head_scores, induction_probe_text
 from core.layer_timing import TimingResult, estimate_timing_s, run_timing
+from core.models.forward_cache import ForwardCache
 from core.models.source import LoadedModel
 from core.tokens import display_tokens, simple_tokenize
 from sandbox.model_compute import ModelView, compute_model_view
@@ -111,7 +112,8 @@ class LayerCache:
 
 
 def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | None = None,
-                     models: dict[str, LoadedModel] | None = None) -> HeatmapResult:
+                     models: dict[str, LoadedModel] | None = None,
+                     forwards: ForwardCache | None = None) -> HeatmapResult:
     """Per-head probabilities of the request's text (at most 256 tokens, at most seq_len), on the CPU."""
     if req.model is not None:
         loaded = (models or {}).get(req.model)
@@ -120,7 +122,7 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
         cfg = req.config
         with torch.inference_mode():
             tokens, view = compute_model_view(loaded, req.model, req.text, req.layer, cfg.n_heads, cfg.kv_heads,
-                                              req.all_layers, req.probe, req.seed)
+                                              req.all_layers, req.probe, req.seed, forwards)
         probs = view.after if view.after is not None else view.before
         return HeatmapResult(request_id, cfg, tokens, probs, view.n_text_tokens, req.seed, view, view.roles,
                              view.shown_roles, req.probe)

@@ -131,7 +131,8 @@ def cmd_heads(args: argparse.Namespace) -> int:
                           "scores": {r: scores[r].round(6).tolist() for r in ROLES}, "seconds": round(seconds, 3)}))
         return 0
     print(f"{model.name}: {model.n_layers} layers x {model.n_heads} heads on the {args.probe} probe "
-          f"({len(ids)} tokens), scored in {seconds:.2f} s")
+          f"({len(ids)} tokens), scored in {seconds:.2f} s (one forward with every attention map, its one-time "
+          "warm-up included)")
     print(f"heads with a role at {BADGE_THRESHOLD:.2f} or more (best role, score):")
     for layer in range(model.n_layers):
         found = [(h, badge({r: scores[r][layer] for r in ROLES}, h)) for h in range(model.n_heads)]

@@ -115,6 +115,8 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1280, 800)
         self._on_config_changed(cfg)
+        # Once the first heatmaps and timing are done, import what opening a model needs.
+        self.runner.idle.connect(self.runner.warm_up_models)
 
     # -- construction ------------------------------------------------------------------------
     def _build_layout(self) -> None:

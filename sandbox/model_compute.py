@@ -10,6 +10,7 @@ import numpy as np
 from core.attention import MAX_DISPLAY_TOKENS
 from core.head_roles import all_layer_scores, head_scores, induction_probe_ids
 from core.models.choices import ModelShape
+from core.models.forward_cache import ForwardCache
 from core.models.inspect import HeadChange, inspect
 from core.models.source import LoadedModel
 
@@ -40,13 +41,20 @@ def change_for(shape: ModelShape, n_heads: int, n_kv_heads: int, all_layers: boo
 
 
 def compute_model_view(m: LoadedModel, key: str, text: str, layer: int, n_heads: int, n_kv_heads: int,
-                       all_layers: bool, probe: str = "text", seed: int = 0) -> tuple[list[str], ModelView]:
+                       all_layers: bool, probe: str = "text", seed: int = 0,
+                       cache: ForwardCache | None = None) -> tuple[list[str], ModelView]:
+    """The view of one layer; with a cache, a new layer or change of the same tokens reuses their
+    unchanged forward and its head scores."""
     shape = shape_of(m)
     ids, repeat = None, None
     if probe == "induction":
         ids, repeat = induction_probe_ids(m.tokenizer.vocab_size, seed=seed, bos=m.tokenizer.bos_token_id)
-    result = inspect(m, text, layer, change_for(shape, n_heads, n_kv_heads, all_layers), ids=ids)
-    roles = all_layer_scores(result.before.attentions, result.ids, repeat)
+    result = inspect(m, text, layer, change_for(shape, n_heads, n_kv_heads, all_layers), ids=ids, cache=cache)
+    derived = cache.derived if cache is not None else {}
+    roles_key = ("roles", tuple(repeat) if repeat else None)
+    if roles_key not in derived:
+        derived[roles_key] = all_layer_scores(result.before.attentions, result.ids, repeat)
+    roles = derived[roles_key]
     shown = result.after.attentions[layer] if result.after is not None else result.before.attentions[layer]
     shown_roles = head_scores(shown, result.ids, repeat)
     n = min(len(result.tokens), MAX_DISPLAY_TOKENS)

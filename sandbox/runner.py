@@ -24,7 +24,8 @@ from PySide6.QtCore import QObject, Signal
 
 from core.device import resolve_device
 from core.layer_timing import run_timing
-from core.models.source import LoadedModel, load_model
+from core.models.forward_cache import ForwardCache
+from core.models.source import LoadedModel, load_model, warm_imports
 from core.sweep import SweepPoint, SweepResult, SweepRow, run_point
 from core.timing import Cancelled
 from sandbox.compute import ComputeRequest, Failure, LayerCache, compute_heatmaps, compute_timing
@@ -87,11 +88,13 @@ class ComputeRunner(QObject):
             # before the GUI thread gets it back: 1 ms keeps a slider drag from stalling.
             sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
         self._cache = LayerCache()
+        self._forwards = ForwardCache()  # a real model's unchanged run of the tokens on screen
         self._models: dict[str, LoadedModel] = {}  # loaded real models, by key or folder
         self._futures: list[Future] = []
         self._sweep_id = 0
         self._sweep_cancelled = False
         self._sweep_active = False
+        self._warm_thread: threading.Thread | None = None
         self._timing_rid: int | None = None  # the request whose timing is being measured
         self._kept_rid: int | None = None  # a superseded request whose timing a newer one asked to keep
 
@@ -157,7 +160,7 @@ class ComputeRunner(QObject):
             if self._stale(rid):
                 return
             try:
-                self.heatmaps_ready.emit(compute_heatmaps(req, rid, self._cache, self._models))
+                self.heatmaps_ready.emit(compute_heatmaps(req, rid, self._cache, self._models, self._forwards))
             except Exception as exc:  # shown in the window; the worker serves the next request
                 self._fail(rid, "heatmaps", exc)
             if not req.want_timing or self._stale(rid):
@@ -185,10 +188,36 @@ class ComputeRunner(QObject):
     def clear_caches(self) -> None:
         """Drop the cached display projections (bounded, but up to 512 MiB). The clearing runs on the
         worker, after what is queued, and this call waits for it (for memory checks, not the GUI)."""
-        if self._executor is None:
+        def clear() -> None:
             self._cache.clear()
+            self._forwards.clear()
+
+        if self._executor is None:
+            clear()
         else:
-            self._executor.submit(self._cache.clear).result()
+            self._executor.submit(clear).result()
+
+    def warm_up_models(self) -> None:
+        """Import transformers in a thread of its own once the app is idle, so opening a model later
+        takes its load alone (about 3 s less). Its own thread, not the worker's queue: a slider moved
+        meanwhile never waits behind it. Nothing in sync mode (tests run compute inside submit)."""
+        if self._sync or self._executor is None or self._warm_thread is not None:
+            return
+        self._warm_thread = threading.Thread(target=self._warm, name="sandbox-warm-imports", daemon=True)
+        self._warm_thread.start()
+
+    def _warm(self) -> None:
+        try:
+            warm_imports()
+        except Exception:  # a broken install shows itself when a model is opened, with its message
+            log.exception("warming the model imports failed")
+
+    def wait_warm(self, timeout: float | None = None) -> bool:
+        """For benchmarks and tests: wait until the warm-up imports are done (True) or not started."""
+        if self._warm_thread is not None:
+            self._warm_thread.join(timeout)
+            return not self._warm_thread.is_alive()
+        return True
 
     # -- real models: loaded on the worker, kept there; the GUI gets their shape --------------------
     def submit_load(self, key: str, allow_pickle: bool = False) -> None:

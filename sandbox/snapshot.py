@@ -5,26 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 from core.atomic import ExportError, write_atomic, write_text_atomic
 from core.config import AttentionConfig
-
-# Qt's offscreen platform says this for every top-level window it shows; it means nothing here.
-QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints",)
-
-
-def _forward_qt_message(_mode: object, _context: object, message: str) -> None:
-    if not message.startswith(QUIET_QT_MESSAGES):
-        print(message, file=sys.stderr)
+from sandbox.qt_messages import quiet_offscreen_messages
 
 
 def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str = "auto",
                   timing: bool = True, size: tuple[int, int] = (1280, 800)) -> list[Path]:
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
     from sandbox.compute import ComputeRequest
@@ -37,7 +28,7 @@ def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ExportError(f"cannot create the folder {out}: {exc.strerror}; choose another --out.") from exc
-    qInstallMessageHandler(_forward_qt_message)
+    quiet_offscreen_messages()
     app = QApplication.instance() or QApplication([])
     runner = ComputeRunner(sync=True)
     window = MainWindow(runner=runner, settings=None, config=cfg, text=text)

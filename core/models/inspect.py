@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import torch
 
+from core.models.forward_cache import ForwardCache
 from core.models.source import LoadedModel
 from core.models.surgery import (
     js_per_head,
@@ -55,6 +56,12 @@ class ForwardOut:
     capture: Capture | None
     loss: float | None  # causal models: next-token loss of the text
     embedding: torch.Tensor | None  # encoders: mean-pooled last hidden state (d,)
+    layer_outputs: list[torch.Tensor] | None = None  # every layer's output (B, T, d), when asked for
+
+    def at_layer(self, layer: int) -> ForwardOut:
+        """The same run seen from another layer (needs layer_outputs); no captured q/k/v there."""
+        assert self.layer_outputs is not None
+        return replace(self, layer_output=self.layer_outputs[layer], capture=None)
 
 
 @dataclass
@@ -165,7 +172,7 @@ class _Hooks:
 
 
 @contextmanager
-def _active(m: LoadedModel, hooks: _Hooks):
+def _active(m: LoadedModel, hooks: _Hooks, every_layer: bool = False):
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, eager_mask
 
@@ -175,23 +182,30 @@ def _active(m: LoadedModel, hooks: _Hooks):
     AttentionMaskInterface.register(INTERFACE_NAME, eager_mask)
     previous = m.model.config._attn_implementation
     m.model.set_attn_implementation(INTERFACE_NAME)
-    outputs: dict[str, torch.Tensor] = {}
-    target = attention_modules(m)[hooks.layer]
+    outputs: dict[int, torch.Tensor] = {}
+    modules = attention_modules(m)
+    wanted = range(len(modules)) if every_layer else [hooks.layer]
 
-    def keep_output(_module: torch.nn.Module, _inputs: Any, out: Any) -> None:  # None: the output stays as it is
-        outputs["y"] = out[0] if isinstance(out, tuple) else out
+    def keeper(i: int) -> Any:
+        def keep_output(_module: torch.nn.Module, _inputs: Any, out: Any) -> None:  # None: the output stays
+            outputs[i] = (out[0] if isinstance(out, tuple) else out).detach()
+        return keep_output
 
-    handle = target.register_forward_hook(keep_output)
+    handles = [modules[i].register_forward_hook(keeper(i)) for i in wanted]
     try:
         yield outputs
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
         m.model.set_attn_implementation(previous)
 
 
-def run(m: LoadedModel, enc: dict[str, torch.Tensor], layer: int, change: HeadChange = HeadChange()) -> ForwardOut:
+def run(m: LoadedModel, enc: dict[str, torch.Tensor], layer: int, change: HeadChange = HeadChange(),
+        every_layer: bool = False) -> ForwardOut:
+    """One forward with every layer's attention; every_layer also keeps every layer's output, so the
+    same run serves any chosen layer later (the cached unchanged run)."""
     hooks = _Hooks(m, change, layer)
-    with torch.inference_mode(), _active(m, hooks) as outputs:
+    with torch.inference_mode(), _active(m, hooks, every_layer) as outputs:
         if m.kind == "causal":
             out = m.model(**enc, labels=enc["input_ids"], output_attentions=True)
             loss, embedding = float(out.loss), None
@@ -201,7 +215,8 @@ def run(m: LoadedModel, enc: dict[str, torch.Tensor], layer: int, change: HeadCh
             embedding = (out.last_hidden_state * mask).sum(1)[0] / mask.sum()  # (d,)
             loss = None
     attentions = [a[0].float().numpy().copy() for a in out.attentions]  # each (H_l, T, T)
-    return ForwardOut(attentions, outputs["y"].detach(), hooks.capture, loss, embedding)
+    every = [outputs[i] for i in range(len(outputs))] if every_layer else None
+    return ForwardOut(attentions, outputs[layer], hooks.capture, loss, embedding, every)
 
 
 def recompute_attention(c: Capture, n_heads: int) -> torch.Tensor:
@@ -235,12 +250,19 @@ def check_change(m: LoadedModel, change: HeadChange, layer: int) -> None:
 
 
 def inspect(m: LoadedModel, text: str, layer: int = 0, change: HeadChange = HeadChange(),
-            ids: list[int] | None = None) -> InspectResult:
-    """Run `text` (or token `ids`) before and after `change`."""
+            ids: list[int] | None = None, cache: ForwardCache | None = None) -> InspectResult:
+    """Run `text` (or token `ids`) before and after `change`. With a cache, the unchanged run of the
+    same tokens is reused: another layer, or another change, reruns only the changed forward."""
     check_change(m, change, layer)
     enc = encode_ids(m, ids) if ids is not None else encode(m, text)
     ids = enc["input_ids"][0].tolist()
-    before = run(m, enc, layer)
+    if cache is None:
+        before = run(m, enc, layer)
+    else:
+        cached = cache.get(m, ids)
+        if cached is None:
+            cached = cache.put(m, ids, run(m, enc, layer, every_layer=True))
+        before = cached.at_layer(layer)
     kv_target = change.n_kv_heads or m.n_kv_heads
     heads = change.n_heads or m.n_heads
     kv_new = kv_after(m.n_heads, kv_target, heads)

@@ -155,3 +155,28 @@ def test_cli_inspect_out_creates_its_folder_and_writes_labelled_maps_on_one_grid
     assert (top.red(), top.green(), top.blue()) == tuple(int(v) for v in lut("viridis")[255])
     title_px = [before.pixelColor(x, TOP // 2).lightness() for x in range(MARGIN, MARGIN + 200)]
     assert max(title_px) > 150  # the title is drawn (light text on the dark background)
+
+
+def test_a_layer_change_reuses_the_unchanged_forward_and_gives_the_same_figures(smollm2):
+    from core.models.forward_cache import ForwardCache
+    from sandbox.model_compute import compute_model_view
+
+    forwards = []
+    handle = smollm2.model.register_forward_hook(lambda *_: forwards.append(1))
+    try:
+        cache = ForwardCache()
+        tokens, first = compute_model_view(smollm2, "smollm2-135m", TEXT, 3, 9, 3, False, cache=cache)
+        assert len(forwards) == 1
+        _, other_layer = compute_model_view(smollm2, "smollm2-135m", TEXT, 17, 9, 3, False, cache=cache)
+        assert len(forwards) == 1  # nothing changed: no forward at all for another layer
+        _, changed = compute_model_view(smollm2, "smollm2-135m", TEXT, 17, 9, 1, False, cache=cache)
+        assert len(forwards) == 2  # the changed forward only
+        _, fresh = compute_model_view(smollm2, "smollm2-135m", TEXT, 17, 9, 1, False)  # no cache: both forwards
+        assert len(forwards) == 4
+    finally:
+        handle.remove()
+    np.testing.assert_array_equal(other_layer.before, fresh.before)
+    np.testing.assert_array_equal(changed.after, fresh.after)
+    for key in ("js_divergence_mean", "output_rel_error", "loss_before", "loss_after", "kv_cache_bytes_after"):
+        assert changed.fidelity[key] == pytest.approx(fresh.fidelity[key], rel=1e-6), key
+    np.testing.assert_array_equal(changed.roles["induction"], fresh.roles["induction"])
