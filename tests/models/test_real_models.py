@@ -180,3 +180,14 @@ def test_a_layer_change_reuses_the_unchanged_forward_and_gives_the_same_figures(
     for key in ("js_divergence_mean", "output_rel_error", "loss_before", "loss_after", "kv_cache_bytes_after"):
         assert changed.fidelity[key] == pytest.approx(fresh.fidelity[key], rel=1e-6), key
     np.testing.assert_array_equal(changed.roles["induction"], fresh.roles["induction"])
+
+
+def test_prepare_models_makes_the_caches_a_first_open_then_reads(capsys, smollm2):
+    from core.models.source import cache_dir
+    from sandbox.cli import main
+
+    assert main(["prepare-models"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("SmolLM2-135M: ready in") and str(cache_dir() / "smollm2-135m") in out[0]
+    assert out[1].startswith("all-MiniLM-L6-v2: ready in")
+    assert (cache_dir() / "smollm2-135m" / "model.safetensors").is_file()
