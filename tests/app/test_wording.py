@@ -48,3 +48,16 @@ def test_js_divergence_reads_in_bits(make_window):
     assert w.models.fidelity.values["js"].text() == f"{js:.4f} bits"
     err = w.last_heatmaps.model.fidelity["output_rel_error"]
     assert w.models.fidelity.values["err"].text() == f"{err:.2%}"
+
+
+def test_random_weights_say_what_they_show_and_offer_the_real_models(make_window):
+    w = make_window()
+    note = w.weights_note
+    assert note.isVisible() and "seeded noise, not learned" in note.text() and "costs are exact" in note.text()
+    if shipped_unavailable_reason("minilm-l6"):
+        return
+    assert "href='minilm-l6'" in note.text()
+    note.linkActivated.emit("minilm-l6")  # the user clicks the link
+    assert w.models.key == "minilm-l6" and w.last_heatmaps.model is not None and not note.isVisible()
+    w.models.use_random()
+    assert note.isVisible()
