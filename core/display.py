@@ -17,6 +17,28 @@ CHUNK_ELEMENTS = 2**24  # draw skipped parts of the stream in pieces of this man
 DISPLAY_MAX_BYTES = 6 * 2**30  # never hold more than this for one layer's display weights
 
 
+MAPS_MAX_BYTES = 2 * 2**30  # the attention maps of one view, and the mosaic drawn from them
+MIN_TILE_PX = 64  # the mosaic draws a tile at least this many pixels wide (widgets/mosaic.py)
+
+
+def display_map_bytes(n_heads: int, n_tokens: int) -> int:
+    """Peak bytes to show n_heads maps of n_tokens: the float32 scores, their masked copy and softmax,
+    the array handed to the window, and the mosaic image (a byte per pixel, drawn and copied once)."""
+    maps = n_heads * n_tokens * n_tokens * 4
+    tile = max(n_tokens, MIN_TILE_PX) * 1.15  # with its frame and gap
+    return 4 * maps + int(2 * n_heads * tile * tile)
+
+
+def guard_display_maps(n_heads: int, n_tokens: int) -> None:
+    """Refuse, before computing anything, heatmaps that would not fit (a ValueError that says what to change)."""
+    need = display_map_bytes(n_heads, n_tokens)
+    limit = min(MAPS_MAX_BYTES, int(free_memory_bytes(torch.device("cpu")) * 0.8))
+    if need > limit:
+        raise ValueError(f"the heatmaps of {n_heads:,} heads x {n_tokens:,} tokens need about {format_bytes(need)}, "
+                         f"more than the {format_bytes(limit)} the display may use; shorten the text or use fewer "
+                         "heads (the counts and the timing do not need them).")
+
+
 def display_bytes(cfg: AttentionConfig) -> int:
     return (cfg.n_heads + cfg.kv_heads) * cfg.head_dim * (cfg.d_model + 1) * 4
 

@@ -14,7 +14,7 @@ import torch
 from core.attention import MAX_DISPLAY_TOKENS
 from core.config import AttentionConfig
 from core.device import resolve_device
-from core.display import DisplayProjector, display_bytes
+from core.display import DisplayProjector, display_bytes, guard_display_maps
 from core.embedding import embed_tokens
 from core.head_roles import head_scores, induction_probe_text
 from core.layer_timing import TimingResult, estimate_timing_s, run_timing
@@ -131,6 +131,7 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
     tokens = display_tokens(tokens_all, req.config.seq_len, MAX_DISPLAY_TOKENS)
     if not tokens:
         raise ValueError("the text has no tokens to show; type a few words.")
+    guard_display_maps(req.config.n_heads, len(tokens))  # before any weight or map is allocated
     layer = (cache or LayerCache()).get(req.config, req.seed)
     with torch.inference_mode(), one_thread():
         x = embed_tokens(tokens, req.config.d_model, req.seed)  # (1, T, d)

@@ -67,8 +67,9 @@ def available_devices() -> list[str]:
 class MainWindow(QMainWindow):
     def __init__(self, runner: ComputeRunner | None = None, settings: QSettings | None = None,
                  config: AttentionConfig | None = None, text: str | None = None, seed: int = 0,
-                 timing_budget_s: float = 0.15, max_timing_s: float | None = 20.0) -> None:
+                 timing_budget_s: float = 0.15, max_timing_s: float | None = 20.0, live_timing: bool = True) -> None:
         super().__init__()
+        self.live_timing = live_timing  # False: time only when asked (Measure now; snapshot --no-time)
         self.timing_budget_s = timing_budget_s  # per measurement; six measurements make one timing
         self.max_timing_s = max_timing_s  # live timings expected to take longer wait for "Measure now"
         self.setWindowTitle("Attention Sandbox")
@@ -242,9 +243,11 @@ class MainWindow(QMainWindow):
         (a new text, layer or probe keeps a measurement: timing runs random inputs)."""
         cfg, device = self.config(), self.config_panel.device_choice()
         measuring = self.measuring == (cfg, device) and not force_timing
-        want_timing = force_timing or (self.current_timing() is None and not measuring)
+        want_timing = force_timing or (self.live_timing and self.current_timing() is None and not measuring)
         if want_timing:
             self.timing.show_waiting()
+        elif self.current_timing() is None and not measuring:
+            self.timing.show_unmeasured()
         req = ComputeRequest(config=cfg, text=self.text.text(), device=device,
                              seed=self.seed, timing_budget_s=self.timing_budget_s, model=self.models.key,
                              layer=self.models.layer, all_layers=self.models.all_layers, probe=self.roles.probe,

@@ -23,15 +23,12 @@ def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str
     from sandbox.main_window import MainWindow
     from sandbox.runner import ComputeRunner
 
-    if not out.is_dir():
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ExportError(f"cannot create the folder {out}: {exc.strerror}; choose another --out.") from exc
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"--out {out} is a file; give a folder.")
     quiet_offscreen_messages()
     app = QApplication.instance() or QApplication([])
     runner = ComputeRunner(sync=True)
-    window = MainWindow(runner=runner, settings=None, config=cfg, text=text)
+    window = MainWindow(runner=runner, settings=None, config=cfg, text=text, live_timing=False)
     window.config_panel.set_device_choice(device)
     window.resize(*size)
     window.show()
@@ -40,7 +37,13 @@ def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str
     runner.submit(ComputeRequest(cfg, window.text.text(), device, window.seed, want_timing=timing))
     app.processEvents()
     if window.last_error:
-        raise ValueError(window.last_error)
+        window.close()
+        raise ValueError(window.last_error)  # refused: no folder is made, nothing is written
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        window.close()
+        raise ExportError(f"cannot create the folder {out}: {exc.strerror or exc}; choose another --out.") from exc
     paths = [out / "window.png", out / "heatmaps.png", out / "manifest.json"]
     shot = window.grab().toImage()
     heat = render_png(window.mosaic, 2.0)

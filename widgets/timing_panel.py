@@ -93,6 +93,13 @@ class TimingPanel(QWidget):
         self.labels["state"].setText("waiting for the sliders to settle…")
         set_style(self.labels["state"], "color: #6b7280;")
 
+    def show_unmeasured(self) -> None:
+        """Live timing is off: nothing measured until the user asks."""
+        self.busy.hide()
+        self.measure.show()
+        self.labels["state"].setText("not measured: live timing is off; press Measure now (Ctrl+M) to time it.")
+        set_style(self.labels["state"], "color: #6b7280;")
+
     def show_measuring(self, device_label: str) -> None:
         self.measure.hide()
         self.labels["state"].setText(f"measuring on {device_label}…")

@@ -77,3 +77,16 @@ def test_a_workspace_that_is_not_json_changes_nothing(make_window, tmp_path):
     before = list(w.pins.pins)
     assert not w.pins.open(bad)
     assert w.pins.pins == before and ("not JSON" in w.last_alert or "cannot read" in w.last_alert)
+
+
+def test_heatmaps_too_large_to_draw_are_refused_before_computing_them(make_window):
+    from core.config import AttentionConfig
+    from core.display import display_map_bytes
+
+    w = make_window(max_timing_s=0.0, text="word " * 300)
+    assert display_map_bytes(16384, 256) > 16 * 2**30  # 16,384 heads of 256 tokens: over 16 GiB to show
+    w.config_panel.set_config(AttentionConfig(d_model=16384, n_heads=16384, seq_len=4096))
+    assert "the heatmaps of 16,384 heads x 256 tokens need about" in w.last_error
+    assert "shorten the text or use fewer heads" in w.info.text()
+    w.text.setText("just four words here")  # a short text fits: the same heads are drawn
+    assert w.last_error == "" and w.last_heatmaps.probs.shape == (16384, 4, 4)

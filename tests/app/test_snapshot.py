@@ -78,3 +78,13 @@ def test_snapshot_prints_only_its_paths(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "" and proc.stdout.split() == [str(tmp_path / n) for n in
                                                           ("window.png", "heatmaps.png", "manifest.json")]
+
+
+def test_a_refused_snapshot_makes_no_folder(capsys, tmp_path):
+    out = tmp_path / "never"
+    with pytest.raises(SystemExit) as exc:
+        main(["snapshot", "--no-time", "--d-model", "8192", "--heads", "8192", "--text", "word " * 300,
+              "--out", str(out)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "the heatmaps of 8,192 heads x 256 tokens need about" in err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
