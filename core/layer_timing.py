@@ -114,21 +114,30 @@ def run_timing(
     should_stop: Callable[[], bool] | None = None,
     free_bytes: int | None = None,
     include_qkv: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> TimingResult:
-    """Measure cfg on device. Raises ValueError (before allocating) when it would not fit."""
+    """Measure cfg on device. Raises ValueError (before allocating) when it would not fit.
+    progress(step) is told each step as it starts (the CLI prints it)."""
     guard_memory(cfg, device, free_bytes=free_bytes)
     kw = {"budget_s": budget_s, "should_stop": should_stop}
     is_prefill = cfg.phase == "prefill"
+    steps = ["allocating the layer and its inputs", "choosing the SDPA backend", "the prefill layer",
+             "the attention core" if is_prefill else "the decode step", "the decode step" if is_prefill else
+             "the attention core"] + (["fused QKV", "separate QKV"] if include_qkv else [])
+    done = [0]
 
-    def checkpoint() -> None:
-        """Stop between the steps that cannot be interrupted, not only between repeats."""
+    def checkpoint(step: int | None = None) -> None:
+        """Stop between the steps that cannot be interrupted, not only between repeats; say the next step."""
         if should_stop is not None and should_stop():
             raise Cancelled
+        if step is not None and progress is not None:
+            done[0] += 1
+            progress(f"{steps[step]} ({done[0]}/{len(steps)})")
 
     with torch.inference_mode():
-        checkpoint()
+        checkpoint(0)
         t = allocate(cfg, device, seed)
-        checkpoint()
+        checkpoint(1)
         layer, causal = t.layer, cfg.causal
         prefill_core = lambda: layer.core(t.q, t.k, t.v, causal)  # noqa: E731
         decode_core = lambda: layer.core(t.q_new, t.k_cache, t.v_cache, False)  # noqa: E731
@@ -140,15 +149,23 @@ def run_timing(
             # The math path materialises (B, H, T, T) scores: check that they fit too.
             guard_memory(cfg, device, materialises_scores=True, free_bytes=free_bytes)
         with sdpa_kernel([prefill_backend]):
+            checkpoint(2)
             prefill = measure(lambda: layer(t.x), device, **kw)
             if is_prefill:
+                checkpoint(3)
                 core = measure(prefill_core, device, **kw)
         with sdpa_kernel([decode_backend]):
+            checkpoint(4 if is_prefill else 3)
             decode = measure(lambda: layer.decode_step(t.x_new, t.k_cache, t.v_cache), device, **kw)
             if not is_prefill:
+                checkpoint(4)
                 core = measure(decode_core, device, **kw)
         x_in = t.x if is_prefill else t.x_new
+        if include_qkv:
+            checkpoint(5)
         fused = measure(lambda: layer.wqkv(x_in), device, **kw) if include_qkv else None
+        if include_qkv:
+            checkpoint(6)
         separate = measure(lambda: t.separate(x_in), device, **kw) if include_qkv else None
     backend = prefill_backend if is_prefill else decode_backend
     flops = flop_counts(cfg)

@@ -22,50 +22,72 @@ MAX_POINTS = 64
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:\.\.|-|:)\s*(\d+)\s*(?:(log)\s*(\d+)?|step\s*(\d+))?\s*$", re.IGNORECASE)
 
 
+MAX_VALUE = 2**62  # a swept value beyond this is refused before any arithmetic on it
+
+
 def parse_values(text: str) -> list[int]:
     """'1,2,4,8', '128..16384 log' (doubling), '128..16384 log 5' (5 points, geometric),
-    '1..64 step 8' or '1..8' -> ascending-as-written integers, duplicates removed."""
+    '1..64 step 8' or '1..8' -> ascending-as-written integers, duplicates removed. The number of
+    points is checked before any list is built, so '1..2 log 100000000' is refused at once."""
     text = text.strip()
     if not text:
         raise ValueError("enter at least one value, e.g. 1,2,4,8 or 128..16384 log.")
+    if len(text) > 10_000:
+        raise ValueError("the values are longer than 10,000 characters; give at most 64 values or a range.")
     m = _RANGE.match(text)
     if m:
-        lo, hi = int(m.group(1)), int(m.group(2))
+        lo, hi = _bounded(m.group(1)), _bounded(m.group(2))
         if lo < 1 or hi < lo:
             raise ValueError(f"the range {lo}..{hi} must start at 1 or more and not run backwards.")
         if m.group(3):  # log
             if m.group(4):
-                n = int(m.group(4))
-                if n < 1:
-                    raise ValueError("a log range needs at least one point.")
-                vals = [round(lo * (hi / lo) ** (i / max(1, n - 1))) for i in range(n)]
+                n = _bounded(m.group(4))
+                if not 1 <= n <= MAX_POINTS:
+                    raise ValueError(f"a log range takes 1 to {MAX_POINTS} points, not {n}.")
+                vals = [round(math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * i / max(1, n - 1)))
+                        for i in range(n)]
             else:
-                vals, v = [], lo
-                while v <= hi:
-                    vals.append(v)
-                    v *= 2
+                count = (hi // lo).bit_length()  # lo, 2 lo, 4 lo, ... <= hi
+                if count > MAX_POINTS:
+                    raise ValueError(f"{lo}..{hi} log is {count} doublings; a sweep takes at most {MAX_POINTS}. "
+                                     f"Give a number of points: {lo}..{hi} log 16.")
+                vals = [lo << i for i in range(count)]
         else:
-            step = int(m.group(5) or 1)
+            step = _bounded(m.group(5) or "1")
             if step < 1:
                 raise ValueError("the step must be at least 1.")
             count = (hi - lo) // step + 1
             if count > MAX_POINTS:
-                raise ValueError(f"{lo}..{hi} step {step} is {count} points; a sweep takes at most {MAX_POINTS}. "
+                raise ValueError(f"{lo}..{hi} step {step} is {count:,} points; a sweep takes at most {MAX_POINTS}. "
                                  "Use a larger step or 'log'.")
             vals = list(range(lo, hi + 1, step))
     else:
+        parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+        if len(parts) > MAX_POINTS:
+            raise ValueError(f"{len(parts)} values is more than a sweep takes ({MAX_POINTS}); use fewer or a log range.")
         vals = []
-        for part in text.replace(";", ",").split(","):
-            part = part.strip()
-            if not part:
-                continue
+        for part in parts:
             try:
-                vals.append(int(part))
-            except ValueError:
-                raise ValueError(f"{part!r} is not a whole number; write values like 1,2,4 or a range 1..64 log.") from None
+                vals.append(_bounded(part))
+            except ValueError as exc:
+                if "at most" in str(exc):
+                    raise
+                raise ValueError(f"{part[:20]!r} is not a whole number; write values like 1,2,4 or a range 1..64 log.") from None
     out = list(dict.fromkeys(vals))
     check_count(out)
     return out
+
+
+def _bounded(digits: str) -> int:
+    """A whole number from the user's text, at most MAX_VALUE (checked on the digits, before int())."""
+    digits = digits.strip()
+    body = digits.lstrip("+-")
+    if not body.isdigit():
+        raise ValueError(f"{digits[:20]!r} is not a whole number")
+    if len(body.lstrip("0")) > 19 or int(body) > MAX_VALUE:
+        raise ValueError(f"a swept value must be at most {MAX_VALUE:,}, not a {len(body)}-digit number; "
+                         "choose smaller values.")
+    return int(digits)
 
 
 def check_count(values: list[int]) -> None:

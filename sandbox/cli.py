@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from core.atomic import ExportError
 from sandbox.cli_args import (
     PROG,
     OneLineParser,
@@ -25,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="print every number of one configuration")
     add_config_args(rep)
     rep.add_argument("--time", action="store_true", help="also run and time the layer")
+    rep.add_argument("--force", action="store_true", help="time it even when the estimate is over a minute")
     rep.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     rep.add_argument("--list-presets", action="store_true", help="list preset names and exit")
 
@@ -33,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--vary", required=True, metavar="KNOB=VALUES",
                     help="n_heads, n_kv_heads, seq_len, d_model or batch; values like 1,2,4 or 128..16384 log")
     sw.add_argument("--time", action="store_true", help="also time every point")
+    sw.add_argument("--force", action="store_true", help="time points whose estimate is over a minute")
     fmt = sw.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="a JSON list of rows")
     fmt.add_argument("--csv", action="store_true", help="CSV with one column per report field")
@@ -93,6 +96,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from core.presets import load_presets
 
     if args.list_presets:
+        if args.json:
+            print(json.dumps([{"key": p.key, "name": p.name, "note": p.note, **p.fields} for p in load_presets()],
+                             indent=1))
+            return 0
         for preset in load_presets():
             print(f"{preset.key:<20} {preset.name}: {preset.note}")
         return 0
@@ -104,8 +111,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     timing = None
     if args.time:
         from core.layer_timing import run_timing
+        from sandbox.cli_timing import check_estimate, interruptible, say, seconds_text
 
-        timing = run_timing(cfg, device).to_report()
+        seconds = check_estimate(cfg, device, args.force)
+        say(f"about {seconds_text(seconds)} on {device.type.upper()}; Ctrl-C stops it")
+        timing = interruptible(lambda stop: run_timing(cfg, device, should_stop=stop, progress=say)).to_report()
     report = build_report(cfg, timing)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
@@ -115,7 +125,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     import csv
 
     from core.device import default_dtype, resolve_device
-    from core.sweep import flatten, parse_values, plan_sweep, run_point
+    from core.sweep import KNOBS, flatten, parse_values, plan_sweep, run_point
 
     knob, sep, values_text = args.vary.partition("=")
     if not sep:
@@ -126,14 +136,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     timing_fn = None
     if args.time:
         from core.layer_timing import run_timing
+        from sandbox.cli_timing import check_estimate, interruptible, say
 
-        timing_fn = lambda cfg: run_timing(cfg, device).to_report()  # noqa: E731
+        def timing_fn(cfg):
+            check_estimate(cfg, device, args.force)  # a refusal stops the sweep at this point
+            say(f"{knob} = {getattr(cfg, KNOBS[knob.strip()], '?'):,}")
+            return interruptible(lambda stop: run_timing(cfg, device, should_stop=stop)).to_report()
     rows = []
     for point in points:
         row = run_point(point, timing_fn)
         rows.append(row)
         if row.status == "refused":
-            break  # the memory guard stops the sweep at this point
+            break  # the memory guard or the time estimate stops the sweep at this point
     records = [{"value": r.value, "status": r.status, "reason": r.reason or None, **flatten(r.report or {})}
                for r in rows]
     if args.json:
@@ -156,7 +170,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                   f"{num(rep.get('flops', {}).get('total')):>26} {num(rep.get('kv_cache', {}).get('bytes_total')):>22} "
                   f"{(format(t['median_ms'], '.4g') if t else '–'):>10}  {r.reason}")
     if not any(r.status == "ok" for r in rows):
-        print(f"{PROG}: error: no value of {knob} made a valid configuration.", file=sys.stderr)
+        why = "; ".join(f"{r.value}: {r.reason.rstrip('.')}" for r in rows[:4]) + ("; …" if len(rows) > 4 else "")
+        print(f"{PROG}: error: no value of {knob} made a valid configuration ({why}).", file=sys.stderr)
         return 2
     return 0
 
@@ -186,8 +201,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except UsageError as exc:
         fail(str(exc))
-    except ValueError as exc:
+    except (ValueError, ExportError) as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted.", file=sys.stderr)
+        return 130
     from sandbox.app import run_app
 
     return run_app()

@@ -23,6 +23,17 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def seed_value(text: str) -> int:
+    """--seed: a whole number from 0 to 2^32 - 1 (what the probe's random generator takes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed takes a whole number from 0 to {2**32 - 1:,}, not {text[:20]!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"--seed must be from 0 to {2**32 - 1:,}, not {text[:24]}; choose another seed")
+    return value
+
+
 def fail(message: str) -> NoReturn:
     print(f"{PROG}: error: {message}", file=sys.stderr)
     sys.exit(2)
@@ -61,7 +72,7 @@ FLAG_FIELDS = {
 def config_from_args(args: argparse.Namespace, default_dtype: str) -> AttentionConfig:
     """Defaults, then the preset, then explicit flags. Raises ValueError on a bad combination."""
     fields: dict[str, object] = {"dtype": default_dtype}
-    if args.preset:
+    if args.preset is not None:  # '--preset ""' is a mistake to name, not a preset to ignore
         fields.update(find_preset(args.preset).fields)
     explicit = {FLAG_FIELDS[k]: v for k, v in vars(args).items() if k in FLAG_FIELDS and v is not None}
     if "n_heads" in explicit and "n_kv_heads" not in explicit and not args.preset:

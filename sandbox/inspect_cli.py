@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from core.atomic import ExportError, staged
+from sandbox.cli_args import seed_value
 
 TEXT = "The chef who trained in Lucknow cooked biryani"
 
@@ -103,7 +104,7 @@ def add_heads_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--probe", choices=["text", "induction"], default="text",
                    help="text: --text; induction: a seeded random token sequence repeated twice")
     p.add_argument("--text", default=TEXT, help="the input text (with --probe text)")
-    p.add_argument("--seed", type=int, default=0, help="the induction probe's seed")
+    p.add_argument("--seed", type=seed_value, default=0, help="the induction probe's seed (0 to 2^32 - 1)")
     p.add_argument("--allow-pickle", action="store_true", help="load a folder that has only pickle weights")
     p.add_argument("--json", action="store_true", help="one JSON object")
 
