@@ -207,13 +207,13 @@ def load_workspace(path: Path) -> list[Pin]:
     try:
         data = migrate(data)
     except ValueError as exc:
-        raise ValueError(f"{path.name} is damaged: {exc}.") from None
+        raise ValueError(f"{path.name} is damaged: {str(exc).rstrip('.')}.") from None
     pins = []
     for i, raw in enumerate(data["pins"]):
         try:
             pins.append(pin_from_json(raw))
         except (ValueError, RecursionError) as exc:
-            raise ValueError(f"{path.name} is damaged: pin {i + 1} cannot be read ({exc}).") from None
+            raise ValueError(f"{path.name} is damaged: pin {i + 1} cannot be read ({str(exc).rstrip('.')}).") from None
     names = [p.name for p in pins]
     if len(set(names)) != len(names):
         raise ValueError(f"{path.name} is damaged: two pins share a name.")

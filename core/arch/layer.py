@@ -59,7 +59,7 @@ class LayerSpec:
         unknown = sorted(set(data) - {"n_heads", "n_kv_heads", "head_dim", "bias"})
         if unknown:
             raise ValueError(f"unknown layer field(s): {', '.join(map(str, unknown))}.")
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise ValueError(f"a layer needs n_heads, n_kv_heads and head_dim ({exc}).") from None
+        missing = [k for k in ("n_heads", "n_kv_heads", "head_dim") if k not in data]
+        if missing:
+            raise ValueError(f"a layer needs n_heads, n_kv_heads and head_dim; this one lacks {', '.join(missing)}.")
+        return cls(**data)

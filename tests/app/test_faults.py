@@ -90,3 +90,29 @@ def test_heatmaps_too_large_to_draw_are_refused_before_computing_them(make_windo
     assert "shorten the text or use fewer heads" in w.info.text()
     w.text.setText("just four words here")  # a short text fits: the same heads are drawn
     assert w.last_error == "" and w.last_heatmaps.probs.shape == (16384, 4, 4)
+
+
+@pytest.mark.parametrize("damage", [
+    lambda d: d["pins"][0]["report"].__setitem__("timing", "fast"),
+    lambda d: d["pins"][0]["report"].__setitem__("timing", {"median_ms": "x"}),
+    lambda d: d.__setitem__("pins", 5),
+    lambda d: d["pins"][0].__setitem__("seed", 1e400),
+])
+def test_a_damaged_workspace_changes_nothing_in_the_window(make_window, tmp_path, damage):
+    w = make_window()
+    w.pins.pin_current()
+    w.config_panel.seq_len.spin.setValue(20)
+    w.pins.pin_current()
+    mine = tmp_path / "mine.json"
+    assert w.pins.save(mine)
+    data = json.loads(mine.read_text())
+    damage(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    before = list(w.pins.pins)
+    assert not w.pins.open(bad)
+    assert w.pins.pins == before and w.pins.workspace_path == mine  # the user's pins and save path stay
+    assert "bad.json is damaged" in w.last_alert and "\n" not in w.last_alert
+    bad_bytes = bad.read_bytes()
+    assert w.pins.save()  # Ctrl+S writes the user's own file, never the refused one
+    assert bad.read_bytes() == bad_bytes and len(json.loads(mine.read_text())["pins"]) == 2
