@@ -89,6 +89,9 @@ def staged(paths: list[Path]) -> Iterator[list[Path]]:
     targets = [real_target(Path(p)) for p in paths]
     for p in targets:
         check_folder(p)
+        if p.is_dir():  # found before any file is replaced, not by the second rename
+            raise ExportError(f"cannot write {p.name}: a folder of that name is in the way; choose another name. "
+                              "Nothing was written.")
     for folder in {p.parent for p in targets}:
         clean_stale_parts(folder)
     temps: list[Path] = []

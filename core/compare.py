@@ -19,8 +19,13 @@ METRICS = [
     ("changed", "model", "changed", "text", None),
     ("heads read", "model", "probe", "text", None),
     ("mode", "config", "mode", "text", None),
-    ("head_dim", "config", "head_dim", "text", None),
+    ("d_model", "config", "d_model", "text", None),
+    ("n_heads", "config", "n_heads", "text", None),
     ("n_kv_heads", "config", "n_kv_heads", "text", None),
+    ("head_dim", "config", "head_dim", "text", None),
+    ("n_layers", "config", "n_layers", "text", None),
+    ("seq_len x batch", "config", "workload", "text", None),
+    ("dtype, phase", "config", "precision", "text", None),
     ("parameters / layer", "params", "total", "count", True),
     ("attention params, all layers", "layers", "params_total", "count", True),
     ("W_k + W_v parameters", "params", "kv", "count", True),
@@ -42,17 +47,29 @@ METRICS = [
 ]
 
 
+ENCODER_HAS_NONE = {("kv_cache", "bytes_per_token"), ("kv_cache", "bytes_total"), ("timing", "decode_ms")}
+
+
 def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
+    model = report.get("model") or {}
+    if model.get("kind") == "encoder" and (section, key) in ENCODER_HAS_NONE:
+        return None  # an encoder has no KV cache and no decode step: nothing to compare
     if section == "layers":  # every layer's attention parameters (a report without layers: n_layers alike)
         groups = report.get("layers")
         if groups is None:
             return report["params"]["total"] * report["config"]["n_layers"]
         return sum(g["params_per_layer"] * g["count"] for g in groups)
+    if section == "model" and key == "name" and not model:
+        return "random weights"
     part = report.get(section)
     if part is None:
         return None
     if section == "params" and key == "kv":
         return part["k"] + part["v"]
+    if section == "config" and key == "workload":
+        return f"{part['seq_len']:,} x {part['batch_size']}"
+    if section == "config" and key == "precision":
+        return f"{part['dtype']}, {part['phase']}" + (", causal" if part["causal"] else "")
     return part.get(key)
 
 
@@ -148,12 +165,13 @@ def as_text(names: list[str], rows: list[TableRow]) -> str:
 
 
 def attention_diff(a: np.ndarray, a_tokens: list[str], b: np.ndarray, b_tokens: list[str],
-                   a_name: str = "A", b_name: str = "B") -> tuple[np.ndarray, str]:
+                   a_name: str = "A", b_name: str = "B",
+                   advice: str = "pin both with the same text to compare their heatmaps") -> tuple[np.ndarray, str]:
     """(H, T, T) A minus B, and a sentence saying what was compared. Raises ValueError when the
-    two pins do not show the same tokens (their maps would not line up)."""
+    two pins do not show the same tokens (their maps would not line up), with the advice given."""
     if a_tokens != b_tokens:
         raise ValueError(f"{a_name} and {b_name} show different tokens ({len(a_tokens)} vs {len(b_tokens)}); "
-                         "pin both with the same text to compare their heatmaps.")
+                         f"{advice}.")
     ha, hb = len(a), len(b)
     h = min(ha, hb)
     diff = a[:h] - b[:h]  # (h, T, T)

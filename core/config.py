@@ -23,7 +23,7 @@ MAXIMA: dict[str, int] = {
     "d_model": 2**20,  # 1,048,576: 80x GPT-3's width
     "n_heads": 2**16,
     "n_kv_heads": 2**16,
-    "seq_len": 2**32,  # counts only; timing and heatmaps refuse far earlier, with the bytes they need
+    "seq_len": 2**30,  # counts only; timing and heatmaps refuse far earlier, with the bytes they need
     "batch_size": 2**20,
     "n_layers": 4096,
 }
@@ -50,7 +50,7 @@ class AttentionConfig:
         for name in ("d_model", "n_heads", "n_kv_heads", "seq_len", "batch_size", "n_layers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name} must be a whole number, not {value!r}.")
+                raise ValueError(f"{name} must be a whole number, not {short_repr(value)}.")
             if value < 1:
                 raise ValueError(f"{name} must be at least 1, not {short_int(value)}; choose a positive {name}.")
             if value > MAXIMA[name]:
@@ -66,15 +66,15 @@ class AttentionConfig:
                 f"n_kv_heads={self.n_kv_heads} does not divide n_heads={self.n_heads}; "
                 f"choose n_kv_heads from {short_list(valid_n_kv_heads(self.n_heads))}."
             )
-        if self.dtype not in DTYPE_BYTES:
+        if not isinstance(self.dtype, str) or self.dtype not in DTYPE_BYTES:
             raise ValueError(
-                f"dtype {self.dtype!r} is not supported; choose one of {', '.join(DTYPE_BYTES)}."
+                f"dtype {short_repr(self.dtype)} is not supported; choose one of {', '.join(DTYPE_BYTES)}."
             )
-        if self.phase not in PHASES:
-            raise ValueError(f"phase {self.phase!r} is not known; choose prefill or decode.")
+        if not isinstance(self.phase, str) or self.phase not in PHASES:
+            raise ValueError(f"phase {short_repr(self.phase)} is not known; choose prefill or decode.")
         for name in ("causal", "bias"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r}.")
+                raise ValueError(f"{name} must be true or false, not {short_repr(getattr(self, name))}.")
 
     @property
     def head_dim(self) -> int:
@@ -131,7 +131,7 @@ class AttentionConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AttentionConfig:
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(repr(k)[:20] for k in set(data) - known)
         if unknown:
             raise ValueError(f"unknown configuration field(s): {', '.join(unknown)}.")
         return cls(**data)
@@ -186,6 +186,12 @@ def nearest(value: int, allowed: list[int]) -> int:
     if not allowed:
         raise ValueError("there is no valid value to choose from.")
     return min(allowed, key=lambda a: (abs(a - value), -a))
+
+
+def short_repr(value: Any) -> str:
+    """A value as the user gave it, cut short when long (a 1 MB string is not echoed back)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def short_int(n: int) -> str:

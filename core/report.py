@@ -81,15 +81,18 @@ def build_report(cfg: AttentionConfig, timing: dict[str, Any] | None = None, arc
 
 # A real model's context in a pin, a manifest and the Compare table: which model, which layer, what
 # changed and what it cost (core/models/inspect.py's fidelity figures).
-MODEL_TEXT = ("key", "name", "changed", "probe")
+MODEL_TEXT = ("key", "name", "changed", "probe", "kind")
 MODEL_FIGURES = ("js_divergence_mean", "output_rel_error", "loss_before", "loss_after", "embedding_cosine")
 MODEL_BYTES = ("kv_cache_bytes_before", "kv_cache_bytes_after")
 
 
-def model_context(key: str, name: str, fidelity: dict[str, Any], changed: str, probe: str) -> dict[str, Any]:
-    """The plain dict a pin keeps; `changed` is 'layer 18 only', 'every layer' or 'nothing'."""
+def model_context(key: str, name: str, fidelity: dict[str, Any], changed: str, probe: str,
+                  kind: str = "causal") -> dict[str, Any]:
+    """The plain dict a pin keeps; `changed` is 'layer 18 only', 'every layer' or 'nothing'; kind is
+    causal or encoder (an encoder has no decode step and no KV cache)."""
     out: dict[str, Any] = {"key": key, "name": name, "layer": int(fidelity["layer"]),
-                           "all_layers": bool(fidelity["all_layers"]), "changed": changed, "probe": probe}
+                           "all_layers": bool(fidelity["all_layers"]), "changed": changed, "probe": probe,
+                           "kind": kind}
     out.update({k: fidelity.get(k) for k in MODEL_FIGURES})
     out.update({k: int(fidelity.get(k) or 0) for k in MODEL_BYTES})
     return out
@@ -100,11 +103,12 @@ def check_model_context(d: Any, where: str) -> dict[str, Any]:
     d = schema.mapping(d, where)
     expected = set(MODEL_TEXT) | set(MODEL_FIGURES) | set(MODEL_BYTES) | {"layer", "all_layers"}
     if set(d) != expected:
-        missing, extra = sorted(expected - set(d)), sorted(set(d) - expected)
+        missing, extra = sorted(expected - set(d)), sorted(repr(k)[:20] for k in set(d) - expected)
         raise ValueError(f"{where} has the wrong fields (missing: {', '.join(missing) or 'none'}; "
-                         f"unknown: {', '.join(map(str, extra)) or 'none'})")
+                         f"unknown: {', '.join(extra) or 'none'})")
     for k in MODEL_TEXT:
         schema.text(d[k], f"{where}.{k}", 4096)
+    schema.choice(d["kind"], f"{where}.kind", ("causal", "encoder"))
     schema.whole(d["layer"], f"{where}.layer", 0, 4095)
     schema.flag(d["all_layers"], f"{where}.all_layers")
     for k in MODEL_FIGURES:

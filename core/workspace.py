@@ -27,7 +27,10 @@ SCHEMA = 2  # 2: pins carry their architecture (per layer), a real model's conte
 MAX_PINS = 1000
 MAX_FILE_BYTES = 2 * 2**30  # a workspace is read whole: refuse a bigger file before reading it
 MAX_MAP_BYTES = 512 * 2**20  # one pin's attention maps, decompressed
+MAX_TOTAL_MAP_BYTES = 2 * 2**30  # every pin's maps together: forty pins just under the limit each are refused too
 MAX_TOKENS = 4096
+MAX_TOKEN_CHARS = 32767  # the text box's own limit: one "word" can be this long
+MAX_NAME_CHARS = 200
 PROBES = ("text", "induction")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
@@ -88,9 +91,22 @@ def decode_array(d: Any, where: str = "probs") -> np.ndarray:
         raw = inflater.decompress(base64.b64decode(packed, validate=True), expected + 1)
     except (binascii.Error, ValueError, zlib.error) as exc:
         raise ValueError(f"{where} is not valid compressed data ({exc})") from None
-    if len(raw) != expected or inflater.unconsumed_tail:
-        raise ValueError(f"the stored attention map does not match its shape {dims}")
-    return np.frombuffer(raw, dtype=np.float32).reshape(dims).copy()
+    if len(raw) != expected or inflater.unconsumed_tail or not inflater.eof or inflater.unused_data:
+        raise ValueError(f"the stored attention map does not match its shape {dims} (or its data is cut short)")
+    maps = np.frombuffer(raw, dtype=np.float32).reshape(dims).copy()
+    if maps.size and not (np.isfinite(maps).all() and -1.0001 <= maps.min() and maps.max() <= 1.0001):
+        raise ValueError(f"{where} holds values that are not attention weights (NaN, infinite, or outside -1..1)")
+    return maps
+
+
+def declared_map_bytes(d: Any) -> int:
+    """The bytes a pin's stored maps say they decompress to (0 when they are missing or malformed)."""
+    if not isinstance(d, dict) or not isinstance(d.get("probs"), dict):
+        return 0
+    shape = d["probs"].get("shape")
+    if not isinstance(shape, list) or len(shape) != 3 or not all(type(n) is int and 0 <= n <= 2**31 for n in shape):
+        return 0
+    return 4 * shape[0] * shape[1] * shape[2]
 
 
 TIMING_TEXT = ("device", "device_name", "backend", "dtype")
@@ -106,7 +122,7 @@ def check_timing(t: Any, where: str) -> dict[str, Any] | None:
     expected = set(TIMING_TEXT) | set(TIMING_MS) | set(TIMING_OPTIONAL_MS) | {"reps"}
     if set(t) != expected:
         raise ValueError(f"{where} has the wrong fields (missing: {', '.join(sorted(expected - set(t))) or 'none'}; "
-                         f"unknown: {', '.join(sorted(map(str, set(t) - expected))) or 'none'})")
+                         f"unknown: {', '.join(sorted(repr(k)[:20] for k in set(t) - expected)) or 'none'})")
     for k in TIMING_TEXT:
         schema.text(t[k], f"{where}.{k}", 200)
     for k in TIMING_MS:
@@ -127,7 +143,7 @@ def pin_to_json(pin: Pin) -> dict[str, Any]:
 def pin_from_json(d: Any) -> Pin:
     """One pin, every field checked; ValueError names the first field that is wrong."""
     d = schema.mapping(d, "the pin")
-    name = schema.text(d.get("name"), "name", 200)
+    name = schema.text(d.get("name"), "name", MAX_NAME_CHARS)
     if not name.strip():
         raise ValueError("name must not be empty")
     cfg = AttentionConfig.from_dict(schema.mapping(d.get("config"), "config"))
@@ -135,14 +151,19 @@ def pin_from_json(d: Any) -> Pin:
     timing = check_timing(report.get("timing"), "report.timing")
     arch = Architecture.from_dict(d["architecture"]) if d.get("architecture") is not None else None
     model = check_model_context(d["model"], "model") if d.get("model") is not None else None
+    if model is not None and arch is None:
+        raise ValueError("a real model's pin must carry its architecture (its layers as changed)")
     layer = model["layer"] if model is not None else 0
     if arch is not None:
         fits = (arch.d_model, arch.n_layers) == (cfg.d_model, cfg.n_layers) and layer < arch.n_layers
         if not fits or arch.layers[layer] != cfg.layer_spec():
             raise ValueError(f"its layers do not match its configuration ({cfg.mode_label}, d_model {cfg.d_model})")
-    if report != build_report(cfg, timing, arch, model, layer):  # the counts must be this config's: none edited
+    rebuilt = build_report(cfg, timing, arch, model, layer)
+    if report != rebuilt:  # the counts must be this config's: none edited
         raise ValueError(f"its numbers do not match its configuration ({cfg.mode_label}, d_model {cfg.d_model})")
-    tokens = [schema.text(t, "tokens", 1000) for t in schema.sequence(d.get("tokens", []), "tokens", MAX_TOKENS)]
+    report = rebuilt  # equal, and of the right types (4096.0 equals 4096; the pin keeps the integer)
+    tokens = [schema.text(t, "tokens", MAX_TOKEN_CHARS)
+              for t in schema.sequence(d.get("tokens", []), "tokens", MAX_TOKENS)]
     probs = decode_array(d["probs"]) if d.get("probs") is not None else None
     if probs is not None and probs.shape != (cfg.n_heads, len(tokens), len(tokens)):
         raise ValueError("its attention maps do not match its heads and tokens")
@@ -178,10 +199,13 @@ def save_workspace(path: Path, pins: list[Pin]) -> None:
 def read_json(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Any:
     """A JSON file, or ValueError with a sentence: unreadable, too big, not JSON, nested too deeply."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise ValueError(f"{path.name} is {size:,} bytes, more than a workspace may be ({max_bytes:,}).")
-        text = path.read_text(encoding="utf-8")
+        if not path.is_file():  # a folder, a device such as /dev/zero, a pipe: never read
+            raise ValueError(f"{path.name} is not a regular file; choose a workspace file.")
+        with open(path, "rb") as f:
+            raw = f.read(max_bytes + 1)  # bounded even if the size on disk lies
+        if len(raw) > max_bytes:
+            raise ValueError(f"{path.name} is larger than a workspace may be ({max_bytes:,} bytes).")
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read {path.name}: {getattr(exc, 'strerror', None) or exc}.") from exc
     try:
@@ -190,6 +214,8 @@ def read_json(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Any:
         raise ValueError(f"{path.name} is not a workspace: it is not JSON ({exc.msg} at line {exc.lineno}).") from exc
     except RecursionError:
         raise ValueError(f"{path.name} is not a workspace: its JSON is nested too deeply to read.") from None
+    except ValueError:  # Python's own limit on the digits of one number
+        raise ValueError(f"{path.name} is not a workspace: it holds a number too long to read.") from None
 
 
 def load_workspace(path: Path) -> list[Pin]:
@@ -208,11 +234,15 @@ def load_workspace(path: Path) -> list[Pin]:
         data = migrate(data)
     except ValueError as exc:
         raise ValueError(f"{path.name} is damaged: {str(exc).rstrip('.')}.") from None
+    total = sum(declared_map_bytes(p) for p in data["pins"])
+    if total > MAX_TOTAL_MAP_BYTES:
+        raise ValueError(f"{path.name} declares {total:,} bytes of attention maps in all, more than a workspace may "
+                         f"hold ({MAX_TOTAL_MAP_BYTES:,}); it was not read.")
     pins = []
     for i, raw in enumerate(data["pins"]):
         try:
             pins.append(pin_from_json(raw))
-        except (ValueError, RecursionError) as exc:
+        except (ValueError, RecursionError, MemoryError) as exc:
             raise ValueError(f"{path.name} is damaged: pin {i + 1} cannot be read ({str(exc).rstrip('.')}).") from None
     names = [p.name for p in pins]
     if len(set(names)) != len(names):

@@ -34,9 +34,14 @@ def run_app(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Attention Sandbox")
     app.setOrganizationName("AttentionSandbox")
-    window = MainWindow(settings=QSettings("AttentionSandbox", "AttentionSandbox"))
+    window = MainWindow(settings=QSettings("AttentionSandbox", "AttentionSandbox"), quit_wait_s=1.0)
     window.show()
     code = app.exec()
+    if not window.worker_finished:  # a kernel call still runs on the worker: quit now, not when it ends
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     # Tear the window down while the QApplication still exists: left to the interpreter's exit,
     # pyqtgraph's items can outlive Qt and the process ends in a segmentation fault.
     window.deleteLater()

@@ -67,8 +67,11 @@ def available_devices() -> list[str]:
 class MainWindow(QMainWindow):
     def __init__(self, runner: ComputeRunner | None = None, settings: QSettings | None = None,
                  config: AttentionConfig | None = None, text: str | None = None, seed: int = 0,
-                 timing_budget_s: float = 0.15, max_timing_s: float | None = 20.0, live_timing: bool = True) -> None:
+                 timing_budget_s: float = 0.15, max_timing_s: float | None = 20.0, live_timing: bool = True,
+                 quit_wait_s: float | None = None) -> None:
         super().__init__()
+        self.quit_wait_s = quit_wait_s  # None: closing waits for the worker; the app itself waits a second at most
+        self.worker_finished = True
         self.live_timing = live_timing  # False: time only when asked (Measure now; snapshot --no-time)
         self.timing_budget_s = timing_budget_s  # per measurement; six measurements make one timing
         self.max_timing_s = max_timing_s  # live timings expected to take longer wait for "Measure now"
@@ -82,6 +85,10 @@ class MainWindow(QMainWindow):
         self.last_error = ""
         self.last_timing_error = ""
         self.measuring: tuple[AttentionConfig, str] | None = None  # the timing in progress: (config, device)
+        self.updating = QTimer(self)  # a request slower than this shows that the heatmaps are being redrawn
+        self.updating.setSingleShot(True)
+        self.updating.setInterval(200)
+        self.updating.timeout.connect(self._on_updating_timeout)
         self.head_views: list[HeadView] = []
         saved = load_settings(self.settings)
         cfg = config or saved.get("config") or OPENING_CONFIG
@@ -115,9 +122,24 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(saved["geometry"])
         else:
             self.resize(1280, 800)
+        self._fit_to_screen()
         self._on_config_changed(cfg)
         # Once the first heatmaps and timing are done, import what opening a model needs.
         self.runner.idle.connect(self.runner.warm_up_models)
+
+    def _fit_to_screen(self) -> None:
+        """Never open larger than the screen, nor partly off it (a 1024x700 screen, a saved geometry
+        from a bigger one)."""
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        if screen is None or screen.width() < 100:
+            return
+        w, h = min(self.width(), screen.width()), min(self.height(), screen.height())
+        if (w, h) != (self.width(), self.height()):
+            self.resize(w, h)
+        x = min(max(self.x(), screen.x()), screen.x() + max(0, screen.width() - self.width()))
+        y = min(max(self.y(), screen.y()), screen.y() + max(0, screen.height() - self.height()))
+        if (x, y) != (self.x(), self.y()):
+            self.move(x, y)
 
     # -- construction ------------------------------------------------------------------------
     def _build_layout(self) -> None:
@@ -253,7 +275,13 @@ class MainWindow(QMainWindow):
                              layer=self.models.layer, all_layers=self.models.all_layers, probe=self.roles.probe,
                              max_timing_s=None if force_timing else self.max_timing_s, want_timing=want_timing,
                              keep_timing=measuring)
+        self.updating.start()
         return self.runner.submit(req)
+
+    def _on_updating_timeout(self) -> None:
+        if not self.view_is_current() and not self.last_error:
+            self.info.setText("<span style='color:#2563eb'>Updating the heatmaps for the new settings…</span> "
+                              "(the maps below are the previous ones)")
 
     # -- slots -------------------------------------------------------------------------------
     def cost_context(self) -> CostContext:
@@ -275,7 +303,7 @@ class MainWindow(QMainWindow):
         cfg, view = hm.config, hm.model
         arch = shape.changed(cfg.n_heads, cfg.kv_heads, view.layer, view.all_layers)
         changed = arch.change_scope(shape.architecture()) or "nothing"
-        return arch, model_context(view.key, shape.name, view.fidelity, changed, hm.probe)
+        return arch, model_context(view.key, shape.name, view.fidelity, changed, hm.probe, shape.kind)
 
     def refresh_costs(self) -> None:
         self.metrics.show_config(self.config(), self.cost_context())  # exact counts on every tick
@@ -299,7 +327,9 @@ class MainWindow(QMainWindow):
         if result.model is not None:
             self.models.show(result)
             shown = "changed (right) beside as trained (left)" if result.model.after is not None else "as trained"
-            where = "every layer changed" if result.model.all_layers else f"layer {result.model.layer}"
+            changed_any = result.model.after is not None
+            where = (f"layer {result.model.layer}, every layer changed" if result.model.all_layers and changed_any
+                     else f"layer {result.model.layer}")
             cut = f" (showing the first {n} of {total})" if total > n else ""
             source = "the induction probe" if result.probe == "induction" else "your text, in its own tokenizer"
             self.info.setText(f"{self.models.shape.name}, {where}: {cfg.n_heads} heads × {total} tokens of {source}"
@@ -351,8 +381,17 @@ class MainWindow(QMainWindow):
             return  # the controls moved on; a newer request measures what they show
         self.last_timing = outcome
         self.last_timing_error = ""
-        if self.statusBar().currentMessage().startswith("timing: "):
+        if self.statusBar().currentMessage().startswith("timing"):
             self.statusBar().clearMessage()  # the timing it spoke of has been measured now
+        self._show_timing(outcome)
+
+    def reshow_timing(self) -> None:
+        """Draw the last measurement again with today's words (a real model's kind may have changed)."""
+        t = self.current_timing()
+        if t is not None:
+            self._show_timing(t)
+
+    def _show_timing(self, outcome: TimingOutcome) -> None:
         c = outcome.config
         decodes = self.models.shape is None or self.models.shape.kind == "causal"
         self.timing.show_timing(outcome.result.to_report(),
@@ -364,7 +403,8 @@ class MainWindow(QMainWindow):
             self.measuring = None
         if not self.runner.is_current(failure.request_id):
             return
-        self.statusBar().showMessage(f"{failure.stage}: {failure.message}")
+        message = failure.message if failure.message.startswith(failure.stage) else f"{failure.stage}: {failure.message}"
+        self.statusBar().showMessage(message)
         if failure.stage == "timing":
             self.last_timing_error = failure.message
             self.timing.show_error(failure.message, skipped=failure.message.startswith("timing skipped"))
@@ -390,7 +430,8 @@ class MainWindow(QMainWindow):
         """A real model's head is named with its model and layer."""
         if hm.model is None or self.models.shape is None:
             return {}
-        return {"layer": hm.model.layer, "model_name": self.models.shape.name}
+        changed = " (changed)" if hm.model.after is not None else ""
+        return {"layer": hm.model.layer, "model_name": self.models.shape.name + changed}
 
     def manifest(self) -> dict[str, Any]:
         hm = self.last_heatmaps
@@ -470,10 +511,10 @@ class MainWindow(QMainWindow):
 
     def export_chosen(self, dialog: ExportDialog) -> list[Path]:
         """Write what the accepted dialog asks for; a failure is an alert, never an exception."""
-        c = dialog.choice()
         try:
+            c = dialog.choice()
             written = self.export_to(ExportJob(c.path, c.fmt, c.scale, c.head))
-        except ExportError as exc:
+        except (ExportError, ValueError) as exc:
             self.alert("Export failed", str(exc))
             return []
         if self.settings is not None:
@@ -494,5 +535,5 @@ class MainWindow(QMainWindow):
         self.save_settings()
         for view in list(self.head_views):
             view.close()
-        self.runner.shutdown()
+        self.worker_finished = self.runner.shutdown(self.quit_wait_s)
         super().closeEvent(event)

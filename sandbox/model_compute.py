@@ -27,6 +27,7 @@ class ModelView:
     n_text_tokens: int
     roles: dict[str, np.ndarray]  # {role: (L, H)} scores of every trained head
     shown_roles: dict[str, np.ndarray]  # {role: (H_shown,)} of the heads on screen (changed or not)
+    overview_changed: np.ndarray | None = None  # (L * H', T, T): every layer changed, when the change is everywhere
 
 
 def shape_of(m: LoadedModel) -> ModelShape:
@@ -65,6 +66,9 @@ def compute_model_view(m: LoadedModel, key: str, text: str, layer: int, n_heads:
     overview = np.concatenate([cut(a) for a in result.before.attentions])  # (L * H, n, n)
     after = cut(result.after.attentions[layer]) if result.after is not None else None
     fidelity = {k: v for k, v in result.to_json().items() if k != "tokens"}
+    changed_everywhere = None
+    if all_layers and result.after is not None:
+        changed_everywhere = np.concatenate([cut(a) for a in result.after.attentions])  # (L * H', n, n)
     view = ModelView(key, layer, all_layers, overview, cut(result.before.attentions[layer]), after, fidelity,
-                     len(result.tokens), roles, shown_roles)
+                     len(result.tokens), roles, shown_roles, changed_everywhere)
     return result.tokens[:n], view

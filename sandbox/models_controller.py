@@ -89,19 +89,39 @@ class ModelController(QObject):
         self.window.runner.submit_load(key, allow_pickle)
 
     def use_random(self) -> None:
+        """Back to random weights: every trace of the real model goes (titles, scope, its timing words)."""
         self.key, self.shape = None, None
+        self._reset_view()
         self.picker.set_shape(None)
         self.fidelity.hide()
         self.original.hide()
+        self.window.mosaic.set_title("")
+        self.window.mosaic.hover_prefix = ""
         self.window.config_panel.set_model_shape(None)
+        self.window.reshow_timing()
         QTimer.singleShot(0, self.window.heat_tab.fit_lower)
+
+    def _reset_view(self) -> list[str]:
+        """A new model starts on its own terms: no change applied everywhere, a layer it has."""
+        notes = []
+        picker = self.picker
+        with QSignalBlocker(picker.all_layers), QSignalBlocker(picker.layer):
+            if picker.all_layers.isChecked():
+                picker.all_layers.setChecked(False)
+                notes.append("'change every layer' is off again")
+            if self.shape is not None and picker.layer.value() >= self.shape.n_layers:
+                notes.append(f"layer {picker.layer.value()} does not exist there, so it shows layer 0")
+                picker.layer.setValue(0)
+        return notes
 
     def _on_runner_model_loaded(self, payload: tuple[str, ModelShape]) -> None:
         key, shape = payload
         self.key, self.shape = key, shape
+        notes = self._reset_view()
         self.picker.set_shape(shape, key)
         self.fidelity.show()
-        self.window.statusBar().showMessage(f"{shape.name} loaded.", 6000)
+        self.window.statusBar().showMessage(f"{shape.name} loaded" + (f"; {', and '.join(notes)}." if notes else "."),
+                                            8000)
         self.window.config_panel.set_model_shape(shape)  # emits config_changed: the request follows
         self.loaded.emit(key)
         QTimer.singleShot(0, self.window.heat_tab.fit_lower)  # the fidelity figures need room below the maps
@@ -138,6 +158,7 @@ class ModelController(QObject):
             trained = {role: scores[view.layer] for role, scores in view.roles.items()}  # (H,) per role
             self.original.set_badges(badges_for(trained, s.n_heads), "")
             self.original.set_title(f"As trained: {s.n_heads} heads, {s.n_kv_heads} KV")
+            self.original.hover_prefix, main.hover_prefix = "as trained · ", "changed · "
             cfg = result.config
             where = "every layer" if view.all_layers else f"layer {view.layer}"
             main.set_title(f"Changed, {where}: {cfg.n_heads} heads, {cfg.kv_heads} KV")
@@ -147,21 +168,32 @@ class ModelController(QObject):
                 self.window.reset_zoom()  # and again as the halves take their sizes (auto_fit)
         else:
             self.window.mosaic.set_title("")
-        # One column per layer, one row per head: (L * H, T, T) layer-major -> head-major.
-        L, H = s.n_layers, s.n_heads
-        n = view.overview.shape[-1]
-        grid = view.overview.reshape(L, H, n, n).transpose(1, 0, 2, 3).reshape(H * L, n, n)  # (H * L, T, T)
-        titles = [f"L{layer}·h{h}" for h in range(H) for layer in range(L)]
-        # group_size L*g: tile h*L + l is framed by head h's KV group
-        self.overview.set_data(grid, result.tokens, L * (H // s.n_kv_heads), cols=L, titles=titles)
-        self.overview.set_grid_axes("layer", [str(i) for i in range(L)], "head", [str(h) for h in range(H)])
-        self.overview.mark_column(view.layer)  # the layer the Heatmaps tab shows and changes
-        self.overview.legend.setText(f"{s.name} as trained: columns are layers 0–{L - 1}, rows are heads 0–{H - 1}; "
-                                     "frame colour is the head's KV group. Click a tile to open that layer's head.")
+            self.window.mosaic.hover_prefix = ""
+        self._show_overview(result)
         if self._open_after and self._open_after[0] == view.layer:
             head = self._open_after[1]
             self._open_after = None
             self.window.open_head(head)
+
+    def _show_overview(self, result: HeatmapResult) -> None:
+        """Every layer x every head: as trained, or as changed when the change applies to every layer."""
+        view, s = result.model, self.shape
+        assert view is not None and s is not None
+        changed = view.overview_changed is not None
+        maps = view.overview_changed if changed else view.overview
+        L = s.n_layers
+        H, K = (result.config.n_heads, result.config.kv_heads) if changed else (s.n_heads, s.n_kv_heads)
+        n = maps.shape[-1]
+        # One column per layer, one row per head: (L * H, T, T) layer-major -> head-major.
+        grid = maps.reshape(L, H, n, n).transpose(1, 0, 2, 3).reshape(H * L, n, n)  # (H * L, T, T)
+        titles = [f"L{layer}·h{h}" for h in range(H) for layer in range(L)]
+        # group_size L*g: tile h*L + l is framed by head h's KV group
+        self.overview.set_data(grid, result.tokens, L * (H // K), cols=L, titles=titles)
+        self.overview.set_grid_axes("layer", [str(i) for i in range(L)], "head", [str(h) for h in range(H)])
+        self.overview.mark_column(view.layer)  # the layer the Heatmaps tab shows and changes
+        how = (f"changed in every layer ({H} heads, {K} KV heads)" if changed else "as trained")
+        self.overview.legend.setText(f"{s.name} {how}: columns are layers 0–{L - 1}, rows are heads 0–{H - 1}; "
+                                     "frame colour is the head's KV group. Click a tile to open that layer's head.")
 
     def _on_overview_head_clicked(self, index: int) -> None:
         if self.shape is None:

@@ -11,7 +11,15 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QVBoxLayout, QWidget
 
 from core.atomic import ExportError, write_text_atomic
 from core.compare import as_csv, attention_diff
-from core.workspace import Pin, load_workspace, next_pin_name, pin_report, save_workspace
+from core.workspace import (
+    MAX_NAME_CHARS,
+    MAX_PINS,
+    Pin,
+    load_workspace,
+    next_pin_name,
+    pin_report,
+    save_workspace,
+)
 from sandbox.compute import TimingOutcome
 from widgets.compare_table import CompareTable
 from widgets.heatmap_view import HeatmapMosaic
@@ -36,6 +44,17 @@ class DiffDialog(QDialog):
         lay.addWidget(self.mosaic, 1)
         self.resize(960, 680)
         self.mosaic.set_diff(diff, tokens, group_size, *names)
+
+
+def why_tokens_differ(a: Pin, b: Pin) -> str:
+    """What to do when two pins show different tokens: the text, the tokenizer or the probe differs."""
+    source = lambda p: (p.model["key"] if p.model else "random weights", p.probe)  # noqa: E731
+    if source(a) != source(b):
+        what_a = f"{a.model['name'] if a.model else 'random weights'}, {a.probe}"
+        what_b = f"{b.model['name'] if b.model else 'random weights'}, {b.probe}"
+        return (f"they were read by different tokenizers or probes ({what_a} vs {what_b}); compare pins of one "
+                "model and one probe")
+    return "pin both with the same text to compare their heatmaps"
 
 
 class PinController(QObject):
@@ -63,6 +82,9 @@ class PinController(QObject):
     def pin_current(self) -> Pin | None:
         w = self.window
         hm = w.last_heatmaps
+        if len(self.pins) >= MAX_PINS:
+            w.statusBar().showMessage(f"A workspace holds at most {MAX_PINS:,} pins; remove some first.", 6000)
+            return None
         if hm is None or not w.view_is_current():
             w.statusBar().showMessage("Nothing to pin yet: wait for the heatmaps of this configuration.", 6000)
             return None
@@ -94,6 +116,11 @@ class PinController(QObject):
             self.refresh()
 
     def rename(self, index: int, name: str) -> None:
+        name = name.strip()
+        if not name or len(name) > MAX_NAME_CHARS:
+            self.window.statusBar().showMessage(f"A pin's name has 1 to {MAX_NAME_CHARS} characters; choose a "
+                                                "shorter name.", 6000)
+            return
         if name in [p.name for i, p in enumerate(self.pins) if i != index]:
             self.window.statusBar().showMessage(f"A pin is already named {name}; choose another name.", 6000)
             return
@@ -121,6 +148,15 @@ class PinController(QObject):
 
     def _apply(self, pin: Pin) -> None:
         w = self.window
+        shape = w.models.shape
+        if pin.model is not None and shape is not None and (
+                (pin.config.d_model, pin.config.n_layers) != (shape.d_model, shape.n_layers)
+                or pin.config.n_heads not in shape.head_choices()
+                or pin.config.kv_heads not in shape.kv_choices(pin.config.n_heads)):
+            w.alert("Cannot load the pin", f"pin {pin.name} does not fit {shape.name} (d_model {pin.config.d_model}, "
+                                           f"{pin.config.n_heads} heads, {pin.config.kv_heads} KV heads); it was "
+                                           "made for another model.")
+            return
         w.roles.set_probe(pin.probe)
         w.text.setText(pin.text)
         if pin.model is not None:
@@ -138,7 +174,8 @@ class PinController(QObject):
             self.window.statusBar().showMessage("One of the pins has no heatmaps to compare.", 6000)
             return None
         try:
-            diff, note = attention_diff(pa.probs, pa.tokens, pb.probs, pb.tokens, pa.name, pb.name)
+            diff, note = attention_diff(pa.probs, pa.tokens, pb.probs, pb.tokens, pa.name, pb.name,
+                                        why_tokens_differ(pa, pb))
         except ValueError as exc:
             self.window.alert("Cannot compare these heatmaps", str(exc))
             return None
@@ -196,9 +233,15 @@ class PinController(QObject):
         except ValueError as exc:  # nothing in the open workspace changes
             self.window.alert("Cannot open workspace", str(exc))
             return False
-        self.pins = pins
-        self._awaiting.clear()
-        self.workspace_path = path
-        self.refresh()
+        old = (self.pins, self.workspace_path, self._awaiting)
+        self.pins, self.workspace_path, self._awaiting = pins, path, []
+        try:
+            self.refresh()
+        except Exception as exc:  # a file the checks let through but the table cannot show: put it all back
+            self.pins, self.workspace_path, self._awaiting = old
+            self.refresh()
+            self.window.alert("Cannot open workspace", f"{path.name} cannot be shown ({type(exc).__name__}: {exc}); "
+                                                       "the open workspace is unchanged.")
+            return False
         self.window.statusBar().showMessage(f"Opened {len(pins)} pins from {path}", 6000)
         return True

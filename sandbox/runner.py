@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import traceback
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import torch
@@ -311,14 +311,23 @@ class ComputeRunner(QObject):
                 self.sweep_done.emit((sid, result))
             self._job_done()
 
-    def shutdown(self) -> None:
-        """Cancel what is queued, interrupt what runs, and join the worker thread."""
+    def shutdown(self, wait_s: float | None = None) -> bool:
+        """Cancel what is queued, interrupt what runs, and join the worker thread: fully (None), or for
+        at most wait_s seconds (the app quitting must not wait on a kernel call that cannot be stopped).
+        Returns whether the worker has finished."""
         with self._lock:
             self._latest += 1  # everything in flight is stale now
             self._wake.set()
             self._sweep_cancelled = True
+        finished = True
         if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
+            if wait_s is None:
+                self._executor.shutdown(wait=True, cancel_futures=True)
+            else:
+                self._executor.shutdown(wait=False, cancel_futures=True)
+                _done, running = wait(self._futures, timeout=wait_s)
+                finished = not running
             self._executor = None
         with self._lock:
             self._pending = 0  # cancelled futures never ran to count themselves down
+        return finished

@@ -61,6 +61,7 @@ class SweepController(QObject):
 
     def run_lesson(self, key: str, timed: bool) -> int | None:
         lesson = find_lesson(key)
+        self.panel.show_knob(lesson.knob, ",".join(map(str, lesson.values)))
         base = lesson.base_config(self.window.config())
         points = plan_sweep(base, lesson.knob, lesson.values)
         return self._start(lesson.knob, base, points, timed, lesson.caption, lesson.title)

@@ -89,6 +89,14 @@ class CompareTable(QWidget):
     def baseline_index(self) -> int:
         return max(0, self.baseline.currentIndex())
 
+    @staticmethod
+    def describe(name: str, report: dict[str, Any]) -> str:
+        """'A: GQA, d_model 768, SmolLM2-135M (layer 18 only)' for the baseline list."""
+        c, model = report["config"], report.get("model")
+        what = f"{model['name']} ({model['changed']} changed)" if model and model["changed"] != "nothing" else (
+            model["name"] if model else "random weights")
+        return f"{name}: {c['mode']}, d_model {c['d_model']}, {what}"
+
     def selected(self) -> int | None:
         cols = {i.column() for i in self.table.selectedIndexes()}
         if len(cols) == 1:
@@ -106,15 +114,16 @@ class CompareTable(QWidget):
         fn(i)
 
     def set_pins(self, names: list[str], reports: list[dict[str, Any]], baseline: int | None = None) -> None:
-        keep = self.baseline.currentText()
+        keep = self.baseline.currentData()
         self.names, self.reports = list(names), list(reports)
         self.baseline.blockSignals(True)
         self.baseline.clear()
-        self.baseline.addItems(self.names)
+        for name, report in zip(self.names, self.reports, strict=True):
+            self.baseline.addItem(self.describe(name, report), name)
         if baseline is not None:
             self.baseline.setCurrentIndex(baseline)
         elif keep in self.names:
-            self.baseline.setCurrentText(keep)
+            self.baseline.setCurrentIndex(self.names.index(keep))
         self.baseline.blockSignals(False)
         self._fill()
 

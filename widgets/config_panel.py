@@ -19,7 +19,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.config import DTYPE_BYTES, PHASES, AttentionConfig, valid_n_heads, valid_n_kv_heads
+from core.config import (
+    DTYPE_BYTES,
+    MAXIMA,
+    PHASES,
+    AttentionConfig,
+    valid_n_heads,
+    valid_n_kv_heads,
+)
 from core.models.choices import ModelShape
 from core.presets import load_presets
 from widgets.slider_spin import SliderSpin
@@ -62,12 +69,15 @@ class ConfigPanel(QWidget):
             self.preset.addItem(p.name, p)
             self.preset.setItemData(self.preset.count() - 1, p.note, 3)  # ToolTipRole
         self.shape: ModelShape | None = None  # a real model's shape: the sliders keep to what it allows
-        self.d_model = SliderSpin(D_MODEL_CHOICES, cfg.d_model, free=True, maximum=65536, tooltip=TIPS["d_model"])
+        # Typed values may go to the configuration's own maxima (a pin or preset may hold them).
+        self.d_model = SliderSpin(D_MODEL_CHOICES, cfg.d_model, free=True, maximum=MAXIMA["d_model"],
+                                  tooltip=TIPS["d_model"])
         self.n_heads = SliderSpin(valid_n_heads(cfg.d_model), cfg.n_heads, tooltip=TIPS["n_heads"])
         self.n_kv_heads = SliderSpin(valid_n_kv_heads(cfg.n_heads), cfg.kv_heads, tooltip=TIPS["n_kv_heads"])
-        self.seq_len = SliderSpin(POW2, cfg.seq_len, free=True, maximum=2**20, tooltip=TIPS["seq_len"])
-        self.batch_size = SliderSpin(POW2[:10], cfg.batch_size, free=True, maximum=4096, tooltip=TIPS["batch_size"])
-        self.n_layers = SliderSpin(list(range(1, 129)), cfg.n_layers, free=True, maximum=1000,
+        self.seq_len = SliderSpin(POW2, cfg.seq_len, free=True, maximum=MAXIMA["seq_len"], tooltip=TIPS["seq_len"])
+        self.batch_size = SliderSpin(POW2[:10], cfg.batch_size, free=True, maximum=MAXIMA["batch_size"],
+                                     tooltip=TIPS["batch_size"])
+        self.n_layers = SliderSpin(list(range(1, 129)), cfg.n_layers, free=True, maximum=MAXIMA["n_layers"],
                                    tooltip=TIPS["n_layers"])
         self.dtype = FocusCombo()
         self.dtype.addItems(list(DTYPE_BYTES))
@@ -82,6 +92,12 @@ class ConfigPanel(QWidget):
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
         set_style(self.warnings, "color: #b45309;")
+        self.notice_label = QLabel()  # the last forced move or refused value, in full (the status bar cuts it)
+        self.notice_label.setWordWrap(True)
+        set_style(self.notice_label, "color: #6b7280;")
+        self.notice_label.hide()
+        self._forced: set[str] = set()  # which of n_heads, n_kv_heads the panel moved away from the intent
+        self._tick_notes = ""  # forced moves said during the change being handled
         self.last_notice = ""
         # What the user chose, kept while d_model (or a real model's shape) forces other values.
         self._intent = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}
@@ -105,6 +121,7 @@ class ConfigPanel(QWidget):
         row.addWidget(self.badge)
         form.addRow("", row)
         form.addRow(self.warnings)
+        form.addRow(self.notice_label)
         work = QGroupBox("Workload")
         wform = QFormLayout(work)
         wform.addRow("seq_len", self.seq_len)
@@ -204,6 +221,8 @@ class ConfigPanel(QWidget):
     # -- slots -------------------------------------------------------------------------------
     def _say(self, text: str) -> None:
         self.last_notice = text
+        self.notice_label.setText(text)
+        self.notice_label.show()
         self.notice.emit(text)
 
     def _head_choices(self, d_model: int) -> list[int]:
@@ -249,17 +268,25 @@ class ConfigPanel(QWidget):
         return [f"n_kv_heads is {new}, not your {wanted}: {why}"]
 
     def _say_moves(self, notes: list[str]) -> None:
-        wanted = (self._intent["n_heads"], self._intent["n_kv_heads"])
+        """Name every forced move; when the forced values come back to the user's, say that once."""
+        now = {"n_heads": self.n_heads.value(), "n_kv_heads": self.n_kv_heads.value()}
         if notes:
-            self._say(" ".join(notes) + f" Your {wanted[0]} and {wanted[1]} come back when they fit.")
-        elif (self.n_heads.value(), self.n_kv_heads.value()) == wanted and self.last_notice.endswith("when they fit."):
-            self._say(f"n_heads {wanted[0]} and n_kv_heads {wanted[1]} are back, as you chose them.")
+            self._forced = {name for name in now if now[name] != self._intent[name]}
+            wanted = " and ".join(f"{self._intent[n]}" for n in ("n_heads", "n_kv_heads") if n in self._forced)
+            self._tick_notes = " ".join(notes) + f" Your {wanted} come{'s' if len(self._forced) == 1 else ''} back " \
+                                                 "when it fits." if self._forced else " ".join(notes)
+            self._say(self._tick_notes)
+        elif self._forced and all(now[n] == self._intent[n] for n in self._forced):
+            back = " and ".join(f"{n} {self._intent[n]}" for n in ("n_heads", "n_kv_heads") if n in self._forced)
+            self._forced = set()
+            self._say(f"{back} {'is' if ' and ' not in back else 'are'} back, as you chose "
+                      f"{'it' if ' and ' not in back else 'them'}.")
 
     def why_choices(self, name: str) -> str:
         """Why the n_heads or n_kv_heads slider offers only the values it does."""
         if name == "n_heads":
             if self.shape:
-                return (f"n_heads re-splits {self.shape.name}'s width {self.shape.width}: it must divide it and keep "
+                return (f"Re-splitting {self.shape.name}'s width {self.shape.width}, n_heads must divide it and keep "
                         "a whole KV sharing.")
             return f"n_heads must divide d_model {self.d_model.value()} (head_dim = d_model / n_heads)."
         heads = self.n_heads.value()
@@ -268,10 +295,13 @@ class ConfigPanel(QWidget):
         return f"n_kv_heads must divide n_heads {heads}, so each KV head serves the same number of query heads."
 
     def _on_snapped(self, name: str, typed: int, kept: int) -> None:
+        """A typed value that is not allowed: what it became, why, and what followed from it."""
         allowed = getattr(self, name).choices()
         listed = ", ".join(map(str, allowed[:12])) + (" …" if len(allowed) > 12 else "")
-        self._say(f"{name} {typed} is not possible here, so it stays {kept} (allowed: {listed}). "
-                  + self.why_choices(name))
+        moves = f" {self._tick_notes}" if self._tick_notes else ""
+        self._tick_notes = ""
+        self._say(f"{name} {typed} is not possible here; it is {kept}, the nearest allowed ({listed}). "
+                  f"{self.why_choices(name)}{moves} The layer is {self._cfg.mode_label}.")
 
     def _refresh_choice_tips(self) -> None:
         """A slider with a single allowed value is disabled; its tooltip says why."""
@@ -283,6 +313,7 @@ class ConfigPanel(QWidget):
                 control.slider.setToolTip(control.spin.toolTip())
 
     def _on_d_model_changed(self, d_model: int) -> None:
+        self._tick_notes = ""
         old, wanted = self.n_heads.value(), self._intent["n_heads"]
         new = self.n_heads.set_choices(self._head_choices(d_model), wanted)
         notes = []
@@ -294,11 +325,13 @@ class ConfigPanel(QWidget):
         self._on_control_changed()
 
     def _on_n_heads_changed(self, n_heads: int) -> None:
+        self._tick_notes = ""
         self._intent["n_heads"] = n_heads  # the user chose it
         self._say_moves(self._snap_kv(n_heads))
         self._on_control_changed()
 
     def _on_n_kv_heads_changed(self, n_kv_heads: int) -> None:
+        self._tick_notes = ""
         self._intent["n_kv_heads"] = n_kv_heads
         self._on_control_changed()
 

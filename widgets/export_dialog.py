@@ -56,6 +56,7 @@ class ExportDialog(QDialog):
                  confirm_create: Callable[[QWidget, Path], bool] = ask_create_folder) -> None:
         super().__init__(parent)
         self._confirm_create = confirm_create
+        self._folder = folder  # a relative name is taken as inside this folder
         self.error = QLabel("")
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #dc2626;")
@@ -110,26 +111,46 @@ class ExportDialog(QDialog):
         if name:
             self.path.setText(name)
 
+    def _refuse(self, text: str) -> None:
+        self.error.setText(text)
+        self.error.show()
+
     def accept(self) -> None:
         """Save: a folder that does not exist is created once the user agrees; otherwise the dialog stays
-        open with the path as typed."""
-        folder = self.choice().path.parent
-        if not folder.is_dir():
-            if folder.exists() or not self._confirm_create(self, folder):
-                self.error.setText(f"{folder} is not a folder; choose an existing folder or let the app create it.")
-                self.error.show()
+        open with the path as typed and says why."""
+        try:
+            folder = self.choice().path.parent
+            exists, is_dir = folder.exists(), folder.is_dir()
+        except (ValueError, OSError) as exc:  # an empty name, a NUL byte, a name too long
+            self._refuse(f"{exc}; type a file name such as attention.png.")
+            return
+        if not is_dir:
+            if exists or not self._confirm_create(self, folder):
+                self._refuse(f"{folder} is not a folder; choose an existing folder or let the app create it.")
                 return
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                self.error.setText(f"cannot create {folder}: {exc.strerror or exc}; choose another folder.")
-                self.error.show()
+            except (OSError, ValueError) as exc:
+                self._refuse(f"cannot create {folder}: {getattr(exc, 'strerror', None) or exc}; choose another folder.")
                 return
         super().accept()
 
     def choice(self) -> ExportChoice:
+        """The file to write. A relative name lands in the dialog's folder; a folder (or a name ending in
+        '/') gets attention.<format> inside it; the format's extension is added when missing."""
         fmt = self.fmt.currentData()
-        path = Path(self.path.text()).expanduser()
+        text = self.path.text().strip()
+        if not text:
+            raise ValueError("the file name is empty")
+        if "\x00" in text:
+            raise ValueError("the file name holds a NUL character")
+        path = Path(text).expanduser()
+        if not path.is_absolute():
+            path = self._folder / path
+        if text.endswith(("/", "\\")) or path.is_dir():
+            path = path / f"attention.{fmt}"
         if path.suffix.lower() != "." + fmt:
             path = path.with_name(path.name + "." + fmt)
+        if any(len(part.encode()) > 250 for part in path.parts):
+            raise ValueError("a part of the path is longer than a file name may be (255 bytes)")
         return ExportChoice(path=path, fmt=fmt, scale=self.scale.value(), head=self.target.currentData())

@@ -7,20 +7,29 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
-from core.counts import format_bytes
+from core.counts import format_bytes, format_count
 
 ROWS = [
     ("change", "Change", "What differs from the trained model."),
     ("js", "JS divergence", "Mean Jensen-Shannon divergence (bits, 0 = identical, 1 = disjoint) between "
                                       "each changed head's attention rows and the original heads it covers."),
     ("err", "Layer output error", "||changed - original|| / ||original|| of the chosen layer's attention output, "
-                                  "as a percentage (the CLI's JSON gives the same figure as a fraction)."),
+                                  "as a percentage (the CLI's JSON gives the same figure as a fraction). It can "
+                                  "exceed 100% while the loss barely moves: the residual stream and the later layers "
+                                  "absorb much of one layer's error."),
     ("loss", "Next-token loss", "Cross-entropy of the text's next tokens, as trained -> changed (perplexity in "
                                 "brackets)."),
     ("cos", "Embedding cosine", "Cosine similarity of the mean-pooled last hidden state before and after (1 = same)."),
     ("kv", "KV cache (fp16)", "The KV cache of this text in fp16: 2 x KV heads x head_dim x tokens x 2 bytes, summed "
                               "over the layers, as trained -> changed."),
 ]
+
+
+def ppl(value: float) -> str:
+    """Perplexity: 12.3, 1,103, or 7.16M when it explodes."""
+    if value >= 1e5:
+        return format_count(value)
+    return f"{value:,.1f}" if value < 1000 else f"{value:,.0f}"
 
 
 class FidelityPanel(QWidget):
@@ -59,11 +68,14 @@ class FidelityPanel(QWidget):
         if f["loss_before"] is None:
             self.values["loss"].setText("– (encoder)")
         elif f["loss_after"] is None:
-            self.values["loss"].setText(f"{f['loss_before']:.4f} (ppl {f['perplexity_before']:.1f})")
+            self.values["loss"].setText(f"{f['loss_before']:.4f} (ppl {ppl(f['perplexity_before'])})")
         else:
             self.values["loss"].setText(f"{f['loss_before']:.4f} → {f['loss_after']:.4f} "
-                                        f"(ppl {f['perplexity_before']:.1f} → {f['perplexity_after']:.1f})")
+                                        f"(ppl {ppl(f['perplexity_before'])} → {ppl(f['perplexity_after'])})")
         self.values["cos"].setText("– (causal model)" if f["loss_before"] is not None else fmt(f["embedding_cosine"]))
         b0, b1 = f["kv_cache_bytes_before"], f["kv_cache_bytes_after"]
-        saved = f", saves {1 - b1 / b0:.1%}" if b1 != b0 else ""
+        if f.get("kind") == "encoder":
+            self.values["kv"].setText("none: an encoder keeps no KV cache")
+            return
+        saved = f", saves {1 - b1 / b0:.1%}" if b1 != b0 and b0 else ""
         self.values["kv"].setText(f"{format_bytes(b0)} → {format_bytes(b1)}{saved}")

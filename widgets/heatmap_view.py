@@ -198,6 +198,7 @@ class HeatmapMosaic(QWidget):
         self.group_size = 1
         self.diverging = False  # True: showing a difference of two pins
         self.diff_names = ("A", "B")  # the diff shows first minus second
+        self.hover_prefix = ""  # side by side: "as trained · " or "changed · ", so a reading names its side
         self.custom_titles: list[str] | None = None
         self.badges: list[tuple[str, str] | None] = []
         self.vmax = np.ones(1, dtype=np.float32)
@@ -333,7 +334,7 @@ class HeatmapMosaic(QWidget):
         n_heads = len(self.probs)
         g = self.group_size
         if g == 1:
-            text = f"{n_heads} heads, each with its own K and V (MHA): frames per head."
+            text = f"{n_heads} heads, each with its own K and V (MHA): grey frames, no groups."
         else:
             n_groups = n_heads // g
             swatches = " ".join(
@@ -413,13 +414,14 @@ class HeatmapMosaic(QWidget):
             return (f"{self.custom_titles[head]} · query #{query} '{self.tokens[query]}' → key #{key} "
                     f"'{self.tokens[key]}' · weight {w:.4f}")
         q_tok, k_tok = self.tokens[query], self.tokens[key]
+        where = self.hover_prefix
         if self.diverging:
             first, second = self.diff_names
             larger = first if w > 0 else second if w < 0 else "neither"
             what = f"{first} − {second} {w:+.4f} ({larger} larger)"
         else:
             what = f"weight {w:.4f}"
-        return f"head {head}{group} · query #{query} '{q_tok}' → key #{key} '{k_tok}' · {what}"
+        return f"{where}head {head}{group} · query #{query} '{q_tok}' → key #{key} '{k_tok}' · {what}"
 
     def _locate_scene(self, scene_pos: QPointF) -> tuple[int, int, int] | None:
         if self.layout_ is None or self.probs is None:

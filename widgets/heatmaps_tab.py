@@ -95,13 +95,13 @@ class HeatmapsTab(QWidget):
         self.fit_lower()
 
     def fit_lower(self, force: bool = False) -> None:
-        """Give the figures below the maps the height they need, but never more than 40% of the tab
+        """Give the figures below the maps the height they need, but never more than 45% of the tab
         (unless the user has dragged the splitter themselves)."""
         if self._user_sized and not force:
             return
         total = sum(self.split.sizes())
         content = self.lower.widget()
         width = self.lower.viewport().width()
-        need = (content.heightForWidth(width) if content.hasHeightForWidth() else content.sizeHint().height()) + 2
-        lower = min(need, int(total * 0.40))
+        need = (content.heightForWidth(width) if content.hasHeightForWidth() else content.sizeHint().height()) + 10
+        lower = min(need, int(total * 0.45))
         self.split.setSizes([max(1, total - lower), lower])

@@ -58,7 +58,7 @@ class MetricsPanel(QWidget):
     # Memory first: at 1280x800 the KV rows must be in view without scrolling.
     ROWS = [
         ("head_dim", "head_dim"),
-        ("kv_token", "KV cache / token"), ("kv_total", "KV cache, B x T x L"),
+        ("kv_token", "KV cache / token, all layers"), ("kv_total", "KV cache, B x T x L"),
         ("params", "Params / layer"), ("params_model", "Attention params, all layers"),
         ("q", "W_q params"), ("k", "W_k params"), ("v", "W_v params"), ("o", "W_o params"),
         ("flops_proj", "FLOPs projections"), ("flops_core", "FLOPs attention core"), ("flops", "FLOPs / layer"),
@@ -167,7 +167,8 @@ class MetricsPanel(QWidget):
         else:
             per_layer = " + ".join(f"{n} x 2 x {s.n_kv_heads} x {s.head_dim} x {b}" for s, n in arch.groups())
             self._set("kv_token", f"{mc.kv_bytes_per_token:,} B", format_bytes(mc.kv_bytes_per_token),
-                      f"2 (K and V) x n_kv_heads x head_dim x bytes, summed over the {L} layers{where}: {per_layer}",
+                      f"{mc.kv_bytes_per_token:,} B = 2 (K and V) x n_kv_heads x head_dim x bytes, summed over the "
+                      f"{L} layers{where}: {per_layer}",
                       vs(mc.kv_bytes_per_token, mb.kv_bytes_per_token))
             self._set("kv_total", f"{mc.kv_bytes_total:,} B", format_bytes(mc.kv_bytes_total),
                       f"KV cache per token x batch x seq_len = {mc.kv_bytes_per_token:,} x {B} x {T}",

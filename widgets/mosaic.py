@@ -133,8 +133,11 @@ def render_index(idx: np.ndarray, layout: MosaicLayout) -> np.ndarray:
     n, f, u = layout.tile, layout.frame, layout.upsample
     for head in range(layout.n_heads):
         x, y = layout.origin(head)
-        group = head // max(1, layout.group_size)
-        img[y - f: y + n + f, x - f: x + n + f] = GROUP_INDEX + group % len(GROUP_COLOURS)
+        if layout.group_size > 1:
+            group = head // layout.group_size
+            img[y - f: y + n + f, x - f: x + n + f] = GROUP_INDEX + group % len(GROUP_COLOURS)
+        else:  # MHA: no head shares a KV head, so no frame colour may suggest a group
+            img[y - f: y + n + f, x - f: x + n + f] = GROUP_INDEX + len(GROUP_COLOURS) - 1
         tile = idx[head]  # (T, T)
         if u > 1:
             tile = tile.repeat(u, axis=0).repeat(u, axis=1)  # (T*u, T*u)

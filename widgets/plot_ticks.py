@@ -50,12 +50,12 @@ def spaced_values(values: list[int], plot_px: float, log: bool, char_px: float =
         return values[:1]
     pos = [math.log10(v) if log else float(v) for v in values]
     span = (max(pos) - min(pos)) or 1.0
-    shown: list[int] = []
-    last_px = -1e9
-    for v, p in zip(values, pos, strict=True):
-        x = (p - min(pos)) / span * plot_px
-        width = char_px * len(f"{v:,}") + 10
-        if x - last_px >= width:
+    xs = [(p - min(pos)) / span * plot_px for p in pos]
+    width = lambda v: char_px * len(f"{v:,}") + 10  # noqa: E731
+    shown: list[int] = [values[-1]]  # the last value is always labelled; then leftwards, each with room
+    last_px = xs[-1]
+    for v, x in zip(reversed(values[:-1]), reversed(xs[:-1]), strict=True):
+        if last_px - x >= width(v) / 2 + width(shown[-1]) / 2:
             shown.append(v)
             last_px = x
-    return shown
+    return sorted(shown, key=values.index)

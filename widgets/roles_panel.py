@@ -113,6 +113,7 @@ class RolesPanel(QWidget):
     def set_scores(self, scores: dict[str, np.ndarray], patterns: np.ndarray, probe: str) -> None:
         """scores {role: (L, H)}; patterns (L * H, T, T) layer-major, for 'heads like this one'."""
         self.scores, self.patterns = scores, patterns
+        self.readout.reset()  # a reading of the last scores would be stale now
         where = "the induction probe" if probe == "induction" else "your text"
         self.explain.setText(f"Scores on {where}. Badges on the heatmap tiles need {BADGE_THRESHOLD:.2f} or more. "
                              + ROLE_TEXT[self.role.currentData()])
@@ -170,9 +171,11 @@ class RolesPanel(QWidget):
             for c, name in enumerate(order):
                 v = float(self.scores[name][layer, h])
                 self.table.setItem(r, 2 + c, _Number(v, f"{v:.3f}"))
-        self.table.resizeColumnsToContents()
         self.table.setSortingEnabled(True)
         self.table.sortItems(2, Qt.SortOrder.DescendingOrder)
+        self.table.resizeColumnsToContents()
+        for c in range(self.table.columnCount()):  # room for the sort arrow beside each name
+            self.table.setColumnWidth(c, self.table.columnWidth(c) + 16)
 
     def _row_head(self, row: int) -> tuple[int, int]:
         return int(self.table.item(row, 0).value), int(self.table.item(row, 1).value)

@@ -8,8 +8,12 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 
 
 class SideScroll(QScrollArea):
-    def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
+    """min_width: the width it keeps even when its contents need less, so that controls do not move
+    under the mouse as warnings or long numbers come and go."""
+
+    def __init__(self, content: QWidget, parent: QWidget | None = None, min_width: int = 470) -> None:
         super().__init__(parent)
+        self._floor = min_width
         self.setWidget(content)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -21,6 +25,7 @@ class SideScroll(QScrollArea):
         if content is None:
             return
         need = content.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth()
+        need = max(need, self._floor)
         if need != self.minimumWidth():
             self.setMinimumWidth(need)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -54,6 +54,7 @@ class SweepPanel(QWidget):
         self.cancel.setToolTip("Stop now; finished points are kept and marked partial (Esc)")
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
+        self.progress.hide()  # an idle bar reads as an empty text box
         self.eta = QLabel("")
         self.caption = QLabel("Pick a knob and values, or one of the seeds' lessons.")
         self.caption.setWordWrap(True)
@@ -66,8 +67,8 @@ class SweepPanel(QWidget):
         export_png = QPushButton("Export plots PNG…")
         export_csv = QPushButton("Export data CSV…")
         top = QHBoxLayout()
-        self.values.setMinimumWidth(120)
-        for w in (QLabel("Vary"), self.knob, self.values, self.timed, self.run, self.cancel):
+        self.values.setMinimumWidth(100)
+        for w in (QLabel("Vary"), self.knob, self.values, self.run, self.cancel):
             top.addWidget(w)
         top.setStretchFactor(self.values, 1)
         lessons = QHBoxLayout()
@@ -81,8 +82,10 @@ class SweepPanel(QWidget):
             lessons.addWidget(b)
         lessons.addStretch(1)
         prog = QHBoxLayout()
+        prog.addWidget(self.timed)
         prog.addWidget(self.progress, 1)
         prog.addWidget(self.eta)
+        prog.addStretch(1)
         prog.addWidget(export_png)
         prog.addWidget(export_csv)
         lay = QVBoxLayout(self)
@@ -106,7 +109,15 @@ class SweepPanel(QWidget):
     def _lesson_timed(self, key: str) -> bool:
         return next(x for x in LESSONS if x.key == key).timed
 
+    def show_knob(self, knob: str, values_text: str) -> None:
+        """A lesson's knob and values shown in the Vary row, as if typed."""
+        with QSignalBlocker(self.knob):
+            self.knob.setCurrentText(knob)
+        self.values.setText(values_text)
+
     def set_running(self, total: int, label: str) -> None:
+        self.plots.clear_all("running…")
+        self.progress.show()
         self.run.setEnabled(False)
         for b in self.lesson_buttons.values():
             b.setEnabled(False)

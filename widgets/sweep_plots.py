@@ -60,20 +60,49 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         self.titles = dict(PLOTS)
         self.result: SweepResult | None = None
         self.xs: list[int] = []
+        self._logx = False
+        for p in self.plots.values():
+            p.getViewBox().sigResized.connect(self._update_x_ticks)
         self.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
 
-    def show_result(self, result: SweepResult, knob: str, marks: list[tuple[int, str]]) -> None:
-        self.result = result
-        rows = result.ok_rows()
-        xs = [float(r.value) for r in rows]
-        self.xs = [r.value for r in rows]
+    def clear_all(self, note: str = "") -> None:
+        """Empty plots with no stale ticks or ranges (a sweep is starting, or none finished)."""
+        self.result, self.xs = None, []
         for key, p in self.plots.items():
             p.clear()
-            p.setTitle(self.titles[key])
+            p.setTitle(f"{self.titles[key]}<br><span style='font-size:8pt'>{note}</span>" if note else self.titles[key])
+            p.setLogMode(x=False, y=False)
+            for side in ("bottom", "left"):
+                p.getAxis(side).setTicks(None)
+            p.setLabel("bottom", "")
+
+    def _not_timed(self, p: pg.PlotItem) -> None:
+        """A counts-only sweep: say so instead of drawing an empty axis (with negative TFLOP/s)."""
+        p.getAxis("left").setTicks([[], []])
+        p.setYRange(0, 1)
+        text = pg.TextItem("not timed: counts only", color="#9ca3af", anchor=(0.5, 0.5))
+        p.addItem(text)
+        text.setPos(sum(p.viewRange()[0]) / 2, 0.5)
+
+    def _update_x_ticks(self, *_: object) -> None:
+        """The swept values, thinned to the plot's width now (it changes as the window resizes)."""
+        if not self.xs:
+            return
+        for p in self.plots.values():
+            shown = spaced_values(self.xs, max(p.getViewBox().width(), 120.0), self._logx)
+            p.getAxis("bottom").setTicks([[(np.log10(v) if self._logx else v, f"{v:,}") for v in shown], []])
+
+    def show_result(self, result: SweepResult, knob: str, marks: list[tuple[int, str]]) -> None:
+        rows = result.ok_rows()
+        self.clear_all()
+        self.result = result
+        xs = [float(r.value) for r in rows]
+        self.xs = [r.value for r in rows]
+        for p in self.plots.values():
             p.setLabel("bottom", knob)
         if not rows:
             return
-        logx = wants_log(xs)
+        logx = self._logx = wants_log(xs)
 
         def line(key: str, ys: list[float | None], name: str, pen: str) -> bool:
             pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and (y > 0 or not logy[key])]
@@ -88,9 +117,11 @@ class SweepPlots(pg.GraphicsLayoutWidget):
             "params": [("total", get("params", "total"), "a"), ("W_k + W_v", [a + b for a, b in zip(get("params", "k"), get("params", "v"), strict=True)], "b")],
             "flops": [("total", get("flops", "total"), "a"), ("core", get("flops", "attention"), "b"), ("projections", get("flops", "projections"), "c")],
             "kv": [("KV cache", get("kv_cache", "bytes_total"), "a"), ("if MHA", get("kv_cache", "bytes_total_mha"), "d")],
-            "time": [("layer", [t["median_ms"] if t else None for t in timing], "a"),
-                     ("prefill", [t["prefill_ms"] if t else None for t in timing], "b"),
-                     ("decode", [t["decode_ms"] if t else None for t in timing], "c")],
+            # The layer's own line is the prefill or the decode line itself: drawn once, named for both.
+            "time": [("prefill (the layer timed)" if rows[0].report["config"]["phase"] == "prefill" else "prefill",
+                      [t["prefill_ms"] if t else None for t in timing], "b"),
+                     ("decode" if rows[0].report["config"]["phase"] == "prefill" else "decode (the layer timed)",
+                      [t["decode_ms"] if t else None for t in timing], "c")],
             "tflops": [("layer", [t["tflops"] if t else None for t in timing], "a"),
                        ("core", [t["core_tflops"] if t else None for t in timing], "b")],
         }
@@ -111,10 +142,9 @@ class SweepPlots(pg.GraphicsLayoutWidget):
             # A log axis gets labelled majors only (its minor labels pile up); a linear one its own ticks.
             p.getAxis("left").setTicks([log_ticks(min(positive), max(positive), KINDS[key]), []]
                                        if logy[key] and positive else None)
-            # Label the swept values themselves, thinned so that no two labels touch.
-            shown = spaced_values(self.xs, max(p.getViewBox().width(), 200.0), logx)
-            ticks = [(np.log10(v) if logx else v, f"{v:,}") for v in shown]
-            p.getAxis("bottom").setTicks([ticks, []])
+            if key in ("time", "tflops") and not drawn:
+                self._not_timed(p)
+        self._update_x_ticks()  # the swept values themselves, thinned so that no two labels touch
         timed = [(x, t) for x, t in zip(xs, timing, strict=True) if t]
         if timed:
             tx = np.array([x for x, _ in timed])

@@ -90,8 +90,15 @@ class TimingPanel(QWidget):
         self.timing: dict[str, Any] | None = None
 
     def show_waiting(self) -> None:
-        self.labels["state"].setText("waiting for the sliders to settle…")
+        """A new configuration is waiting to be timed: the figures below are the previous one's, greyed."""
+        self.labels["state"].setText("waiting for the sliders to settle… (the figures below are the previous "
+                                     "configuration's)" if self.timing else "waiting for the sliders to settle…")
         set_style(self.labels["state"], "color: #6b7280;")
+        self._stale(True)
+
+    def _stale(self, stale: bool) -> None:
+        for key in ("device", "layer", "tflops", "qkv", "phases"):
+            set_style(self.labels[key], "color: #9ca3af;" if stale else "")
 
     def show_unmeasured(self) -> None:
         """Live timing is off: nothing measured until the user asks."""
@@ -120,6 +127,7 @@ class TimingPanel(QWidget):
                     decodes: bool = True) -> None:
         """t: the report's timing dict. Prefill handles batch x seq_len tokens and a decode step batch
         tokens, so the two compare per token; an encoder (decodes False) has no decode step."""
+        self._stale(False)
         self.busy.hide()
         self.measure.hide()
         self.timing = t

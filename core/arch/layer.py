@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+LAYER_MAXIMA = {"n_heads": 2**16, "n_kv_heads": 2**16, "head_dim": 2**20}  # as AttentionConfig's maxima
+
 
 @dataclass(frozen=True)
 class LayerSpec:
@@ -21,8 +23,10 @@ class LayerSpec:
     def __post_init__(self) -> None:
         for name in ("n_heads", "n_kv_heads", "head_dim"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"a layer's {name} must be a whole number of at least 1, not {value!r}.")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= LAYER_MAXIMA[name]:
+                shown = repr(value) if len(repr(value)) <= 24 else "a huge or odd value"
+                raise ValueError(f"a layer's {name} must be a whole number from 1 to {LAYER_MAXIMA[name]:,}, "
+                                 f"not {shown}.")
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"a layer's n_kv_heads={self.n_kv_heads} does not divide its n_heads={self.n_heads}; "
                              "choose a divisor.")
@@ -56,9 +60,9 @@ class LayerSpec:
     def from_dict(cls, data: Any) -> LayerSpec:
         if not isinstance(data, dict):
             raise ValueError(f"a layer must be an object of n_heads, n_kv_heads, head_dim, bias, not {data!r:.60}.")
-        unknown = sorted(set(data) - {"n_heads", "n_kv_heads", "head_dim", "bias"})
+        unknown = sorted(repr(k)[:20] for k in set(data) - {"n_heads", "n_kv_heads", "head_dim", "bias"})
         if unknown:
-            raise ValueError(f"unknown layer field(s): {', '.join(map(str, unknown))}.")
+            raise ValueError(f"unknown layer field(s): {', '.join(unknown)}.")
         missing = [k for k in ("n_heads", "n_kv_heads", "head_dim") if k not in data]
         if missing:
             raise ValueError(f"a layer needs n_heads, n_kv_heads and head_dim; this one lacks {', '.join(missing)}.")

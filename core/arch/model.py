@@ -29,6 +29,12 @@ class Architecture:
             raise ValueError(f"a model has 1 to {MAX_LAYERS} layers, not {len(self.layers)}.")
         if not all(isinstance(s, LayerSpec) for s in self.layers):
             raise ValueError("every layer must be a LayerSpec.")
+        if self.d_model > 2**20:
+            raise ValueError(f"d_model must be at most {2**20:,}.")
+        for s in set(self.layers):
+            if s.n_heads * s.head_dim > 2**24:  # q and o widths: far beyond any model, and beyond our counts' range
+                raise ValueError(f"a layer's n_heads x head_dim ({s.n_heads:,} x {s.head_dim:,}) is too wide; "
+                                 "at most 16,777,216.")
         if self.kind not in KINDS:
             raise ValueError(f"kind {self.kind!r} is not known; choose causal or encoder.")
 

@@ -51,7 +51,7 @@ class ModelShape:
 
     def why_kv_choices(self, heads: int) -> str:
         """Why only kv_choices(heads) can be reached with `heads` heads."""
-        return (f"with {heads} heads only {', '.join(map(str, self.kv_choices(heads)))} KV heads can be reached: "
+        return (f"With {heads} heads only {', '.join(map(str, self.kv_choices(heads)))} KV heads can be reached: "
                 f"{self.name}'s {self.n_kv_heads} KV heads are pooled to P (a divisor of {self.n_kv_heads}) and "
                 f"re-split with the heads, so n_kv_heads = {heads} x P / {self.n_heads} must be whole.")
 

@@ -97,7 +97,7 @@ class InspectResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "model": self.model, "tokens": self.tokens, "layer": self.layer, "n_heads": self.n_heads,
+            "model": self.model, "kind": self.kind, "tokens": self.tokens, "layer": self.layer, "n_heads": self.n_heads,
             "n_kv_heads": self.n_kv_heads, "native_n_heads": self.native_n_heads,
             "native_n_kv_heads": self.native_n_kv_heads, "all_layers": self.all_layers,
             "js_divergence_mean": self.js_divergence_mean, "js_divergence_per_head": self.js_per_head or None,
@@ -268,7 +268,7 @@ def inspect(m: LoadedModel, text: str, layer: int = 0, change: HeadChange = Head
     kv_new = kv_after(m.n_heads, kv_target, heads)
     res = InspectResult(m.name, m.kind, token_labels(m, ids), ids, layer, m.n_heads, m.n_kv_heads, heads, kv_new,
                         change.all_layers, before, None, loss_before=before.loss)
-    T = len(ids)
+    T = len(ids) if m.kind == "causal" else 0  # an encoder reads its input at once: it keeps no KV cache
     res.kv_cache_bytes_before = kv_bytes(m, T, [m.n_kv_heads] * m.n_layers)
     # Re-splitting keeps the KV width (K' * h' = K * h): only pooling changes the cache.
     per_layer = [kv_target if (change.all_layers or i == layer) else m.n_kv_heads for i in range(m.n_layers)]

@@ -125,7 +125,7 @@ def test_a_kv_count_that_cannot_be_reached_says_why(make_window):
     panel.n_kv_heads.spin.setValue(8)  # typed
     assert w.config().kv_heads == 32
     notice = panel.last_notice
-    assert notice.startswith("n_kv_heads 8 is not possible here, so it stays 32 (allowed: 32).")
+    assert notice.startswith("n_kv_heads 8 is not possible here; it is 32, the nearest allowed (32). With 96 heads")
     assert "n_kv_heads = 96 x P / 9 must be whole" in notice
     assert notice in w.statusBar().currentMessage()
 

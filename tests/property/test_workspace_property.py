@@ -66,7 +66,8 @@ def zeros_b64(n_bytes: int) -> str:
     (workspace(config=None), "config must be an object"),
     (workspace(tokens="x y"), "tokens must be a list"),
     (workspace(probs={"dtype": "float32", "shape": [1e400, 2, 2], "zlib_b64": ""}), "probs.shape must be a whole"),
-    (workspace(probs={"dtype": "float32", "shape": [40000, 256, 256], "zlib_b64": ""}), "more than a pin may hold"),
+    (workspace(probs={"dtype": "float32", "shape": [40000, 256, 256], "zlib_b64": ""}), "more than a workspace may"),
+    (workspace(probs={"dtype": "float32", "shape": [3000, 256, 256], "zlib_b64": ""}), "more than a pin may hold"),
     # 100 MB of zeros in a few hundred KB, declared as 16 bytes: decompression stops at the declared size.
     (workspace(probs={"dtype": "float32", "shape": [1, 2, 2], "zlib_b64": zeros_b64(100 * 2**20)}), "does not match"),
     (workspace(probs={"dtype": "float32", "shape": [4, 2, 2], "zlib_b64": "!!!"}), "not valid compressed data"),
@@ -137,3 +138,42 @@ def test_a_file_that_saves_reads_back(tmp_path):
     path = tmp_path / "w.json"
     save_workspace(path, [Pin("A", CFG, build_report(CFG, TIMING))])
     assert load_workspace(path)[0].report["timing"] == TIMING
+
+
+def maps_b64(values: np.ndarray, cut: int = 0) -> str:
+    packed = zlib.compress(np.ascontiguousarray(values, dtype=np.float32).tobytes())
+    return base64.b64encode(packed[: len(packed) - cut] if cut else packed).decode()
+
+
+def test_found_by_trying_to_break_it(tmp_path):
+    """Each case a hostile tester found: every one is now a refusal with a sentence."""
+    huge_layer = {"d_model": 64, "kind": "causal",
+                  "layers": [{"spec": CFG.layer_spec().to_dict(), "count": 1},
+                             {"spec": {"n_heads": 10**300, "n_kv_heads": 10**300, "head_dim": 10**300}, "count": 1}]}
+    refused(tmp_path, workspace(architecture=huge_layer), "n_heads must be a whole number from 1 to 65,536")
+    many = {"app": "attention-sandbox", "schema": 2,
+            "pins": [{**good_pin(), "name": f"P{i}", "probs": {"dtype": "float32", "shape": [8, 4096, 4096],
+                                                                "zlib_b64": ""}} for i in range(40)]}
+    refused(tmp_path, many, "in all, more than a workspace may hold")
+    refused(tmp_path, workspace(config={**CFG.to_dict(), "dtype": ["float32"]}), "dtype ['float32'] is not supported")
+    model = {"key": "smollm2-135m", "name": "SmolLM2-135M", "layer": 0, "all_layers": False, "changed": "nothing",
+             "probe": "text", "kind": "causal", "js_divergence_mean": None, "output_rel_error": None,
+             "loss_before": 1.0, "loss_after": None, "embedding_cosine": None, "kv_cache_bytes_before": 0,
+             "kv_cache_bytes_after": 0}
+    refused(tmp_path, workspace(model=model), "must carry its architecture")
+    nan = np.full((4, 2, 2), np.nan)
+    refused(tmp_path, workspace(probs={"dtype": "float32", "shape": [4, 2, 2], "zlib_b64": maps_b64(nan)}),
+            "not attention weights")
+    refused(tmp_path, workspace(probs={"dtype": "float32", "shape": [4, 2, 2], "zlib_b64": maps_b64(np.full((4, 2, 2), 7))}),
+            "not attention weights")
+    refused(tmp_path, workspace(probs={"dtype": "float32", "shape": [4, 2, 2],
+                                       "zlib_b64": maps_b64(np.full((4, 2, 2), 0.5), cut=4)}), "cut short")
+    refused(tmp_path, json.dumps(workspace())[:-1] + ', "x": ' + "9" * 4400 + "}", "a number too long to read")
+    with pytest.raises(ValueError, match="zero is not a regular file"):
+        load_workspace(__import__("pathlib").Path("/dev/zero"))
+    edited = workspace()
+    edited["pins"][0]["report"]["params"]["q"] = float(edited["pins"][0]["report"]["params"]["q"])  # 4096.0
+    path = tmp_path / "float.json"
+    path.write_text(json.dumps(edited))
+    (pin,) = load_workspace(path)
+    assert type(pin.report["params"]["q"]) is int  # equal numbers, and the pin keeps the integer

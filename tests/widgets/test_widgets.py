@@ -152,3 +152,33 @@ def test_huge_counts_keep_the_panel_narrow_and_stay_exact_in_the_tooltip(qtbot):
     assert core > 10**20
     assert m.values["flops_core"].text() == f"{core:.6e}" and f"exactly {core:,}" in m.values["flops_core"].toolTip()
     assert m.minimumSizeHint().width() <= 430
+
+
+def test_a_typed_value_says_what_it_became_and_what_followed(qtbot):
+    panel = ConfigPanel(AttentionConfig(d_model=8192, n_heads=64, n_kv_heads=8), ["auto"])
+    qtbot.addWidget(panel)
+    panel.n_heads.spin.setValue(7)  # typed: 7 does not divide 8192
+    cfg = panel.config()
+    assert (cfg.n_heads, cfg.kv_heads, cfg.mode) == (8, 8, "MHA")
+    notice = panel.last_notice
+    assert notice.startswith("n_heads 7 is not possible here; it is 8, the nearest allowed")
+    assert notice.endswith("The layer is MHA.") and "stays" not in notice
+    assert panel.notice_label.text() == notice  # in full in the panel, not only in the status bar
+    panel.set_config(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4))
+    panel.n_heads.spin.setValue(1)  # the user picks 1 head: n_kv_heads is forced to 1
+    assert "n_kv_heads is 1, not your 4" in panel.last_notice and "Your 4 comes back when it fits." in panel.last_notice
+    panel.n_heads.spin.setValue(768)  # the user's own n_heads: only n_kv_heads was forced, and it is back
+    assert panel.last_notice == "n_kv_heads 4 is back, as you chose it."
+
+
+def test_values_up_to_the_configurations_maxima_reach_the_panel(qtbot):
+    from core.config import MAXIMA
+
+    big = AttentionConfig(d_model=786432, n_heads=3, n_kv_heads=1, seq_len=MAXIMA["seq_len"],
+                          batch_size=MAXIMA["batch_size"], n_layers=MAXIMA["n_layers"])
+    panel = ConfigPanel(AttentionConfig(), ["auto"])
+    qtbot.addWidget(panel)
+    panel.set_config(big)
+    assert panel.config() == big
+    panel.causal.setChecked(True)  # a later change keeps every value the panel shows
+    assert panel.config() == big.with_(causal=True)
