@@ -1,10 +1,8 @@
 """What a stranger and a hostile tester found in the window (issue 10's review): each held here."""
 
-import json
 
 import numpy as np
 import pytest
-from PySide6.QtWidgets import QApplication
 
 from core.compare import comparison
 from core.config import AttentionConfig
