@@ -143,6 +143,16 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
                          req.probe)
 
 
+def duration_text(seconds: float) -> str:
+    """'about 42 s', 'about 3 h', 'more than a year'."""
+    if seconds >= 365 * 86400:
+        return "more than a year"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * size:
+            return f"about {seconds / size:,.0f} {unit}"
+    return f"about {seconds:,.0f} s"
+
+
 class TimingSkipped(ValueError):
     """The timing would take too long to run on every slider change; the user can ask for it."""
 
@@ -152,7 +162,7 @@ def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[
     if req.max_timing_s is not None:
         seconds = estimate_timing_s(req.config, device, req.timing_budget_s)
         if seconds > req.max_timing_s:
-            raise TimingSkipped(f"timing skipped: this configuration needs about {seconds:,.0f} s to measure on "
+            raise TimingSkipped(f"timing skipped: this configuration needs {duration_text(seconds)} to measure on "
                                 f"{device.type.upper()}; press Measure (Ctrl+M) to run it anyway.")
     result = run_timing(req.config, device, seed=req.seed, budget_s=req.timing_budget_s, should_stop=should_stop)
     return TimingOutcome(request_id, req.config, result, req.device)

@@ -275,7 +275,15 @@ def inspect(m: LoadedModel, text: str, layer: int = 0, change: HeadChange = Head
     res.kv_cache_bytes_after = kv_bytes(m, T, per_layer)
     if change.is_identity(m):
         return res
-    after = run(m, enc, layer, change)
+    after = None
+    if cache is not None and change.all_layers:  # every layer changed: one run serves every layer shown
+        after_key = ("after", change.n_kv_heads, change.n_heads)
+        cached_after = cache.derived.get(after_key)
+        if cached_after is None:
+            cached_after = cache.derived[after_key] = run(m, enc, layer, change, every_layer=True)
+        after = cached_after.at_layer(layer)
+    if after is None:
+        after = run(m, enc, layer, change)
     res.after = after
     res.js_per_head = js_per_head(torch.from_numpy(before.attentions[layer]), torch.from_numpy(after.attentions[layer]))
     res.js_divergence_mean = float(np.mean(res.js_per_head))

@@ -191,3 +191,23 @@ def test_prepare_models_makes_the_caches_a_first_open_then_reads(capsys, smollm2
     assert out[0].startswith("SmolLM2-135M: ready in") and str(cache_dir() / "smollm2-135m") in out[0]
     assert out[1].startswith("all-MiniLM-L6-v2: ready in")
     assert (cache_dir() / "smollm2-135m" / "model.safetensors").is_file()
+
+
+def test_with_every_layer_changed_a_layer_change_runs_nothing(smollm2):
+    from core.models.forward_cache import ForwardCache
+    from sandbox.model_compute import compute_model_view
+
+    forwards = []
+    handle = smollm2.model.register_forward_hook(lambda *_: forwards.append(1))
+    try:
+        cache = ForwardCache()
+        compute_model_view(smollm2, "smollm2-135m", TEXT, 3, 9, 1, True, cache=cache)
+        assert len(forwards) == 2  # as trained, and changed in every layer
+        _, later = compute_model_view(smollm2, "smollm2-135m", TEXT, 20, 9, 1, True, cache=cache)
+        assert len(forwards) == 2  # both runs serve layer 20 too
+        _, fresh = compute_model_view(smollm2, "smollm2-135m", TEXT, 20, 9, 1, True)
+    finally:
+        handle.remove()
+    np.testing.assert_array_equal(later.after, fresh.after)
+    assert later.fidelity["output_rel_error"] == pytest.approx(fresh.fidelity["output_rel_error"], rel=1e-6)
+    assert later.fidelity["loss_after"] == pytest.approx(fresh.fidelity["loss_after"], rel=1e-6)
