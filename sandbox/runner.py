@@ -118,9 +118,11 @@ class ComputeRunner(QObject):
 
     def submit(self, request: ComputeRequest) -> int:
         with self._lock:
+            # The kept id first: the worker reads these without the lock, and must never see the newer
+            # id before it sees that its timing is to be kept.
+            self._kept_rid = self._timing_rid if request.keep_timing else None
             self._latest += 1
             rid = self._latest
-            self._kept_rid = self._timing_rid if request.keep_timing else None
             self._wake.set()  # wake a job waiting to settle: it is stale now
             self._wake = threading.Event()
             wake = self._wake

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import torch
+from PySide6.QtWidgets import QApplication
 
 from core.attention import AttentionLayer
 from core.config import AttentionConfig
@@ -196,7 +197,10 @@ def test_a_measurement_in_progress_survives_a_text_edit(make_window, qtbot):
     w.request(force_timing=True)
     qtbot.waitUntil(lambda: bool(started), timeout=30000)
     w.text.setText("edited while measuring")
-    qtbot.waitUntil(lambda: w.runner.is_idle(), timeout=60000)
+    # The runner's counters change in the worker before its queued signals reach this thread: wait for
+    # what the user sees (the new text's heatmaps and the measurement), then let every signal arrive.
+    qtbot.waitUntil(lambda: w.runner.is_idle() and bool(ready) and w.view_is_current(), timeout=60000)
+    QApplication.processEvents()
     assert (len(started), len(ready)) == (1, 1), (started, ready)  # the one measurement finished, none restarted
     assert w.last_timing is ready[0], (w.last_timing, ready)
     assert w.last_heatmaps.tokens == ["edited", "while", "measuring"]
