@@ -8,8 +8,7 @@ from typing import Any
 
 import PySide6
 import torch
-from PySide6.QtCore import QRectF, QSettings, QStandardPaths, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -23,33 +22,34 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.arch.model import Architecture
-from core.atomic import ExportError
-from core.attention import MAX_DISPLAY_TOKENS
 from core.config import AttentionConfig
 from core.device import default_dtype, device_name, resolve_device
 from core.models.source import SHIPPED, shipped_unavailable_reason
-from core.report import build_report, model_context
 from core.tokens import DEFAULT_TEXT
 from sandbox.compute import ComputeRequest, Failure, HeatmapResult, TimingOutcome
-from sandbox.export import ExportJob, export
+from sandbox.export import ExportJob
+from sandbox.export_controller import ExportController
+from sandbox.menus import build_menus
 from sandbox.models_controller import ModelController
 from sandbox.pins import PinController
 from sandbox.roles import RolesController
 from sandbox.runner import ComputeRunner
 from sandbox.settings_store import load_settings, save_settings
 from sandbox.sweeps import SweepController
+from sandbox.view_text import describe_view
 from widgets.config_panel import ConfigPanel
-from widgets.export_dialog import ExportDialog, default_export_folder
+from widgets.export_dialog import ExportDialog
 from widgets.head_view import HeadView
 from widgets.heatmap_view import HeatmapMosaic
 from widgets.heatmaps_tab import HeatmapsTab, WeightsNote
-from widgets.metrics_panel import CostContext, MetricsPanel
+from widgets.metrics_panel import MetricsPanel
 from widgets.side_scroll import SideScroll
 from widgets.timing_panel import TimingPanel
+from widgets.zoom_link import fit_together
 
 log = logging.getLogger(__name__)
 
+WARM_AFTER_IDLE_MS = 5000
 # The configuration the window opens with (README: bench/live_latency.py measures at it).
 OPENING_CONFIG = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=1024, batch_size=1,
                                  n_layers=12, causal=True)
@@ -112,6 +112,7 @@ class MainWindow(QMainWindow):
         self.sweeps = SweepController(self)
         self.models = ModelController(self)
         self.roles = RolesController(self)
+        self.exports = ExportController(self)
         self.models.loaded.connect(self.pins.on_model_loaded)
         self.last_alert = ""
         self._build_layout()
@@ -123,9 +124,15 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1280, 800)
         self._fit_to_screen()
+        # Import what opening a model needs once the user rests for a few seconds (a drag never waits
+        # on it) or reaches for the Model box, whichever comes first.
+        self.warm_timer = QTimer(self)
+        self.warm_timer.setSingleShot(True)
+        self.warm_timer.setInterval(WARM_AFTER_IDLE_MS)
+        self.warm_timer.timeout.connect(self.runner.warm_up_models)
+        self.runner.idle.connect(self.warm_timer.start)
+        self.models.picker.reaching.connect(self.runner.warm_up_models)
         self._on_config_changed(cfg)
-        # Once the first heatmaps and timing are done, import what opening a model needs.
-        self.runner.idle.connect(self.runner.warm_up_models)
 
     def _fit_to_screen(self) -> None:
         """Never open larger than the screen, nor partly off it (a 1024x700 screen, a saved geometry
@@ -182,48 +189,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(split)
 
     def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.export_action = QAction("&Export heatmaps…", self, shortcut=QKeySequence("Ctrl+E"))
-        self.export_action.setToolTip("PNG, SVG, .npy or .csv, with a JSON manifest beside it")
-        self.export_action.triggered.connect(lambda: self.open_export_dialog())
-        quit_action = QAction("&Quit", self, shortcut=QKeySequence("Ctrl+Q"))
-        quit_action.triggered.connect(self.close)
-        open_ws = QAction("&Open workspace…", self, shortcut=QKeySequence("Ctrl+O"))
-        open_ws.triggered.connect(lambda: self.pins.open())
-        save_ws = QAction("&Save workspace", self, shortcut=QKeySequence("Ctrl+S"))
-        save_ws.triggered.connect(lambda: self.pins.save())
-        save_as = QAction("Save workspace &as…", self, shortcut=QKeySequence("Ctrl+Shift+S"))
-        save_as.triggered.connect(lambda: self._save_workspace_as())
-        file_menu.addAction(self.export_action)
-        file_menu.addSeparator()
-        file_menu.addActions([open_ws, save_ws, save_as])
-        file_menu.addSeparator()
-        file_menu.addAction(quit_action)
-        pin_menu = self.menuBar().addMenu("&Compare")
-        self.pin_action = QAction("&Pin this configuration", self, shortcut=QKeySequence("Ctrl+P"))
-        self.pin_action.triggered.connect(self.pins.pin_current)
-        run_sweep = QAction("&Run sweep", self, shortcut=QKeySequence("Ctrl+R"))
-        run_sweep.triggered.connect(lambda: (self.tabs.setCurrentWidget(self.sweeps.panel), self.sweeps.panel.run.click()))
-        cancel_sweep = QAction("&Cancel sweep", self, shortcut=QKeySequence("Esc"))
-        cancel_sweep.triggered.connect(self.sweeps.cancel)
-        pin_menu.addActions([self.pin_action, run_sweep, cancel_sweep])
-        view = self.menuBar().addMenu("&View")
-        reset = QAction("&Reset heatmap zoom", self, shortcut=QKeySequence("Ctrl+0"))
-        reset.triggered.connect(self.reset_zoom)
-        focus_text = QAction("Edit &text", self, shortcut=QKeySequence("Ctrl+L"))
-        focus_text.triggered.connect(lambda: (self.text.setFocus(), self.text.selectAll()))
-        view.addAction(reset)
-        view.addAction(focus_text)
-        measure = QAction("&Measure now", self, shortcut=QKeySequence("Ctrl+M"))
-        measure.triggered.connect(lambda: self.request(force_timing=True))
-        view.addAction(measure)
-        probe = QAction("Toggle the &induction probe", self, shortcut=QKeySequence("Ctrl+I"))
-        probe.triggered.connect(self.roles.toggle_probe)
-        view.addAction(probe)
-        for i, name in enumerate(("Heatmaps", "Compare", "Sweep", "Layers", "Roles")):
-            tab = QAction(f"Show {name}", self, shortcut=QKeySequence(f"Ctrl+{i + 1}"))
-            tab.triggered.connect(lambda _c=False, i=i: self.tabs.setCurrentIndex(i))
-            view.addAction(tab)
+        self.export_action, self.pin_action = build_menus(self)
 
     def _build_status(self) -> None:
         dev = resolve_device("auto")
@@ -276,6 +242,8 @@ class MainWindow(QMainWindow):
                              max_timing_s=None if force_timing else self.max_timing_s, want_timing=want_timing,
                              keep_timing=measuring)
         self.updating.start()
+        if self.warm_timer.isActive():
+            self.warm_timer.stop()  # the user is busy: the idle signal restarts it
         return self.runner.submit(req)
 
     def _on_updating_timeout(self) -> None:
@@ -284,29 +252,8 @@ class MainWindow(QMainWindow):
                               "(the maps below are the previous ones)")
 
     # -- slots -------------------------------------------------------------------------------
-    def cost_context(self) -> CostContext:
-        """The architecture the costs count: the design's uniform layers, or a real model with its
-        change applied only where it is applied, compared with the model as trained."""
-        cfg, shape = self.config(), self.models.shape
-        if shape is None:
-            return CostContext.design(cfg)
-        layer = self.models.layer
-        arch = shape.changed(cfg.n_heads, cfg.kv_heads, layer, self.models.all_layers)
-        return CostContext(arch, shape.architecture(), layer, "trained")
-
-    def pin_context(self, hm: HeatmapResult) -> tuple[Architecture | None, dict[str, Any] | None]:
-        """What a pin, a manifest or a workspace keeps beyond the configuration: a real model's layers as
-        they are (changed where the change applies) and its context (model, layer, scope, probe, fidelity)."""
-        shape = self.models.shape
-        if hm.model is None or shape is None:
-            return None, None
-        cfg, view = hm.config, hm.model
-        arch = shape.changed(cfg.n_heads, cfg.kv_heads, view.layer, view.all_layers)
-        changed = arch.change_scope(shape.architecture()) or "nothing"
-        return arch, model_context(view.key, shape.name, view.fidelity, changed, hm.probe, shape.kind)
-
     def refresh_costs(self) -> None:
-        self.metrics.show_config(self.config(), self.cost_context())  # exact counts on every tick
+        self.metrics.show_config(self.config(), self.models.cost_context(self.config()))  # on every tick
 
     def _on_config_changed(self, cfg: AttentionConfig) -> None:
         self.refresh_costs()
@@ -323,50 +270,16 @@ class MainWindow(QMainWindow):
         self.mosaic_relaid = self.mosaic.set_data(result.probs, result.tokens, cfg.group_size,
                                                   cols=self.models.shared_cols(result))
         self.roles.show(result)
-        n, total = len(result.tokens), result.n_text_tokens
         if result.model is not None:
             self.models.show(result)
-            shown = "changed (right) beside as trained (left)" if result.model.after is not None else "as trained"
-            changed_any = result.model.after is not None
-            where = (f"layer {result.model.layer}, every layer changed" if result.model.all_layers and changed_any
-                     else f"layer {result.model.layer}")
-            cut = f" (showing the first {n} of {total})" if total > n else ""
-            source = "the induction probe" if result.probe == "induction" else "your text, in its own tokenizer"
-            self.info.setText(f"{self.models.shape.name}, {where}: {cfg.n_heads} heads × {total} tokens of {source}"
-                              f"{cut}, {shown}. Timing runs these shapes with random weights.")
-            self.last_error = ""
-            return
-        source = "the induction probe" if result.probe == "induction" else "your text"
-        parts = [f"{cfg.n_heads} heads × {n} tokens of {source}"]
-        if total > n:
-            limit = "seq_len" if n == cfg.seq_len else f"the {MAX_DISPLAY_TOKENS}-token display limit"
-            parts.append(f"showing {n} of {total} tokens ({limit})")
-        if cfg.seq_len > n:
-            parts.append(f"timing runs the full seq_len {cfg.seq_len:,} on random inputs")
-        if cfg.phase == "decode":
-            parts.append("decode: the last row is the new token's attention")
-        self.info.setText(" · ".join(parts) + ".")
-        if self.last_error:
+        self.info.setText(describe_view(result, self.models.shape.name if self.models.shape else None))
+        if self.last_error and result.model is None:
             self.statusBar().clearMessage()
         self.last_error = ""
 
     def reset_zoom(self) -> None:
-        """Ctrl+0: every map in view, on both sides when the trained heads are shown beside the changed
-        (one scale that fits the larger grid into the smaller view; the other side follows)."""
-        shown = [m for m in (self.mosaic, self.models.original) if m.isVisible() and m.layout_ is not None]
-        if not shown:
-            return
-        width, height = max(m.layout_.width for m in shown), max(m.layout_.height for m in shown)
-        vb = self.mosaic.plot.getViewBox()
-        scale = 1.02 * max(max(width / max(1.0, m.plot.getViewBox().width()),
-                               height / max(1.0, m.plot.getViewBox().height())) for m in shown)
-        # Both sides share this top-left corner, so centre the grid in the smaller of the two views.
-        small_w = min(m.plot.getViewBox().width() for m in shown) * scale
-        small_h = min(m.plot.getViewBox().height() for m in shown) * scale
-        vb.setRange(QRectF((width - small_w) / 2, (height - small_h) / 2, vb.width() * scale, vb.height() * scale),
-                    padding=0)
-        for m in (self.mosaic, self.models.original):
-            m.auto_fit = True
+        """Ctrl+0: every map in view, on both sides when the trained heads are shown beside the changed."""
+        fit_together(self.mosaic, self.models.original)
 
     def _on_runner_timing_started(self, request_id: int) -> None:
         if self.runner.is_current(request_id):
@@ -418,66 +331,13 @@ class MainWindow(QMainWindow):
         if hm is None or not 0 <= head < len(hm.probs):
             return None
         view = HeadView(hm.probs[head], hm.tokens, head, hm.config.group_size, self.mosaic.colormap.currentText(), self,
-                        **self._head_where(hm))
+                        **self.exports.head_where(hm))
         view.export_requested.connect(lambda h: self.open_export_dialog(h))
         view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         view.destroyed.connect(lambda *_: self.head_views.remove(view) if view in self.head_views else None)
         self.head_views.append(view)
         view.show()
         return view
-
-    def _head_where(self, hm: HeatmapResult) -> dict[str, Any]:
-        """A real model's head is named with its model and layer."""
-        if hm.model is None or self.models.shape is None:
-            return {}
-        changed = " (changed)" if hm.model.after is not None else ""
-        return {"layer": hm.model.layer, "model_name": self.models.shape.name + changed}
-
-    def manifest(self) -> dict[str, Any]:
-        hm = self.last_heatmaps
-        t = self.last_timing
-        timing = t.result.to_report() if t and hm and t.measures(hm.config, self.config_panel.device_choice()) else None
-        cfg = hm.config if hm else self.config()
-        arch, model = self.pin_context(hm) if hm else (None, None)
-        probe = hm.probe if hm else self.roles.probe
-        return {
-            "title": "Attention Sandbox heatmaps",
-            "report": build_report(cfg, timing, arch, model, model["layer"] if model else 0),
-            "architecture": arch.to_dict() if arch is not None else cfg.architecture().to_dict(),
-            "model": model,
-            "device": self.config_panel.device_choice(),
-            "seed": self.seed,
-            "probe": probe,
-            # What the tokens were read from: the typed text, or the induction probe (its own tokens).
-            "text": self.text.text() if probe == "text" else None,
-            "typed_text": self.text.text(),
-            "tokens": hm.tokens if hm else [],
-            "colormap": self.mosaic.colormap.currentText(),
-            "scale": "per head" if self.mosaic.per_head else "shared",
-        }
-
-    def export_to(self, job: ExportJob) -> list[Path]:
-        """Export the current view; raises ExportError with a sentence on failure."""
-        hm = self.last_heatmaps
-        if hm is None:
-            raise ExportError("there are no heatmaps to export yet.")
-        widget = None
-        view: HeadView | None = None
-        if job.fmt in ("png", "svg"):
-            if job.head is None:
-                widget = self.mosaic.glw
-            else:
-                view = HeadView(hm.probs[job.head], hm.tokens, job.head, hm.config.group_size,
-                                self.mosaic.colormap.currentText(), **self._head_where(hm))
-                view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
-                view.show()
-                widget = view.plot
-        try:
-            return export(job, widget, hm.probs, hm.tokens, self.manifest())
-        finally:
-            if view is not None:
-                view.close()
-                view.deleteLater()
 
     def alert(self, title: str, text: str) -> None:
         """Tell the user something went wrong, without blocking (tests read last_alert)."""
@@ -487,40 +347,25 @@ class MainWindow(QMainWindow):
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 
-    def _save_workspace_as(self) -> None:
+    def save_workspace_as(self) -> None:
         self.pins.workspace_path = None
         self.pins.save()
 
+    # The export verbs live in sandbox/export_controller.py; these names are what menus, views and tests call.
+    def manifest(self) -> dict[str, Any]:
+        return self.exports.manifest()
+
+    def export_to(self, job: ExportJob) -> list[Path]:
+        return self.exports.export_to(job)
+
     def open_export_dialog(self, head: int | None = None) -> None:
-        if self.last_heatmaps is None:
-            self.statusBar().showMessage("There are no heatmaps to export yet.", 5000)
-            return
-        dialog = self.make_export_dialog(head)
-        if dialog.exec() != ExportDialog.DialogCode.Accepted:
-            return
-        self.export_chosen(dialog)
+        self.exports.open_dialog(head)
 
     def make_export_dialog(self, head: int | None = None) -> ExportDialog:
-        where = QStandardPaths.writableLocation
-        last = self.settings.value("export/folder") if self.settings is not None else None
-        folder = default_export_folder(str(last) if last else None,
-                                       where(QStandardPaths.StandardLocation.PicturesLocation),
-                                       where(QStandardPaths.StandardLocation.DocumentsLocation))
-        n_heads = len(self.last_heatmaps.probs) if self.last_heatmaps is not None else 0
-        return ExportDialog(n_heads, folder, head, self)
+        return self.exports.make_dialog(head)
 
     def export_chosen(self, dialog: ExportDialog) -> list[Path]:
-        """Write what the accepted dialog asks for; a failure is an alert, never an exception."""
-        try:
-            c = dialog.choice()
-            written = self.export_to(ExportJob(c.path, c.fmt, c.scale, c.head))
-        except (ExportError, ValueError) as exc:
-            self.alert("Export failed", str(exc))
-            return []
-        if self.settings is not None:
-            self.settings.setValue("export/folder", str(c.path.parent))  # the next export starts there
-        self.statusBar().showMessage("Exported " + ", ".join(str(p) for p in written), 10000)
-        return written
+        return self.exports.export_chosen(dialog)
 
     # -- settings and closing -------------------------------------------------------------------
     def save_settings(self) -> None:

@@ -4,19 +4,24 @@ the original beside the changed heads, the fidelity figures and the layers x hea
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QSignalBlocker, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from core.arch.model import Architecture
+from core.config import AttentionConfig
 from core.models.choices import ModelShape
 from core.models.source import SHIPPED, check_folder, shipped_unavailable_reason
+from core.report import model_context
 from sandbox.compute import Failure, HeatmapResult
 from widgets.fidelity_panel import FidelityPanel
-from widgets.heatmap_view import HeatmapMosaic, link_zoom
+from widgets.heatmap_view import HeatmapMosaic
+from widgets.metrics_panel import CostContext
 from widgets.model_picker import FOLDER, RANDOM, ModelPicker
 from widgets.mosaic import plan_layout
 from widgets.role_badges import badges_for
+from widgets.zoom_link import link_zoom
 
 if TYPE_CHECKING:
     from sandbox.main_window import MainWindow
@@ -130,6 +135,26 @@ class ModelController(QObject):
         if failure.stage == "model":  # the app stays on the model it had
             self.picker.show_error(failure.message)
             self.window.alert("Cannot load the model", failure.message)
+
+    # -- what the costs and the pins count ----------------------------------------------------------
+    def cost_context(self, cfg: AttentionConfig) -> CostContext:
+        """The architecture the costs count: the design's uniform layers, or this model with its change
+        applied only where it is applied, compared with the model as trained."""
+        if self.shape is None:
+            return CostContext.design(cfg)
+        arch = self.shape.changed(cfg.n_heads, cfg.kv_heads, self.layer, self.all_layers)
+        return CostContext(arch, self.shape.architecture(), self.layer, "trained")
+
+    def pin_context(self, hm: HeatmapResult) -> tuple[Architecture | None, dict[str, Any] | None]:
+        """What a pin, a manifest or a workspace keeps beyond the configuration: a real model's layers as
+        they are (changed where the change applies) and its context (model, layer, scope, probe, fidelity)."""
+        shape = self.shape
+        if hm.model is None or shape is None:
+            return None, None
+        cfg, view = hm.config, hm.model
+        arch = shape.changed(cfg.n_heads, cfg.kv_heads, view.layer, view.all_layers)
+        changed = arch.change_scope(shape.architecture()) or "nothing"
+        return arch, model_context(view.key, shape.name, view.fidelity, changed, hm.probe, shape.kind)
 
     # -- showing -----------------------------------------------------------------------------------
     def shared_cols(self, result: HeatmapResult) -> int | None:

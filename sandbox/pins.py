@@ -90,7 +90,7 @@ class PinController(QObject):
             return None
         t = w.current_timing()
         timing = t.result.to_report() if t is not None else None
-        arch, model = w.pin_context(hm)
+        arch, model = w.models.pin_context(hm)
         pin = Pin(name=next_pin_name([p.name for p in self.pins]), config=hm.config, report={},
                   text=w.text.text(), tokens=list(hm.tokens), probs=hm.probs.copy(), seed=hm.seed,
                   device=w.config_panel.device_choice(), arch=arch, model=model, probe=hm.probe)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
+from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP, DIVERGING, group_colour, lut
@@ -20,113 +20,19 @@ from widgets.mosaic import (
     render_index,
     render_mosaic,
 )
+from widgets.tile_titles import TileTitles
 from widgets.wheel import FocusCombo
 
 pg.setConfigOptions(antialias=False, imageAxisOrder="row-major")
 
 MIN_TICK_PX = 11  # token labels appear when each token gets at least this many pixels
-MIN_TITLE_PX = 26
-CHAR_PX = 7  # a tick label's width per character, at the default font  # tile titles appear when a tile is at least this many pixels wide
-
-
-def fitted(fm: object, candidates: list[str], room_px: float) -> str:
-    """The first text that fits in room_px (with its padding), or '' when none does."""
-    for text in candidates:
-        if fm.horizontalAdvance(text) + 6 <= room_px:  # type: ignore[attr-defined]
-            return text
-    return ""
-
-
-class TileTitles(pg.GraphicsObject):
-    """All tile titles drawn by one item in one paint call (64 TextItems paint far slower)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._layout: MosaicLayout | None = None
-        self._titles: list[str] = []
-        self._badges: list[tuple[str, str] | None] = []  # (text, colour) under each title
-        self._font = QFont()
-        self._font.setPointSize(8)
-
-    def set_tiles(self, layout: MosaicLayout, titles: list[str]) -> None:
-        self.prepareGeometryChange()
-        self._layout, self._titles = layout, titles
-        self.update()
-
-    @property
-    def titles(self) -> list[str]:
-        return self._titles
-
-    def set_badges(self, badges: list[tuple[str, str] | None]) -> None:
-        self._badges = badges
-        self.update()
-
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
-        if self._layout is None:
-            return QRectF()
-        return QRectF(0, 0, self._layout.width, self._layout.height)
-
-    def paint(self, p: QPainter, *args: object) -> None:
-        lay = self._layout
-        if lay is None:
-            return
-        t = p.transform()
-        tile_px = t.map(QPointF(lay.tile, 0)).x() - t.map(QPointF(0, 0)).x()
-        if tile_px < MIN_TITLE_PX:
-            return
-        p.save()
-        p.resetTransform()
-        p.setFont(self._font)
-        fm = p.fontMetrics()
-        for head, title in enumerate(self._titles):
-            x, y = lay.origin(head)
-            pt = t.map(QPointF(x, y))
-            title = fitted(fm, [title, title.split(" · ")[0]], tile_px)  # "h3 · kv1", else "h3"
-            if not title:
-                continue
-            rect = QRectF(pt.x(), pt.y(), fm.horizontalAdvance(title) + 6, fm.height() + 2)
-            p.fillRect(rect, QColor(0, 0, 0, 160))
-            p.setPen(QColor(255, 255, 255))
-            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, title)
-            badge = self._badges[head] if head < len(self._badges) else None
-            if badge is not None:
-                text, colour = badge
-                text = fitted(fm, [text, text.split(" ")[0]], tile_px)  # "ind 0.91", else "ind"
-                if not text:
-                    continue
-                brect = QRectF(pt.x(), rect.bottom(), fm.horizontalAdvance(text) + 6, fm.height() + 2)
-                p.fillRect(brect, QColor(colour))
-                p.setPen(QColor(0, 0, 0))
-                p.drawText(brect, Qt.AlignmentFlag.AlignCenter, text)
-        p.restore()
+CHAR_PX = 7  # a tick label's width per character, at the default font
 
 
 def gradient_pixmap(name: str, width: int = 120, height: int = 12) -> QPixmap:
     row = np.ascontiguousarray(np.repeat(lut(name)[None, :, :], height, axis=0))  # (h, 256, 3)
     img = QImage(row.data, 256, height, 256 * 3, QImage.Format.Format_RGB888).copy()
     return QPixmap.fromImage(img).scaled(width, height)
-
-
-def link_zoom(a: HeatmapMosaic, b: HeatmapMosaic) -> None:
-    """One zoom for two mosaics of one grid: the same scale (so tiles are the same size on screen) and
-    the same top-left corner, whatever each widget's size. pyqtgraph's setXLink/setYLink copy ranges,
-    which two aspect-locked views of different sizes then fight over."""
-    busy = [False]
-
-    def follow(source: HeatmapMosaic, target: HeatmapMosaic) -> None:
-        if busy[0] or not (source.isVisible() and target.isVisible()):  # a hidden side never drives
-            return
-        busy[0] = True
-        try:
-            sx, sy = source.plot.getViewBox().viewPixelSize()
-            top_left = source.plot.getViewBox().viewRect().topLeft()
-            vb = target.plot.getViewBox()
-            vb.setRange(QRectF(top_left.x(), top_left.y(), vb.width() * sx, vb.height() * sy), padding=0)
-        finally:
-            busy[0] = False
-
-    a.plot.getViewBox().sigRangeChanged.connect(lambda *_: follow(a, b))
-    b.plot.getViewBox().sigRangeChanged.connect(lambda *_: follow(b, a))
 
 
 class HeatmapMosaic(QWidget):

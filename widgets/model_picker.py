@@ -3,7 +3,7 @@ and, for a real model, which layer to show and change."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -25,6 +25,7 @@ FOLDER = "folder"
 
 class ModelPicker(QWidget):
     model_requested = Signal(str)  # RANDOM, a shipped model's key, or FOLDER (ask for a folder)
+    reaching = Signal()  # the mouse is over the model list, or it has focus: a model may be opened soon
     view_changed = Signal()  # layer or all-layers changed
 
     def __init__(self, choices: list[tuple[str, str, str]], parent: QWidget | None = None) -> None:
@@ -74,8 +75,15 @@ class ModelPicker(QWidget):
         self._current = RANDOM
         self.set_shape(None)
         self.combo.activated.connect(self._on_combo_activated)
+        self.combo.installEventFilter(self)
         self.layer.valueChanged.connect(lambda _v: self.view_changed.emit())
         self.all_layers.toggled.connect(lambda _v: self.view_changed.emit())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.combo and event.type() in (QEvent.Type.Enter, QEvent.Type.FocusIn,
+                                                      QEvent.Type.MouseButtonPress):
+            self.reaching.emit()
+        return False
 
     def current(self) -> str:
         return self._current

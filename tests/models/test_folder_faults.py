@@ -9,14 +9,7 @@ import torch
 
 from core.models.folder_config import read_config
 from core.models.source import load_model
-
-
-def _copy(src, dst, skip=()):
-    dst.mkdir()
-    for f in src.iterdir():
-        if f.name not in skip:
-            (dst / f.name).write_bytes(f.read_bytes())
-    return dst
+from tests.models.conftest import copy_folder
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +53,12 @@ def test_the_parameter_estimate_equals_the_real_modules_on_the_meta_device(chang
 
 
 def test_a_huge_config_is_refused_with_the_bytes_it_needs_before_loading(tiny_llama, tmp_path):
-    huge = _copy(tiny_llama, tmp_path / "huge")
+    huge = copy_folder(tiny_llama, tmp_path / "huge")
     _edit_config(huge, hidden_size=65536, num_attention_heads=64, num_key_value_heads=64, intermediate_size=65536)
     with pytest.raises(ValueError, match=r"huge needs about \d+ GiB to load \([\d,]+ parameters as float32 .* choose a smaller model") as exc:
         load_model(str(huge))
     assert "\n" not in str(exc.value)
-    deep = _copy(tiny_llama, tmp_path / "deep")
+    deep = copy_folder(tiny_llama, tmp_path / "deep")
     _edit_config(deep, num_hidden_layers=10**6)
     with pytest.raises(ValueError, match="num_hidden_layers must be from 1 to 4,096"):
         load_model(str(deep))
@@ -79,7 +72,7 @@ def test_a_huge_config_is_refused_with_the_bytes_it_needs_before_loading(tiny_ll
     ({"vocab_size": 1e400}, "vocab_size must be a whole number"),
 ])
 def test_a_broken_config_is_named_as_the_config(tiny_llama, tmp_path, changes, words):
-    folder = _copy(tiny_llama, tmp_path / "cfg")
+    folder = copy_folder(tiny_llama, tmp_path / "cfg")
     _edit_config(folder, **changes)
     with pytest.raises(ValueError, match=words) as exc:
         load_model(str(folder))
@@ -89,7 +82,7 @@ def test_a_broken_config_is_named_as_the_config(tiny_llama, tmp_path, changes, w
 @pytest.mark.parametrize("content", [b"", b"garbage, not safetensors at all", b"\xff" * 8 + b"{}",
                                      b"\x10\x00\x00\x00\x00\x00\x00\x00{\"a\": [1, 2, 3]}"])
 def test_damaged_safetensors_give_one_sentence(tiny_llama, tmp_path, content):
-    folder = _copy(tiny_llama, tmp_path / "bad")
+    folder = copy_folder(tiny_llama, tmp_path / "bad")
     (folder / "model.safetensors").write_bytes(content)
     with pytest.raises(ValueError, match="the weights in bad do not match its config.json or cannot be read") as exc:
         load_model(str(folder))
@@ -97,7 +90,7 @@ def test_damaged_safetensors_give_one_sentence(tiny_llama, tmp_path, content):
 
 
 def test_truncated_safetensors_give_one_sentence(tiny_llama, tmp_path):
-    folder = _copy(tiny_llama, tmp_path / "short")
+    folder = copy_folder(tiny_llama, tmp_path / "short")
     data = (tiny_llama / "model.safetensors").read_bytes()
     (folder / "model.safetensors").write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match="cannot be read"):
@@ -110,7 +103,7 @@ class Payload:  # pickled as a class instance: torch's weights_only unpickler re
 
 
 def test_a_pickle_the_safe_loader_blocks_is_one_sentence_and_never_runs(tiny_llama, tmp_path, capsys):
-    folder = _copy(tiny_llama, tmp_path / "evil", skip=("model.safetensors",))
+    folder = copy_folder(tiny_llama, tmp_path / "evil", skip=("model.safetensors",))
     with open(folder / "pytorch_model.bin", "wb") as f:
         pickle.dump({"model.embed_tokens.weight": Payload()}, f, protocol=2)
     with pytest.raises(ValueError, match="cannot be read") as exc:
@@ -122,15 +115,15 @@ def test_weights_with_missing_or_no_tensors_are_refused_naming_them(tiny_llama, 
     from safetensors.torch import load_file, save_file
 
     tensors = load_file(str(tiny_llama / "model.safetensors"))
-    empty = _copy(tiny_llama, tmp_path / "empty", skip=("model.safetensors",))
+    empty = copy_folder(tiny_llama, tmp_path / "empty", skip=("model.safetensors",))
     save_file({}, str(empty / "model.safetensors"))
     with pytest.raises(ValueError, match="the file lacks lm_head.weight, model.embed_tokens.weight, .* and 18 more"):
         load_model(str(empty))
-    some = _copy(tiny_llama, tmp_path / "some", skip=("model.safetensors",))
+    some = copy_folder(tiny_llama, tmp_path / "some", skip=("model.safetensors",))
     save_file({k: v for k, v in tensors.items() if "layers.1." not in k}, str(some / "model.safetensors"))
     with pytest.raises(ValueError, match=r"lacks model\.layers\.1\..* and \d+ more"):
         load_model(str(some))
-    extra = _copy(tiny_llama, tmp_path / "extra", skip=("model.safetensors",))
+    extra = copy_folder(tiny_llama, tmp_path / "extra", skip=("model.safetensors",))
     save_file({**tensors, "not.a.weight": torch.zeros(2)}, str(extra / "model.safetensors"))
     capfd.readouterr()
     with pytest.raises(ValueError, match="has tensors the model does not have: not.a.weight"):
@@ -142,7 +135,7 @@ def test_loading_prints_no_report_and_a_remote_code_tokenizer_is_refused_without
     load_model(str(tiny_llama))
     out, err = capfd.readouterr()
     assert out == "" and err == ""  # no progress bars, no multi-line load report
-    remote = _copy(tiny_llama, tmp_path / "remote-tok")
+    remote = copy_folder(tiny_llama, tmp_path / "remote-tok")
     tcfg = json.loads((remote / "tokenizer_config.json").read_text())
     (remote / "tokenizer_config.json").write_text(json.dumps({**tcfg, "auto_map": {"AutoTokenizer": ["evil.Tok", None]}}))
     with pytest.raises(ValueError, match="never runs code") as exc:

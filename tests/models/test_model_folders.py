@@ -6,6 +6,7 @@ import pytest
 
 from core.models.inspect import inspect
 from core.models.source import load_folder, load_model, models_unavailable_reason
+from tests.models.conftest import copy_folder
 
 
 @pytest.fixture(scope="module")
@@ -28,14 +29,6 @@ def test_a_random_model_saved_to_a_folder_loads_and_runs(tiny_bert):
     assert r.before.attentions[1].shape[0] == 4
 
 
-def _copy(src, dst, skip=()):
-    dst.mkdir()
-    for f in src.iterdir():
-        if f.name not in skip:
-            (dst / f.name).write_bytes(f.read_bytes())
-    return dst
-
-
 def test_refusals(tiny_bert, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -43,27 +36,27 @@ def test_refusals(tiny_bert, tmp_path):
         load_model(str(empty))
     with pytest.raises(ValueError, match="not a folder"):
         load_model(str(tmp_path / "missing"))
-    broken = _copy(tiny_bert, tmp_path / "broken")
+    broken = copy_folder(tiny_bert, tmp_path / "broken")
     (broken / "config.json").write_text("{ not json")
     with pytest.raises(ValueError, match="config.json is broken"):
         load_model(str(broken))
-    remote = _copy(tiny_bert, tmp_path / "remote")
+    remote = copy_folder(tiny_bert, tmp_path / "remote")
     cfg = json.loads((remote / "config.json").read_text())
     (remote / "config.json").write_text(json.dumps({**cfg, "auto_map": {"AutoModel": "evil.Model"}}))
     with pytest.raises(ValueError, match="never runs code"):
         load_model(str(remote))
-    other = _copy(tiny_bert, tmp_path / "gpt2")
+    other = copy_folder(tiny_bert, tmp_path / "gpt2")
     (other / "config.json").write_text(json.dumps({**cfg, "model_type": "gpt2"}))
     with pytest.raises(ValueError, match="is a gpt2"):
         load_model(str(other))
-    no_tok = _copy(tiny_bert, tmp_path / "notok", skip=("tokenizer.json", "vocab.txt", "tokenizer_config.json"))
+    no_tok = copy_folder(tiny_bert, tmp_path / "notok", skip=("tokenizer.json", "vocab.txt", "tokenizer_config.json"))
     with pytest.raises(ValueError, match="no tokenizer"):
         load_model(str(no_tok))
-    wrong = _copy(tiny_bert, tmp_path / "wrong")
+    wrong = copy_folder(tiny_bert, tmp_path / "wrong")
     (wrong / "config.json").write_text(json.dumps({**cfg, "hidden_size": 64, "intermediate_size": 128}))
     with pytest.raises(ValueError, match="do not match its config.json"):
         load_model(str(wrong))
-    no_weights = _copy(tiny_bert, tmp_path / "noweights", skip=("model.safetensors",))
+    no_weights = copy_folder(tiny_bert, tmp_path / "noweights", skip=("model.safetensors",))
     with pytest.raises(ValueError, match="no weights"):
         load_model(str(no_weights))
 
@@ -72,7 +65,7 @@ def test_pickle_only_folder_is_refused_unless_confirmed(tiny_bert, tmp_path):
     import torch
     from safetensors.torch import load_file
 
-    pk = _copy(tiny_bert, tmp_path / "pickle", skip=("model.safetensors",))
+    pk = copy_folder(tiny_bert, tmp_path / "pickle", skip=("model.safetensors",))
     torch.save(load_file(str(tiny_bert / "model.safetensors")), pk / "pytorch_model.bin")
     with pytest.raises(ValueError, match="only pickle weights"):
         load_model(str(pk))

@@ -1,0 +1,115 @@
+"""Export in the window: the manifest of what is shown, the export dialog and what it writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QStandardPaths, Qt
+
+from core.atomic import ExportError
+from core.report import build_report
+from sandbox.compute import HeatmapResult
+from sandbox.export import ExportJob, export
+from widgets.export_dialog import ExportDialog, default_export_folder
+from widgets.head_view import HeadView
+
+if TYPE_CHECKING:
+    from sandbox.main_window import MainWindow
+
+
+class ExportController(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+
+    def head_where(self, hm: HeatmapResult) -> dict[str, Any]:
+        """A real model's head is named with its model and layer."""
+        w = self.window
+        if hm.model is None or w.models.shape is None:
+            return {}
+        changed = " (changed)" if hm.model.after is not None else ""
+        return {"layer": hm.model.layer, "model_name": w.models.shape.name + changed}
+
+    def manifest(self) -> dict[str, Any]:
+        w = self.window
+        hm = w.last_heatmaps
+        t = w.last_timing
+        timing = t.result.to_report() if t and hm and t.measures(hm.config, w.config_panel.device_choice()) else None
+        cfg = hm.config if hm else w.config()
+        arch, model = w.models.pin_context(hm) if hm else (None, None)
+        probe = hm.probe if hm else w.roles.probe
+        return {
+            "title": "Attention Sandbox heatmaps",
+            "report": build_report(cfg, timing, arch, model, model["layer"] if model else 0),
+            "architecture": arch.to_dict() if arch is not None else cfg.architecture().to_dict(),
+            "model": model,
+            "device": w.config_panel.device_choice(),
+            "seed": w.seed,
+            "probe": probe,
+            # What the tokens were read from: the typed text, or the induction probe (its own tokens).
+            "text": w.text.text() if probe == "text" else None,
+            "typed_text": w.text.text(),
+            "tokens": hm.tokens if hm else [],
+            "colormap": w.mosaic.colormap.currentText(),
+            "scale": "per head" if w.mosaic.per_head else "shared",
+        }
+
+    def export_to(self, job: ExportJob) -> list[Path]:
+        """Export the current view; raises ExportError with a sentence on failure."""
+        w = self.window
+        hm = w.last_heatmaps
+        if hm is None:
+            raise ExportError("there are no heatmaps to export yet.")
+        widget = None
+        view: HeadView | None = None
+        if job.fmt in ("png", "svg"):
+            if job.head is None:
+                widget = w.mosaic.glw
+            else:
+                view = HeadView(hm.probs[job.head], hm.tokens, job.head, hm.config.group_size,
+                                w.mosaic.colormap.currentText(), **self.head_where(hm))
+                view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+                view.show()
+                widget = view.plot
+        try:
+            return export(job, widget, hm.probs, hm.tokens, self.manifest())
+        finally:
+            if view is not None:
+                view.close()
+                view.deleteLater()
+
+    def open_dialog(self, head: int | None = None) -> None:
+        w = self.window
+        if w.last_heatmaps is None:
+            w.statusBar().showMessage("There are no heatmaps to export yet.", 5000)
+            return
+        dialog = self.make_dialog(head)
+        if dialog.exec() != ExportDialog.DialogCode.Accepted:
+            return
+        self.export_chosen(dialog)
+
+    def make_dialog(self, head: int | None = None) -> ExportDialog:
+        w = self.window
+        where = QStandardPaths.writableLocation
+        last = w.settings.value("export/folder") if w.settings is not None else None
+        folder = default_export_folder(str(last) if last else None,
+                                       where(QStandardPaths.StandardLocation.PicturesLocation),
+                                       where(QStandardPaths.StandardLocation.DocumentsLocation))
+        n_heads = len(w.last_heatmaps.probs) if w.last_heatmaps is not None else 0
+        return ExportDialog(n_heads, folder, head, w)
+
+    def export_chosen(self, dialog: ExportDialog) -> list[Path]:
+        """Write what the accepted dialog asks for; a failure is an alert, never an exception."""
+        w = self.window
+        try:
+            c = dialog.choice()
+            written = self.export_to(ExportJob(c.path, c.fmt, c.scale, c.head))
+        except (ExportError, ValueError) as exc:
+            w.alert("Export failed", str(exc))
+            return []
+        if w.settings is not None:
+            w.settings.setValue("export/folder", str(c.path.parent))  # the next export starts there
+        w.statusBar().showMessage("Exported " + ", ".join(str(p) for p in written), 10000)
+        return written
+

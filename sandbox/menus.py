@@ -1,0 +1,57 @@
+"""The window's menus and their shortcuts (README: Shortcuts)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+
+if TYPE_CHECKING:
+    from sandbox.main_window import MainWindow
+
+
+def build_menus(w: MainWindow) -> tuple[QAction, QAction]:
+    """File, Compare and View; returns the export and pin actions (tests and the soak trigger them)."""
+    file_menu = w.menuBar().addMenu("&File")
+    export_action = QAction("&Export heatmaps…", w, shortcut=QKeySequence("Ctrl+E"))
+    export_action.setToolTip("PNG, SVG, .npy or .csv, with a JSON manifest beside it")
+    export_action.triggered.connect(lambda: w.open_export_dialog())
+    quit_action = QAction("&Quit", w, shortcut=QKeySequence("Ctrl+Q"))
+    quit_action.triggered.connect(w.close)
+    open_ws = QAction("&Open workspace…", w, shortcut=QKeySequence("Ctrl+O"))
+    open_ws.triggered.connect(lambda: w.pins.open())
+    save_ws = QAction("&Save workspace", w, shortcut=QKeySequence("Ctrl+S"))
+    save_ws.triggered.connect(lambda: w.pins.save())
+    save_as = QAction("Save workspace &as…", w, shortcut=QKeySequence("Ctrl+Shift+S"))
+    save_as.triggered.connect(lambda: w.save_workspace_as())
+    file_menu.addAction(export_action)
+    file_menu.addSeparator()
+    file_menu.addActions([open_ws, save_ws, save_as])
+    file_menu.addSeparator()
+    file_menu.addAction(quit_action)
+    pin_menu = w.menuBar().addMenu("&Compare")
+    pin_action = QAction("&Pin this configuration", w, shortcut=QKeySequence("Ctrl+P"))
+    pin_action.triggered.connect(w.pins.pin_current)
+    run_sweep = QAction("&Run sweep", w, shortcut=QKeySequence("Ctrl+R"))
+    run_sweep.triggered.connect(lambda: (w.tabs.setCurrentWidget(w.sweeps.panel), w.sweeps.panel.run.click()))
+    cancel_sweep = QAction("&Cancel sweep", w, shortcut=QKeySequence("Esc"))
+    cancel_sweep.triggered.connect(w.sweeps.cancel)
+    pin_menu.addActions([pin_action, run_sweep, cancel_sweep])
+    view = w.menuBar().addMenu("&View")
+    reset = QAction("&Reset heatmap zoom", w, shortcut=QKeySequence("Ctrl+0"))
+    reset.triggered.connect(w.reset_zoom)
+    focus_text = QAction("Edit &text", w, shortcut=QKeySequence("Ctrl+L"))
+    focus_text.triggered.connect(lambda: (w.text.setFocus(), w.text.selectAll()))
+    view.addAction(reset)
+    view.addAction(focus_text)
+    measure = QAction("&Measure now", w, shortcut=QKeySequence("Ctrl+M"))
+    measure.triggered.connect(lambda: w.request(force_timing=True))
+    view.addAction(measure)
+    probe = QAction("Toggle the &induction probe", w, shortcut=QKeySequence("Ctrl+I"))
+    probe.triggered.connect(w.roles.toggle_probe)
+    view.addAction(probe)
+    for i, name in enumerate(("Heatmaps", "Compare", "Sweep", "Layers", "Roles")):
+        tab = QAction(f"Show {name}", w, shortcut=QKeySequence(f"Ctrl+{i + 1}"))
+        tab.triggered.connect(lambda _c=False, i=i: w.tabs.setCurrentIndex(i))
+        view.addAction(tab)
+    return export_action, pin_action

@@ -1,0 +1,31 @@
+"""The line above the heatmaps: what they show, for which text or probe, and what timing runs."""
+
+from __future__ import annotations
+
+from core.attention import MAX_DISPLAY_TOKENS
+from sandbox.compute import HeatmapResult
+
+
+def describe_view(result: HeatmapResult, model_name: str | None) -> str:
+    """One sentence for the heatmaps of `result` (model_name None: random weights)."""
+    cfg = result.config
+    n, total = len(result.tokens), result.n_text_tokens
+    if result.model is not None and model_name is not None:
+        changed = result.model.after is not None
+        shown = "changed (right) beside as trained (left)" if changed else "as trained"
+        where = (f"layer {result.model.layer}, every layer changed" if result.model.all_layers and changed
+                 else f"layer {result.model.layer}")
+        cut = f" (showing the first {n} of {total})" if total > n else ""
+        source = "the induction probe" if result.probe == "induction" else "your text, in its own tokenizer"
+        return (f"{model_name}, {where}: {cfg.n_heads} heads × {total} tokens of {source}{cut}, {shown}. "
+                "Timing runs these shapes with random weights.")
+    source = "the induction probe" if result.probe == "induction" else "your text"
+    parts = [f"{cfg.n_heads} heads × {n} tokens of {source}"]
+    if total > n:
+        limit = "seq_len" if n == cfg.seq_len else f"the {MAX_DISPLAY_TOKENS}-token display limit"
+        parts.append(f"showing {n} of {total} tokens ({limit})")
+    if cfg.seq_len > n:
+        parts.append(f"timing runs the full seq_len {cfg.seq_len:,} on random inputs")
+    if cfg.phase == "decode":
+        parts.append("decode: the last row is the new token's attention")
+    return " · ".join(parts) + "."
