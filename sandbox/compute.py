@@ -37,7 +37,6 @@ class ComputeRequest:
     all_layers: bool = False  # real models: change every layer, not only `layer`
     probe: str = "text"  # text: the user's text; induction: a seeded random sequence repeated twice
     max_timing_s: float | None = 20.0  # skip (with the estimate) a timing expected to take longer
-    keep_timing: bool = False  # let the timing in progress finish: it measures this request's shapes too
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,10 @@ class MainWindow(QMainWindow):
         self.last_timing: TimingOutcome | None = None
         self.last_error = ""
         self.last_timing_error = ""
-        self.measuring: tuple[AttentionConfig, str] | None = None  # the timing in progress: (config, device)
+        # The timing in progress: (config, device, asked for with Measure now). A new text interrupts it
+        # (heatmaps never wait behind a measurement) and it starts again, forced if it was.
+        self.measuring: tuple[AttentionConfig, str, bool] | None = None
+        self._forced = False  # the newest request's timing was asked for with Measure now
         self.updating = QTimer(self)  # a request slower than this shows that the heatmaps are being redrawn
         self.updating.setSingleShot(True)
         self.updating.setInterval(200)
@@ -228,19 +231,25 @@ class MainWindow(QMainWindow):
 
     def request(self, force_timing: bool = False) -> int:
         """Heatmaps for what the controls show; timing only when these shapes have not been measured
-        (a new text, layer or probe keeps a measurement: timing runs random inputs)."""
+        (a new text, layer or probe keeps a measurement: timing runs random inputs). A measurement of
+        these shapes in progress is interrupted by the new heatmaps and starts again after them."""
         cfg, device = self.config(), self.config_panel.device_choice()
-        measuring = self.measuring == (cfg, device) and not force_timing
-        want_timing = force_timing or (self.live_timing and self.current_timing() is None and not measuring)
+        if self.measuring is not None and self.measuring[:2] == (cfg, device):
+            force_timing = force_timing or self.measuring[2]  # Measure now stays asked for
+            restart = True
+        else:
+            restart = False
+        want_timing = force_timing or restart or (self.live_timing and self.current_timing() is None)
         if want_timing:
             self.timing.show_waiting()
-        elif self.current_timing() is None and not measuring:
+        elif self.current_timing() is None:
             self.timing.show_unmeasured()
+        self.measuring = None
+        self._forced = force_timing
         req = ComputeRequest(config=cfg, text=self.text.text(), device=device,
                              seed=self.seed, timing_budget_s=self.timing_budget_s, model=self.models.key,
                              layer=self.models.layer, all_layers=self.models.all_layers, probe=self.roles.probe,
-                             max_timing_s=None if force_timing else self.max_timing_s, want_timing=want_timing,
-                             keep_timing=measuring)
+                             max_timing_s=None if force_timing else self.max_timing_s, want_timing=want_timing)
         self.updating.start()
         if self.warm_timer.isActive():
             self.warm_timer.stop()  # the user is busy: the idle signal restarts it
@@ -284,11 +293,11 @@ class MainWindow(QMainWindow):
     def _on_runner_timing_started(self, request_id: int) -> None:
         if self.runner.is_current(request_id):
             choice = self.config_panel.device_choice()
-            self.measuring = (self.config(), choice)
+            self.measuring = (self.config(), choice, self._forced)
             self.timing.show_measuring(resolve_device(choice).type.upper() if choice != "cuda" else "CUDA")
 
     def _on_runner_timing_ready(self, outcome: TimingOutcome) -> None:
-        if self.measuring == (outcome.config, outcome.device):
+        if self.measuring is not None and self.measuring[:2] == (outcome.config, outcome.device):
             self.measuring = None
         if not outcome.measures(self.config(), self.config_panel.device_choice()):
             return  # the controls moved on; a newer request measures what they show

@@ -95,8 +95,6 @@ class ComputeRunner(QObject):
         self._sweep_cancelled = False
         self._sweep_active = False
         self._warm_thread: threading.Thread | None = None
-        self._timing_rid: int | None = None  # the request whose timing is being measured
-        self._kept_rid: int | None = None  # a superseded request whose timing a newer one asked to keep
 
     @property
     def latest_id(self) -> int:
@@ -104,10 +102,6 @@ class ComputeRunner(QObject):
 
     def is_current(self, request_id: int) -> bool:
         return request_id == self._latest
-
-    def _timing_alive(self, rid: int) -> bool:
-        """A timing goes on while its request is the newest, or while newer ones asked to keep it."""
-        return rid == self._latest or rid == self._kept_rid
 
     def is_idle(self) -> bool:
         with self._lock:
@@ -118,9 +112,6 @@ class ComputeRunner(QObject):
 
     def submit(self, request: ComputeRequest) -> int:
         with self._lock:
-            # The kept id first: the worker reads these without the lock, and must never see the newer
-            # id before it sees that its timing is to be kept.
-            self._kept_rid = self._timing_rid if request.keep_timing else None
             self._latest += 1
             rid = self._latest
             self._wake.set()  # wake a job waiting to settle: it is stale now
@@ -171,20 +162,17 @@ class ComputeRunner(QObject):
                 return  # a newer request arrived while the sliders were moving
             if self._stale(rid):
                 return
-            self._timing_rid = rid
             self.timing_started.emit(rid)
             try:
-                outcome = compute_timing(req, rid, should_stop=lambda: not self._timing_alive(rid))
+                outcome = compute_timing(req, rid, should_stop=lambda: self._stale(rid))
             except Cancelled:
                 return
             except Exception as exc:
                 self._fail(rid, "timing", exc)
                 return
-            if self._timing_alive(rid):
+            if not self._stale(rid):
                 self.timing_ready.emit(outcome)
         finally:
-            if self._timing_rid == rid:
-                self._timing_rid = None
             self._job_done()
 
     def clear_caches(self) -> None:
