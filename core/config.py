@@ -8,8 +8,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from core.arch.layer import LayerSpec
+from core.arch.formats import check_kv_format
+from core.arch.layer import LayerSpec, normalise_bias
 from core.arch.model import Architecture
+from core.arch.pattern import canonical_pattern, local_layers
+from core.band import check_window
 
 # Bytes per element of each dtype the app can run and count.
 DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
@@ -29,6 +32,9 @@ MAXIMA: dict[str, int] = {
 }
 
 
+LAYOUT_FIELDS = ("explicit_head_dim", "qk_norm", "window", "layer_pattern", "sinks", "kv_dtype", "softmax_scale")
+
+
 @dataclass(frozen=True)
 class AttentionConfig:
     """One attention layer of a model, and the workload it runs."""
@@ -41,8 +47,15 @@ class AttentionConfig:
     n_layers: int = 12  # layers, for the whole-model KV cache
     dtype: str = "float32"  # element type of weights, activations and cache
     causal: bool = False  # causal mask: halves the core FLOPs of prefill
-    bias: bool = False  # biases on the four projections
-    phase: str = "prefill"  # prefill: T queries; decode: one new query against T cached keys
+    bias: bool | str = False  # True (or "all"): all four projections; "qkv": q, k, v only; False ("none")
+    phase: str = "prefill"  # prefill: T queries; decode: the new token's query against T keys (T - 1 cached + itself)
+    explicit_head_dim: int | None = None  # None: head_dim is d_model / n_heads (tied); a width of its own otherwise
+    qk_norm: bool = False  # RMSNorm over head_dim on q and k (Qwen3, Gemma 3)
+    window: int | None = None  # sliding window W of the local layers (keys a query sees, itself included)
+    layer_pattern: str = "global"  # which layers are local: global, local, alternate, N:1 or "LLG..."
+    sinks: bool = False  # learned attention sinks, one logit per head (gpt-oss)
+    kv_dtype: str | None = None  # the KV cache's element format; None: the compute dtype
+    softmax_scale: float | None = None  # None: 1 / sqrt(head_dim)
 
     def __post_init__(self) -> None:
         if self.n_kv_heads is None:
@@ -56,7 +69,12 @@ class AttentionConfig:
             if value > MAXIMA[name]:
                 raise ValueError(f"{name} must be at most {MAXIMA[name]:,}, not {short_int(value)}; "
                                  f"choose a smaller {name}.")
-        if self.d_model % self.n_heads:
+        h = self.explicit_head_dim
+        if h is not None and (isinstance(h, bool) or not isinstance(h, int) or not 1 <= h <= 2**20):
+            raise ValueError(f"head_dim must be a whole number from 1 to {2**20:,}, not {short_repr(h)}.")
+        if h is not None and self.n_heads * h > 2**24:
+            raise ValueError(f"n_heads x head_dim ({self.n_heads:,} x {h:,}) is too wide; at most 16,777,216.")
+        if h is None and self.d_model % self.n_heads:
             raise ValueError(
                 f"n_heads={self.n_heads} does not divide d_model={self.d_model}; "
                 f"choose n_heads from {short_list(valid_n_heads(self.d_model))}."
@@ -72,21 +90,52 @@ class AttentionConfig:
             )
         if not isinstance(self.phase, str) or self.phase not in PHASES:
             raise ValueError(f"phase {short_repr(self.phase)} is not known; choose prefill or decode.")
-        for name in ("causal", "bias"):
+        object.__setattr__(self, "bias", normalise_bias(self.bias))
+        for name in ("causal", "qk_norm", "sinks"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, not {short_repr(getattr(self, name))}.")
+        check_window(self.window)
+        object.__setattr__(self, "layer_pattern", canonical_pattern(self.layer_pattern))
+        local = local_layers(self.layer_pattern, self.n_layers)
+        if any(local) and self.window is None:
+            raise ValueError(f"the layer pattern {self.layer_pattern!r} has local layers but no window is set; "
+                             "set a window (--window W) or choose the global pattern.")
+        if any(local) and not self.causal:
+            raise ValueError("a sliding window needs a causal mask (a query sees the W keys up to itself); "
+                             "turn causal on (--causal), or choose the global pattern.")
+        check_kv_format(self.kv_format, self.head_dim)
+        self.layer_spec()  # the scale's check
 
     @property
     def head_dim(self) -> int:
-        return self.d_model // self.n_heads
+        return self.explicit_head_dim if self.explicit_head_dim is not None else self.d_model // self.n_heads
 
-    def layer_spec(self) -> LayerSpec:
-        """The one layer this configuration describes."""
-        return LayerSpec(self.n_heads, self.kv_heads, self.head_dim, self.bias)
+    @property
+    def head_dim_tied(self) -> bool:
+        return self.explicit_head_dim is None
+
+    @property
+    def kv_format(self) -> str:
+        """The KV cache's element format: kv_dtype, or the compute dtype when none is set."""
+        return self.kv_dtype if self.kv_dtype is not None else self.dtype
+
+    def local_layers(self) -> tuple[bool, ...]:
+        """For each layer, whether it attends through the window (none without a window)."""
+        if self.window is None:
+            return (False,) * self.n_layers
+        return local_layers(self.layer_pattern, self.n_layers)
+
+    def layer_spec(self, index: int | None = None) -> LayerSpec:
+        """Layer index's spec; without index the first layer (a model's layers differ only in their window)."""
+        local = self.window is not None and self.local_layers()[index or 0]
+        return LayerSpec(self.n_heads, self.kv_heads, self.head_dim, self.bias, self.qk_norm,
+                         self.window if local else None, self.sinks, self.softmax_scale)
 
     def architecture(self, kind: str = "causal") -> Architecture:
-        """n_layers copies of layer_spec(): the uniform model (real models may differ per layer)."""
-        return Architecture.uniform(self.d_model, self.layer_spec(), self.n_layers, kind)
+        """One spec a layer, local or global as the pattern says (n_layers identical layers without a window)."""
+        local = self.local_layers()
+        specs = {flag: self.layer_spec(local.index(flag)) for flag in set(local)}
+        return Architecture(self.d_model, tuple(specs[flag] for flag in local), kind)
 
     @property
     def group_size(self) -> int:
@@ -126,7 +175,10 @@ class AttentionConfig:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Every field of 2019-2023's layer; the 2026 fields (head_dim of its own, window, ...) only when set,
+        so a file of a plain layer reads exactly as before."""
+        defaults = {f.name: f.default for f in fields(self)}
+        return {k: v for k, v in asdict(self).items() if k not in LAYOUT_FIELDS or v != defaults[k]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AttentionConfig:

@@ -7,10 +7,12 @@ Torch-free: the GUI thread calls these on every slider tick.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
+from core.arch.formats import kv_format_bytes
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
+from core.band import cached_tokens, causal_pairs_x2
 from core.config import AttentionConfig
 
 
@@ -22,9 +24,12 @@ class ParamCounts:
     o: int  # H*h*d (+ d bias)
     total: int
     total_mha: int  # the same layer with K = H
+    qk_norm: int = 0  # 2*h: the RMSNorm weights over head_dim of q and of k
+    sinks: int = 0  # H: one learned sink logit per query head
 
     def to_dict(self) -> dict[str, int]:
-        return asdict(self)
+        """Every row; qk_norm and sinks only when the layer has them (the JSON of older layers is unchanged)."""
+        return {k: v for k, v in asdict(self).items() if v or k not in ("qk_norm", "sinks")}
 
 
 @dataclass(frozen=True)
@@ -50,15 +55,19 @@ class KVCacheBytes:
 
 
 def layer_param_counts(d: int, spec: LayerSpec) -> ParamCounts:
-    """Parameters of one layer of width d: W_q d x H*h, W_k and W_v d x K*h, W_o H*h x d (+ biases)."""
-    H, K, h, bias = spec.n_heads, spec.n_kv_heads, spec.head_dim, spec.bias
-    q = d * H * h + (H * h if bias else 0)
-    k = d * K * h + (K * h if bias else 0)
+    """Parameters of one layer of width d: W_q d x H*h, W_k and W_v d x K*h, W_o H*h x d, their biases
+    ("qkv": q, k, v; "all": and o), q/k RMSNorm weights (2*h) and sink logits (H)."""
+    H, K, h = spec.n_heads, spec.n_kv_heads, spec.head_dim
+    qkv_bias = spec.biases != "none"
+    q = d * H * h + (H * h if qkv_bias else 0)
+    k = d * K * h + (K * h if qkv_bias else 0)
     v = k
-    o = H * h * d + (d if bias else 0)
-    total = q + k + v + o
-    total_mha = total if K == H else total + 2 * (d * (H - K) * h + ((H - K) * h if bias else 0))
-    return ParamCounts(q=q, k=k, v=v, o=o, total=total, total_mha=total_mha)
+    o = H * h * d + (d if spec.biases == "all" else 0)
+    norm = 2 * h if spec.qk_norm else 0
+    sinks = H if spec.sinks else 0
+    total = q + k + v + o + norm + sinks
+    total_mha = total if K == H else layer_param_counts(d, replace(spec, n_kv_heads=H)).total
+    return ParamCounts(q=q, k=k, v=v, o=o, total=total, total_mha=total_mha, qk_norm=norm, sinks=sinks)
 
 
 def param_counts(cfg: AttentionConfig) -> ParamCounts:
@@ -78,26 +87,36 @@ def flop_counts(cfg: AttentionConfig) -> FlopCounts:
 def layer_flop_counts(d: int, spec: LayerSpec, cfg: AttentionConfig) -> FlopCounts:
     """Forward FLOPs of one layer of width d under cfg's workload (a m x k by k x n matmul is 2*m*k*n).
 
-    Prefill core is 4*B*H*T^2*h, halved under a causal mask (FlashAttention's convention).
-    Decode is one new query per sequence against T cached keys: core 4*B*H*T*h.
-    Bias additions are not counted (they are O(B*T*d), like softmax).
+    Prefill core is 4*B*H*T^2*h, halved under a causal mask (FlashAttention's convention); a local
+    layer (window W, causal) scores only its band: 4*B*H*h*(T*W - W^2/2) once T > W.
+    Decode is the new token's query against seq_len keys (seq_len - 1 cached plus its own), or
+    min(seq_len, W) of them in a local layer: core 4*B*H*h*keys.
+    Bias additions, norms and sinks are not counted (they are O(B*T*d), like softmax).
     """
     H, K, h = spec.n_heads, spec.n_kv_heads, spec.head_dim
     B, T = cfg.batch_size, cfg.seq_len
     Tq = query_tokens(cfg)
     projections = 2 * B * Tq * d * (H * h + 2 * K * h) + 2 * B * Tq * H * h * d
-    if cfg.phase == "prefill":
+    if cfg.phase == "prefill" and cfg.causal:
+        attention = 2 * B * H * h * causal_pairs_x2(T, spec.window)
+    elif cfg.phase == "prefill":
         attention = 4 * B * H * T * T * h
-        if cfg.causal:
-            attention //= 2
     else:
-        attention = 4 * B * H * T * h
+        attention = 4 * B * H * h * cached_tokens(T, spec.window)
     return FlopCounts(projections=projections, attention=attention, total=projections + attention)
 
 
-def layer_kv_bytes_per_token(spec: LayerSpec, dtype_bytes: int) -> int:
-    """K and V of one layer for one token: 2 x n_kv_heads x head_dim x bytes."""
-    return 2 * spec.kv_width * dtype_bytes
+def layer_kv_bytes_per_token(spec: LayerSpec, kv_format: str | int) -> int:
+    """K and V of one layer for one token: 2 x n_kv_heads x head_dim values in kv_format (a format name,
+    or bytes per element as before)."""
+    values = 2 * spec.kv_width
+    return values * kv_format if isinstance(kv_format, int) else kv_format_bytes(values, kv_format)
+
+
+def layer_kv_bytes(spec: LayerSpec, cfg: AttentionConfig) -> int:
+    """One layer's cache at cfg's context for the whole batch: a local layer holds min(T, W) tokens."""
+    per_token = layer_kv_bytes_per_token(spec, cfg.kv_format)
+    return per_token * cached_tokens(cfg.seq_len, spec.window) * cfg.batch_size
 
 
 @dataclass(frozen=True)
@@ -105,33 +124,64 @@ class ModelCounts:
     """Whole-model attention figures of an Architecture: sums over its layers."""
 
     params: int  # attention parameters of every layer (no MLP, no embeddings)
-    kv_bytes_per_token: int  # every layer's K and V for one token (0 for an encoder)
-    kv_bytes_total: int  # times batch x seq_len
+    kv_bytes_per_token: int  # every layer's K and V for one token, while the context fits every window (0: encoder)
+    kv_bytes_total: int  # the cache at batch x seq_len, each local layer holding min(seq_len, W) tokens
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
 
 
 def model_counts(arch: Architecture, cfg: AttentionConfig) -> ModelCounts:
-    """arch's totals under cfg's workload (seq_len, batch, dtype). An encoder keeps no KV cache."""
+    """arch's totals under cfg's workload (seq_len, batch, KV format). An encoder keeps no KV cache."""
     params = sum(layer_param_counts(arch.d_model, s).total * n for s, n in arch.groups())
-    per_token = 0 if arch.kind == "encoder" else sum(
-        layer_kv_bytes_per_token(s, cfg.dtype_bytes) * n for s, n in arch.groups())
-    return ModelCounts(params, per_token, per_token * cfg.seq_len * cfg.batch_size)
+    if arch.kind == "encoder":
+        return ModelCounts(params, 0, 0)
+    per_token = sum(layer_kv_bytes_per_token(s, cfg.kv_format) * n for s, n in arch.groups())
+    total = sum(layer_kv_bytes(s, cfg) * n for s, n in arch.groups())
+    return ModelCounts(params, per_token, total)
+
+
+@dataclass(frozen=True)
+class KindCounts:
+    """The layers of one kind (global, or local with one window): how many, and their summed figures."""
+
+    kind: str  # "global" or "local W=1024"
+    window: int | None
+    n_layers: int
+    params: int  # all these layers' attention parameters
+    flops: int  # all these layers' forward FLOPs under the workload
+    kv_bytes_per_token: int  # what each token adds to their cache while it fits the window
+    kv_bytes_total: int  # their cache at batch x seq_len
+
+    def to_dict(self) -> dict[str, int | str | None]:
+        return asdict(self)
+
+
+def kind_counts(arch: Architecture, cfg: AttentionConfig) -> list[KindCounts]:
+    """Every whole-model figure split by layer kind (global first, then each window), summing to model_counts."""
+    kinds: dict[int | None, list[int]] = {}
+    for spec, n in arch.groups():
+        p = layer_param_counts(arch.d_model, spec).total
+        f = layer_flop_counts(arch.d_model, spec, cfg).total
+        kv_t = 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(spec, cfg.kv_format)
+        kv = 0 if arch.kind == "encoder" else layer_kv_bytes(spec, cfg)
+        acc = kinds.setdefault(spec.window, [0, 0, 0, 0, 0])
+        for i, value in enumerate((n, p * n, f * n, kv_t * n, kv * n)):
+            acc[i] += value
+    order = sorted(kinds, key=lambda w: (w is not None, w or 0))
+    return [KindCounts("global" if w is None else f"local W={w}", w, *kinds[w]) for w in order]
 
 
 def kv_cache_bytes(cfg: AttentionConfig) -> KVCacheBytes:
-    """KV cache = 2 * L * K * h * T * B * b (the 2 is K and V)."""
-    per_layer = 2 * cfg.kv_heads * cfg.head_dim * cfg.dtype_bytes
-    per_token = per_layer * cfg.n_layers
-    total = per_token * cfg.seq_len * cfg.batch_size
-    total_mha = 2 * cfg.n_heads * cfg.head_dim * cfg.dtype_bytes * cfg.n_layers
-    total_mha *= cfg.seq_len * cfg.batch_size
+    """KV cache = 2 * K * h * b_kv * B * (L_global * T + L_local * min(T, W)) (the 2 is K and V)."""
+    arch = cfg.architecture()
+    mha = Architecture(arch.d_model, tuple(replace(s, n_kv_heads=s.n_heads) for s in arch.layers))
+    mc, mm = model_counts(arch, cfg), model_counts(mha, cfg)
     return KVCacheBytes(
-        bytes_per_token_per_layer=per_layer,
-        bytes_per_token=per_token,
-        bytes_total=total,
-        bytes_total_mha=total_mha,
+        bytes_per_token_per_layer=layer_kv_bytes_per_token(cfg.layer_spec(), cfg.kv_format),
+        bytes_per_token=mc.kv_bytes_per_token,
+        bytes_total=mc.kv_bytes_total,
+        bytes_total_mha=mm.kv_bytes_total,
         ratio_vs_mha=cfg.kv_heads / cfg.n_heads,
     )
 
@@ -152,7 +202,10 @@ def timing_bytes(cfg: AttentionConfig, materialises_scores: bool = False) -> int
     activations += B * T * (H + 2 * K) * h * b
     cache = 2 * B * K * T * h * b
     scores = B * H * T * T * 4 if materialises_scores else 0
-    return weights + activations + cache + scores
+    spec = cfg.layer_spec()
+    # A window's bool mask (T x T), or the sinks' float mask (H x T x (T + 1)) and their padded K and V.
+    mask = H * T * (T + 1) * b + 2 * B * K * (T + 1) * h * b if spec.sinks else T * T if spec.window else 0
+    return weights + activations + cache + scores + mask
 
 
 def format_bytes(n: float) -> str:

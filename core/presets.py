@@ -11,8 +11,12 @@ from typing import Any
 
 from core.config import AttentionConfig
 
-# The fields a preset may set; workload fields (seq_len, batch, dtype, phase) stay the user's.
-PRESET_FIELDS = ("d_model", "n_heads", "n_kv_heads", "n_layers", "causal", "bias")
+# The fields a preset may set; workload fields (seq_len, batch, dtype, KV dtype, phase) stay the user's.
+PRESET_FIELDS = ("d_model", "n_heads", "n_kv_heads", "n_layers", "causal", "bias", "qk_norm", "window",
+                 "layer_pattern", "sinks")
+# The layout knobs a preset resets when it leaves them out, so Llama after Gemma 3 has no window.
+LAYOUT_DEFAULTS: dict[str, Any] = {"explicit_head_dim": None, "qk_norm": False, "window": None,
+                                   "layer_pattern": "global", "sinks": False, "softmax_scale": None}
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,11 @@ def load_presets() -> tuple[Preset, ...]:
     data = json.loads(text)
     out = []
     for entry in data["presets"]:
-        fields = {k: entry[k] for k in PRESET_FIELDS if k in entry}
+        fields = {**LAYOUT_DEFAULTS, **{k: entry[k] for k in PRESET_FIELDS if k in entry}}
+        if "head_dim" in entry:  # a head width of its own (Qwen3, Gemma, gpt-oss)
+            fields["explicit_head_dim"] = entry["head_dim"]
+        if "query_pre_attn_scalar" in entry:  # Gemma's softmax scale, 1 / sqrt(query_pre_attn_scalar)
+            fields["softmax_scale"] = entry["query_pre_attn_scalar"] ** -0.5
         out.append(Preset(name=entry["name"], fields=fields, note=entry.get("note", "")))
     return tuple(out)
 

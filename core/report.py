@@ -11,6 +11,7 @@ from core.config import AttentionConfig
 from core.counts import (
     flop_counts,
     format_bytes,
+    kind_counts,
     format_count,
     kv_cache_bytes,
     layer_kv_bytes_per_token,
@@ -40,6 +41,28 @@ def config_section(cfg: AttentionConfig) -> dict[str, Any]:
     }
 
 
+def uses_layout(cfg: AttentionConfig) -> bool:
+    """Whether cfg uses any of the 2026 knobs (its report then adds `layout` and `layer_kinds`)."""
+    return (not cfg.head_dim_tied or cfg.qk_norm or cfg.bias == "qkv" or cfg.window is not None or cfg.sinks
+            or cfg.kv_dtype is not None or cfg.softmax_scale is not None)
+
+
+def layout_section(cfg: AttentionConfig) -> dict[str, Any]:
+    local = cfg.local_layers()
+    return {
+        "head_dim_tied": cfg.head_dim_tied,
+        "biases": cfg.layer_spec().biases,
+        "qk_norm": cfg.qk_norm,
+        "window": cfg.window,
+        "layer_pattern": cfg.layer_pattern,
+        "n_local_layers": sum(local),
+        "n_global_layers": len(local) - sum(local),
+        "sinks": cfg.sinks,
+        "kv_dtype": cfg.kv_format,
+        "softmax_scale": cfg.layer_spec().softmax_scale,
+    }
+
+
 def layers_section(arch: Architecture, cfg: AttentionConfig) -> list[dict[str, Any]]:
     """One entry per distinct layer: its spec, how many layers have it, its parameters and KV bytes."""
     b = 0 if arch.kind == "encoder" else cfg.dtype_bytes
@@ -65,6 +88,9 @@ def build_report(cfg: AttentionConfig, timing: dict[str, Any] | None = None, arc
     it). With arch (a real model, changed in some layers) the report adds `layers` (each distinct
     layer with its count) and `model` (which model, what changed, what it cost), and kv_cache sums
     every layer as it is; params and flops stay those of the layer on screen (`layer`).
+    A configuration with any 2026 knob (head_dim of its own, q/k norm, q/k/v-only biases, a window,
+    sinks, a KV dtype, a scale) adds `layout` (the knobs) and `layer_kinds` (global and local layers,
+    each kind's count, params, FLOPs and KV bytes); params and flops are then layer 0's.
     """
     report = {
         "config": config_section(cfg),
@@ -76,6 +102,9 @@ def build_report(cfg: AttentionConfig, timing: dict[str, Any] | None = None, arc
     if arch is not None:
         report["layers"] = layers_section(arch, cfg)
         report["model"] = model
+    elif uses_layout(cfg):
+        report["layout"] = layout_section(cfg)
+        report["layer_kinds"] = [k.to_dict() for k in kind_counts(cfg.architecture(), cfg)]
     return report
 
 
@@ -139,16 +168,28 @@ def format_report(report: dict[str, Any]) -> str:
     delta = p["total"] / p["total_mha"] - 1
     lines.append(_row("total", f"{p['total']:,}", f"{format_count(p['total'])} ({delta:+.1%} vs MHA)"))
     lines.append(_row("total if MHA", f"{p['total_mha']:,}", format_count(p["total_mha"])))
+    if "qk_norm" in p or "sinks" in p:
+        for key, label in (("qk_norm", "q/k RMSNorm"), ("sinks", "sink logits")):
+            if key in p:
+                lines.insert(-2, _row(label, f"{p[key]:,}"))
     lines += ["", f"FLOPs (one layer forward, {c['phase']})"]
     for key in ("projections", "attention", "total"):
         lines.append(_row(key, f"{f[key]:,}", format_count(f[key])))
-    lines += ["", "KV cache"]
+    lines += ["", "KV cache" + (f" ({report['layout']['kv_dtype']}; a local layer holds min(seq_len, W) tokens)"
+                                 if "layout" in report else "")]
     lines.append(_row("bytes per token per layer", f"{kv['bytes_per_token_per_layer']:,}",
                       format_bytes(kv["bytes_per_token_per_layer"])))
     lines.append(_row("bytes per token", f"{kv['bytes_per_token']:,}", format_bytes(kv["bytes_per_token"])))
     lines.append(_row("total (all layers, B x T)", f"{kv['bytes_total']:,}", format_bytes(kv["bytes_total"])))
     lines.append(_row("total if MHA", f"{kv['bytes_total_mha']:,}", format_bytes(kv["bytes_total_mha"])))
     lines.append(_row("ratio vs MHA", f"x{kv['ratio_vs_mha']:.4g}"))
+    if "layout" in report:
+        lines += ["", "Layout"] + [_row(k, str(v)) for k, v in report["layout"].items()]
+        lines += ["", "By layer kind (all layers of the kind)"]
+        for k in report["layer_kinds"]:
+            lines.append(_row(f"{k['kind']} x {k['n_layers']}", f"{k['kv_bytes_total']:,}",
+                              f"KV {format_bytes(k['kv_bytes_total'])}, params {format_count(k['params'])}, "
+                              f"FLOPs {format_count(k['flops'])}"))
     if t:
         lines += ["", f"Timing on {t['device_name']} ({t['device']}), SDPA backend {t['backend']}, {t['dtype']}"]
         lines.append(_row("layer median", f"{t['median_ms']:.4g} ms",

@@ -17,7 +17,7 @@ from core.config import AttentionConfig
 from core.report import build_report
 
 KNOBS = {"n_heads": "n_heads", "n_kv_heads": "n_kv_heads", "seq_len": "seq_len", "d_model": "d_model",
-         "batch": "batch_size", "batch_size": "batch_size"}
+         "batch": "batch_size", "batch_size": "batch_size", "head_dim": "explicit_head_dim", "window": "window"}
 MAX_POINTS = 64
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:\.\.|-|:)\s*(\d+)\s*(?:(log)\s*(\d+)?|step\s*(\d+))?\s*$", re.IGNORECASE)
 
@@ -114,6 +114,8 @@ def plan_sweep(base: AttentionConfig, knob: str, values: list[int]) -> list[Swee
     points = []
     for v in values:
         changes: dict[str, Any] = {field_name: v}
+        if knob == "window" and base.window is None and base.layer_pattern == "global":
+            changes["layer_pattern"] = "local"  # a window swept on a model without one: every layer local
         if follow_mha:
             changes["n_kv_heads"] = v
         try:
@@ -164,7 +166,10 @@ def flatten(report: dict[str, Any]) -> dict[str, Any]:
     """{'config': {'d_model': ..}, ...} -> {'config.d_model': ..., 'timing.median_ms': ...}."""
     out: dict[str, Any] = {}
     for section, values in report.items():
-        if isinstance(values, dict):
+        if section == "layer_kinds":  # [{kind: "global", ...}, ...] -> layer_kinds.global.kv_bytes_total, ...
+            for kind in values:
+                out.update({f"{section}.{kind['kind']}.{k}": v for k, v in kind.items() if k != "kind"})
+        elif isinstance(values, dict):
             for k, v in values.items():
                 out[f"{section}.{k}"] = v
         elif values is not None:

@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw = sub.add_parser("sweep", help="one row per value of one knob, the other knobs as given")
     add_config_args(sw)
     sw.add_argument("--vary", required=True, metavar="KNOB=VALUES",
-                    help="n_heads, n_kv_heads, seq_len, d_model or batch; values like 1,2,4 or 128..16384 log")
+                    help="n_heads, n_kv_heads, seq_len, d_model, batch, head_dim or window; values like 1,2,4 or "
+                         "128..16384 log")
     sw.add_argument("--time", action="store_true", help="also time every point")
     sw.add_argument("--force", action="store_true", help="time points whose estimate is over a minute")
     fmt = sw.add_mutually_exclusive_group()

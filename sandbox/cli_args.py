@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import NoReturn
 
+from core.arch.formats import KV_FORMATS
 from core.config import DTYPE_BYTES, PHASES, AttentionConfig
 from core.presets import find_preset
 
@@ -50,7 +51,23 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--layers", type=int, help="layers, for the KV cache (default 12)")
     g.add_argument("--dtype", choices=list(DTYPE_BYTES), help="default: bfloat16 on CUDA, float32 elsewhere")
     g.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None, help="causal mask")
-    g.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None, help="projection biases")
+    g.add_argument("--bias", nargs="?", const="all", default=None, metavar="none|qkv|all",
+                   help="projection biases: none, qkv (q, k and v only: Qwen2) or all four (GPT-2, gpt-oss); "
+                        "--bias alone is all")
+    g.add_argument("--no-bias", dest="bias", action="store_const", const="none", help="no projection biases")
+    g.add_argument("--head-dim", type=int, help="a head width of its own (default: d_model / heads); "
+                                                "heads then need not divide d_model")
+    g.add_argument("--qk-norm", action=argparse.BooleanOptionalAction, default=None,
+                   help="RMSNorm over head_dim on q and k (Qwen3, Gemma 3)")
+    g.add_argument("--window", type=int, help="sliding window W: keys a query sees, itself included "
+                                              "(with no --layer-pattern, every layer is local)")
+    g.add_argument("--layer-pattern", metavar="global|local|alternate|N:1|LIST",
+                   help="which layers are local: alternate (layer 0 local), 5:1 (Gemma 3), or one letter a layer "
+                        "such as LLG (L local, G global)")
+    g.add_argument("--sinks", action=argparse.BooleanOptionalAction, default=None,
+                   help="learned attention sinks, one logit per head (gpt-oss)")
+    g.add_argument("--kv-dtype", metavar="FORMAT", help="the KV cache's format: " + ", ".join(KV_FORMATS)
+                                                       + " (default: --dtype); timing still runs in --dtype")
     g.add_argument("--phase", choices=PHASES, help="prefill (default) or decode")
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"], help="where to time")
 
@@ -66,6 +83,12 @@ FLAG_FIELDS = {
     "causal": "causal",
     "bias": "bias",
     "phase": "phase",
+    "head_dim": "explicit_head_dim",
+    "qk_norm": "qk_norm",
+    "window": "window",
+    "layer_pattern": "layer_pattern",
+    "sinks": "sinks",
+    "kv_dtype": "kv_dtype",
 }
 
 
@@ -77,5 +100,9 @@ def config_from_args(args: argparse.Namespace, default_dtype: str) -> AttentionC
     explicit = {FLAG_FIELDS[k]: v for k, v in vars(args).items() if k in FLAG_FIELDS and v is not None}
     if "n_heads" in explicit and "n_kv_heads" not in explicit and not args.preset:
         explicit["n_kv_heads"] = explicit["n_heads"]
+    if "window" in explicit and "layer_pattern" not in explicit and fields.get("layer_pattern", "global") == "global":
+        explicit["layer_pattern"] = "local"  # --window alone: every layer local (Mistral-7B-v0.1)
+    if "window" in explicit and "causal" not in explicit:
+        explicit["causal"] = True  # a window is causal; only an explicit --no-causal is refused
     fields.update(explicit)
     return AttentionConfig(**fields)  # type: ignore[arg-type]

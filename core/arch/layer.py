@@ -7,9 +7,13 @@ repeated n_layers times.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from core.band import check_window
+
+BIAS_KINDS = ("none", "qkv", "all")  # no biases (Llama, Qwen3, Gemma); q/k/v only (Qwen2); all four (GPT-2, gpt-oss)
 LAYER_MAXIMA = {"n_heads": 2**16, "n_kv_heads": 2**16, "head_dim": 2**20}  # as AttentionConfig's maxima
 
 
@@ -18,9 +22,16 @@ class LayerSpec:
     n_heads: int  # query heads
     n_kv_heads: int  # key/value heads (a divisor of n_heads)
     head_dim: int  # width of one head
-    bias: bool = False  # biases on the q, k, v and o projections
+    bias: bool | str = False  # True: all four projections; "qkv": q, k and v only; False: none
+    qk_norm: bool = False  # RMSNorm over head_dim on q and on k (Qwen3, Gemma 3): 2 x head_dim weights
+    window: int | None = None  # sliding window W (keys a query sees, itself included); None: global
+    sinks: bool = False  # one learned logit per head joins every softmax row, then is dropped (gpt-oss)
+    scale: float | None = None  # softmax scale; None: 1 / sqrt(head_dim)
 
     def __post_init__(self) -> None:
+        # bias keeps its old spelling (True/False) so old files and reports read the same; "all" and
+        # "none" are folded into it and only "qkv" stays a word.
+        object.__setattr__(self, "bias", normalise_bias(self.bias))
         for name in ("n_heads", "n_kv_heads", "head_dim"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= LAYER_MAXIMA[name]:
@@ -30,8 +41,26 @@ class LayerSpec:
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"a layer's n_kv_heads={self.n_kv_heads} does not divide its n_heads={self.n_heads}; "
                              "choose a divisor.")
-        if not isinstance(self.bias, bool):
-            raise ValueError(f"a layer's bias must be true or false, not {self.bias!r}.")
+        for name in ("qk_norm", "sinks"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"a layer's {name} must be true or false, not {getattr(self, name)!r:.30}.")
+        check_window(self.window)
+        if self.scale is not None and (isinstance(self.scale, bool) or not isinstance(self.scale, (int, float))
+                                       or not math.isfinite(self.scale) or self.scale <= 0):
+            raise ValueError(f"a layer's softmax scale must be a positive number, not {self.scale!r:.30}.")
+
+    @property
+    def biases(self) -> str:
+        """"none", "qkv" or "all"."""
+        return "all" if self.bias is True else "none" if self.bias is False else "qkv"
+
+    @property
+    def is_local(self) -> bool:
+        return self.window is not None
+
+    @property
+    def softmax_scale(self) -> float:
+        return self.scale if self.scale is not None else 1.0 / math.sqrt(self.head_dim)
 
     @property
     def group_size(self) -> int:
@@ -49,21 +78,43 @@ class LayerSpec:
         return f"GQA-{self.n_kv_heads} (group {self.group_size})" if self.mode == "GQA" else self.mode
 
     @property
+    def kind_label(self) -> str:
+        """"global" or "local W=1024": the name a layer kind goes by in the costs panel and the JSON."""
+        return "global" if self.window is None else f"local W={self.window}"
+
+    @property
     def kv_width(self) -> int:
         """Values cached per token for K (and as many for V): n_kv_heads x head_dim."""
         return self.n_kv_heads * self.head_dim
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """n_heads, n_kv_heads, head_dim and bias, then only the 2026 fields a layer sets (older files read the same)."""
+        base = ("n_heads", "n_kv_heads", "head_dim", "bias")
+        defaults = {f.name: f.default for f in fields(self)}
+        return {k: v for k, v in asdict(self).items() if k in base or v != defaults[k]}
 
     @classmethod
     def from_dict(cls, data: Any) -> LayerSpec:
         if not isinstance(data, dict):
             raise ValueError(f"a layer must be an object of n_heads, n_kv_heads, head_dim, bias, not {data!r:.60}.")
-        unknown = sorted(repr(k)[:20] for k in set(data) - {"n_heads", "n_kv_heads", "head_dim", "bias"})
+        unknown = sorted(repr(k)[:20] for k in set(data) - {f.name for f in fields(cls)})
         if unknown:
             raise ValueError(f"unknown layer field(s): {', '.join(unknown)}.")
         missing = [k for k in ("n_heads", "n_kv_heads", "head_dim") if k not in data]
         if missing:
             raise ValueError(f"a layer needs n_heads, n_kv_heads and head_dim; this one lacks {', '.join(missing)}.")
         return cls(**data)
+
+
+def normalise_bias(bias: object) -> bool | str:
+    """True/"all" -> True, False/"none" -> False, "qkv" -> "qkv"; anything else a ValueError."""
+    if isinstance(bias, bool):
+        return bias
+    if bias == "all":
+        return True
+    if bias == "none":
+        return False
+    if bias == "qkv":
+        return "qkv"
+    shown = repr(bias) if len(repr(bias)) <= 30 else "that value"
+    raise ValueError(f"bias {shown} is not known; choose none, qkv (q, k and v only) or all (all four projections).")
