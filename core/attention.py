@@ -15,9 +15,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from core.arch.layer import LayerSpec
 from core.config import AttentionConfig
+from core.masking import allowed_keys, sdpa_inputs, softmax_with_sinks
 
 MAX_DISPLAY_TOKENS = 256
+SINK_BOUND = 1.0  # random sink logits are drawn from U(-1, 1), after every projection's weights
 
 
 def _seeded_uniform_(t: torch.Tensor, bound: float, generator: torch.Generator) -> None:
@@ -26,7 +29,10 @@ def _seeded_uniform_(t: torch.Tensor, bound: float, generator: torch.Generator) 
 
 
 class AttentionLayer(nn.Module):
-    """Fused W_qkv: d_model -> (H + 2K) * head_dim, then attention, then W_o: H*h -> d_model."""
+    """Fused W_qkv: d_model -> (H + 2K) * head_dim, then attention, then W_o: H*h -> d_model.
+
+    One layer of cfg: spec (default cfg.layer_spec(), layer 0) says its window, sinks, q/k norm, biases
+    and softmax scale; a window or sinks run SDPA with an explicit mask (core/masking.py)."""
 
     def __init__(
         self,
@@ -34,17 +40,24 @@ class AttentionLayer(nn.Module):
         device: torch.device | str = "cpu",
         dtype: torch.dtype = torch.float32,
         seed: int = 0,
+        spec: LayerSpec | None = None,
     ) -> None:
         super().__init__()
         self.cfg = cfg
-        self.n_heads, self.n_kv_heads, self.head_dim = cfg.n_heads, cfg.kv_heads, cfg.head_dim
-        d, h = cfg.d_model, cfg.head_dim
-        self.wqkv = nn.Linear(d, (cfg.n_heads + 2 * cfg.kv_heads) * h, bias=cfg.bias, device=device, dtype=dtype)
-        self.wo = nn.Linear(cfg.n_heads * h, d, bias=cfg.bias, device=device, dtype=dtype)
+        self.spec = spec = spec or cfg.layer_spec()
+        self.n_heads, self.n_kv_heads, self.head_dim = spec.n_heads, spec.n_kv_heads, spec.head_dim
+        d, h = cfg.d_model, spec.head_dim
+        qkv_bias, o_bias = spec.biases != "none", spec.biases == "all"
+        self.wqkv = nn.Linear(d, (spec.n_heads + 2 * spec.n_kv_heads) * h, bias=qkv_bias, device=device, dtype=dtype)
+        self.wo = nn.Linear(spec.n_heads * h, d, bias=o_bias, device=device, dtype=dtype)
+        self.q_norm = nn.RMSNorm(h, eps=1e-6, device=device, dtype=dtype) if spec.qk_norm else None
+        self.k_norm = nn.RMSNorm(h, eps=1e-6, device=device, dtype=dtype) if spec.qk_norm else None
+        self.sinks = nn.Parameter(torch.empty(spec.n_heads, device=device, dtype=dtype)) if spec.sinks else None
         self.reset_parameters(seed)
 
     def reset_parameters(self, seed: int) -> None:
-        """nn.Linear's default range (1/sqrt(fan_in)), drawn from a seeded generator."""
+        """nn.Linear's default range (1/sqrt(fan_in)), drawn from a seeded generator; then the sinks'
+        logits (U(-1, 1)); the norms' weights start at one."""
         device = self.wqkv.weight.device
         gen = torch.Generator(device=device).manual_seed(seed)
         for lin in (self.wqkv, self.wo):
@@ -52,6 +65,8 @@ class AttentionLayer(nn.Module):
             _seeded_uniform_(lin.weight, bound, gen)
             if lin.bias is not None:
                 _seeded_uniform_(lin.bias, bound, gen)
+        if self.sinks is not None:
+            _seeded_uniform_(self.sinks, SINK_BOUND, gen)
 
     @property
     def q_size(self) -> int:
@@ -68,12 +83,27 @@ class AttentionLayer(nn.Module):
         q = q.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, h)
         k = k.view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, K, T, h)
         v = v.view(B, T, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, K, T, h)
+        if self.q_norm is not None and self.k_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)  # over head_dim, per head
         return q, k, v
 
-    def core(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
-        """SDPA over (B, H, Tq, h) queries and (B, K, Tk, h) keys/values -> (B, H, Tq, h)."""
+    def core(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, offset: int = 0) -> torch.Tensor:
+        """SDPA over (B, H, Tq, h) queries and (B, K, Tk, h) keys/values -> (B, H, Tq, h); query i sits at
+        position offset + i (a decode step's one query: offset Tk - 1)."""
         gqa = self.n_kv_heads != self.n_heads
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+        window = self.spec.window if causal or offset else None
+        k, v, mask, is_causal = sdpa_inputs(q, k, v, causal, window, self.sinks, offset)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal, enable_gqa=gqa,
+                                              scale=self.spec.scale)
+
+    @property
+    def kernel_name(self) -> str:
+        """What core() runs, as the timing panel names it."""
+        if self.spec.window is None and self.sinks is None:
+            return "SDPA"
+        parts = [f"window {self.spec.window}"] if self.spec.window is not None else []
+        parts += ["sinks"] if self.sinks is not None else []
+        return "SDPA with an explicit mask (" + ", ".join(parts) + ")"
 
     def merge_heads(self, o: torch.Tensor) -> torch.Tensor:
         """(B, H, T, h) -> W_o applied to (B, T, H*h) -> (B, T, d)."""
@@ -90,7 +120,8 @@ class AttentionLayer(nn.Module):
         """One new token per sequence against the cache.
 
         x_new (B, 1, d); k_cache and v_cache (B, K, T, h) hold T positions, the last of which
-        is overwritten with the new token's key and value (a full cache, read whole).
+        is overwritten with the new token's key and value (a full cache, read whole: a local layer's
+        cache holds min(seq_len, W) positions, all of which the new query sees).
         """
         q, k, v = self.project_qkv(x_new)  # q (B, H, 1, h), k and v (B, K, 1, h)
         k_cache[:, :, -1:] = k
@@ -99,24 +130,27 @@ class AttentionLayer(nn.Module):
 
     def attention_probs(self, x: torch.Tensor) -> torch.Tensor:
         """The display path: x (B, T, d) with T <= MAX_DISPLAY_TOKENS -> probs (B, H, T, T) float32."""
+        return self.attention_probs_and_sinks(x)[0]
+
+    def attention_probs_and_sinks(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """probs (B, H, T, T) float32 and each row's sink share (B, H, T), None without sinks."""
         T = x.shape[1]
         if T > MAX_DISPLAY_TOKENS:
             raise ValueError(
                 f"the display path shows at most {MAX_DISPLAY_TOKENS} tokens, not {T}; shorten the text."
             )
         q, k, _ = self.project_qkv(x)
-        q, k = q.float(), repeat_kv(k.float(), self.cfg.group_size)  # (B, H, T, h) each
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, H, T, T)
-        if self.cfg.causal:
-            mask = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
-            scores = scores.masked_fill(mask, float("-inf"))
-        return scores.softmax(dim=-1)
+        q, k = q.float(), repeat_kv(k.float(), self.spec.group_size)  # (B, H, T, h) each
+        scores = q @ k.transpose(-2, -1)  # (B, H, T, T)
+        scores = scores / math.sqrt(self.head_dim) if self.spec.scale is None else scores * self.spec.scale
+        allowed = allowed_keys(T, T, self.cfg.causal, self.spec.window if self.cfg.causal else None, 0, x.device)
+        return softmax_with_sinks(scores, allowed, self.sinks)
 
     def display_forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Probabilities (B, H, T, T) and the layer output (B, T, d), both from explicit softmax."""
         probs = self.attention_probs(x)
         _, _, v = self.project_qkv(x)
-        v = repeat_kv(v.float(), self.cfg.group_size)  # (B, H, T, h)
+        v = repeat_kv(v.float(), self.spec.group_size)  # (B, H, T, h)
         o = (probs @ v).to(x.dtype)  # (B, H, T, h)
         return probs, self.merge_heads(o)
 
@@ -135,7 +169,7 @@ class SeparateQKV(nn.Module):
         super().__init__()
         sizes = [layer.q_size, layer.kv_size, layer.kv_size]
         d = layer.cfg.d_model
-        w = layer.wqkv.weight
+        w = layer.wqkv.weight  # (qkv rows, d)
         self.q, self.k, self.v = (
             nn.Linear(d, n, bias=layer.wqkv.bias is not None, device=w.device, dtype=w.dtype) for n in sizes
         )

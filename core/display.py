@@ -8,8 +8,10 @@ import math
 
 import torch
 
-from core.attention import MAX_DISPLAY_TOKENS, repeat_kv
+from core.arch.layer import LayerSpec
+from core.attention import MAX_DISPLAY_TOKENS, SINK_BOUND, repeat_kv
 from core.config import AttentionConfig
+from core.masking import allowed_keys, softmax_with_sinks
 from core.counts import format_bytes
 from core.device import free_memory_bytes
 
@@ -52,36 +54,53 @@ def _skip(gen: torch.Generator, n: int) -> None:
 
 
 class DisplayProjector:
-    def __init__(self, cfg: AttentionConfig, seed: int = 0) -> None:
+    """W_q, W_k (and their biases, norms and sinks) of AttentionLayer(cfg, seed, spec): the layer's heatmaps,
+    its window's band and each row's sink share, equal to the full layer's display path."""
+
+    def __init__(self, cfg: AttentionConfig, seed: int = 0, spec: LayerSpec | None = None) -> None:
         need = display_bytes(cfg)
         limit = min(DISPLAY_MAX_BYTES, int(free_memory_bytes(torch.device("cpu")) * 0.8))
         if need > limit:
             raise ValueError(f"the heatmaps of d_model {cfg.d_model} need {format_bytes(need)} of weights, more than "
                              f"{format_bytes(limit)} the display may use; lower d_model.")
         self.cfg = cfg
-        d, h = cfg.d_model, cfg.head_dim
-        qk, v = (cfg.n_heads + cfg.kv_heads) * h, cfg.kv_heads * h
+        self.spec = spec = spec or cfg.layer_spec()
+        d, h = cfg.d_model, spec.head_dim
+        qk, v = (spec.n_heads + spec.n_kv_heads) * h, spec.n_kv_heads * h
         bound = 1.0 / math.sqrt(d)
         gen = torch.Generator().manual_seed(seed)
-        # AttentionLayer draws wqkv.weight (q rows, k rows, v rows), then wqkv.bias, in one stream.
+        # AttentionLayer draws wqkv.weight (q rows, k rows, v rows), wqkv.bias, wo.weight, wo.bias, then
+        # the sinks, in one stream.
         self.weight = torch.empty(qk, d).uniform_(-bound, bound, generator=gen)  # (H*h + K*h, d)
+        if spec.biases != "none" or spec.sinks:
+            _skip(gen, v * d)  # the v rows, drawn only to reach what follows them
         self.bias = None
-        if cfg.bias:
-            _skip(gen, v * d)
+        if spec.biases != "none":
             self.bias = torch.empty(qk).uniform_(-bound, bound, generator=gen)  # (H*h + K*h,)
+            _skip(gen, v)
+        self.sinks = None
+        if spec.sinks:
+            _skip(gen, spec.n_heads * h * d + (d if spec.biases == "all" else 0))
+            self.sinks = torch.empty(spec.n_heads).uniform_(-SINK_BOUND, SINK_BOUND, generator=gen)  # (H,)
 
     def probs(self, x: torch.Tensor) -> torch.Tensor:
         """x (B, T, d) float32 with T <= MAX_DISPLAY_TOKENS -> per-head probabilities (B, H, T, T)."""
-        cfg = self.cfg
+        return self.probs_and_sinks(x)[0]
+
+    def probs_and_sinks(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Probabilities (B, H, T, T) and each row's sink share (B, H, T), None without sinks."""
+        spec = self.spec
         B, T, _ = x.shape
         if T > MAX_DISPLAY_TOKENS:
             raise ValueError(f"the display path shows at most {MAX_DISPLAY_TOKENS} tokens, not {T}; shorten the text.")
         qk = torch.nn.functional.linear(x, self.weight, self.bias)  # (B, T, (H+K)*h)
-        q, k = qk.split([cfg.n_heads * cfg.head_dim, cfg.kv_heads * cfg.head_dim], dim=-1)
-        q = q.view(B, T, cfg.n_heads, cfg.head_dim).transpose(1, 2)  # (B, H, T, h)
-        k = k.view(B, T, cfg.kv_heads, cfg.head_dim).transpose(1, 2)  # (B, K, T, h)
-        k = repeat_kv(k, cfg.group_size)  # (B, H, T, h)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(cfg.head_dim)  # (B, H, T, T)
-        if cfg.causal:
-            scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
-        return scores.softmax(dim=-1)
+        q, k = qk.split([spec.n_heads * spec.head_dim, spec.n_kv_heads * spec.head_dim], dim=-1)
+        q = q.reshape(B, T, spec.n_heads, spec.head_dim).transpose(1, 2)  # (B, H, T, h)
+        k = k.reshape(B, T, spec.n_kv_heads, spec.head_dim).transpose(1, 2)  # (B, K, T, h)
+        if spec.qk_norm:  # RMSNorm with unit weights, as a fresh layer holds it
+            q, k = (torch.nn.functional.rms_norm(t, (spec.head_dim,), eps=1e-6) for t in (q, k))
+        k = repeat_kv(k, spec.group_size)  # (B, H, T, h)
+        scores = q @ k.transpose(-2, -1)  # (B, H, T, T)
+        scores = scores / math.sqrt(spec.head_dim) if spec.scale is None else scores * spec.scale
+        window = spec.window if self.cfg.causal else None
+        return softmax_with_sinks(scores, allowed_keys(T, T, self.cfg.causal, window), self.sinks)

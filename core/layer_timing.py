@@ -10,6 +10,7 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from core.attention import AttentionLayer, SeparateQKV
+from core.band import cached_tokens
 from core.config import AttentionConfig
 from core.counts import flop_counts
 from core.device import TORCH_DTYPES, device_name, guard_memory
@@ -30,6 +31,7 @@ class TimingResult:
     separate_qkv: TimingStats | None  # three projections with the same weights
     prefill: TimingStats  # the whole layer, prefill of seq_len tokens
     decode: TimingStats  # the whole layer, one token against seq_len cached
+    kernel: str = "SDPA"  # what ran the core: SDPA, or SDPA with an explicit mask (window, sinks)
 
     def to_report(self) -> dict[str, object]:
         """The report's timing object (README: JSON keys)."""
@@ -51,6 +53,7 @@ class TimingResult:
             "separate_qkv_ms": self.separate_qkv.median_ms if self.separate_qkv else None,
             "prefill_ms": self.prefill.median_ms,
             "decode_ms": self.decode.median_ms,
+            **({"kernel": self.kernel} if self.kernel != "SDPA" else {}),
         }
 
 
@@ -94,6 +97,7 @@ def allocate(cfg: AttentionConfig, device: torch.device, seed: int = 0) -> Timin
     layer = AttentionLayer(cfg, device=device, dtype=dtype, seed=seed).eval()
     gen = torch.Generator(device=device).manual_seed(seed + 1)
     B, T, d = cfg.batch_size, cfg.seq_len, cfg.d_model
+    cached = cached_tokens(T, layer.spec.window)  # a local layer's cache holds min(T, W) positions
     x = torch.randn(B, T, d, generator=gen, device=device, dtype=dtype)  # (B, T, d)
     x_new = torch.randn(B, 1, d, generator=gen, device=device, dtype=dtype)  # (B, 1, d)
     with torch.inference_mode():
@@ -101,7 +105,7 @@ def allocate(cfg: AttentionConfig, device: torch.device, seed: int = 0) -> Timin
         q_new, _, _ = layer.project_qkv(x_new)
     return TimingInputs(
         layer=layer, separate=SeparateQKV(layer).eval(), x=x, x_new=x_new, q=q, k=k, v=v,
-        q_new=q_new, k_cache=k.clone(), v_cache=v.clone(),
+        q_new=q_new, k_cache=k[:, :, -cached:].clone(), v_cache=v[:, :, -cached:].clone(),
     )
 
 
@@ -183,5 +187,6 @@ def run_timing(
         separate_qkv=separate,
         prefill=prefill,
         decode=decode,
+        kernel=layer.kernel_name,
     )
 

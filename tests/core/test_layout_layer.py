@@ -1,0 +1,67 @@
+"""The layer with the 2026 knobs: the timing path (SDPA with a mask and a zero sink key) and the display
+path (explicit softmax) agree, the heatmaps' projector equals the full layer, and a local layer's decode
+step over its min(T, W) cached keys gives the prefill's last row."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from core.attention import AttentionLayer
+from core.band import cached_tokens
+from core.config import AttentionConfig
+from core.display import DisplayProjector
+
+LAYOUTS = [
+    dict(window=5, layer_pattern="local", causal=True),
+    dict(sinks=True, causal=True),
+    dict(sinks=True),
+    dict(window=4, layer_pattern="alternate", sinks=True, causal=True, bias=True, qk_norm=True, explicit_head_dim=16),
+    dict(bias="qkv", explicit_head_dim=24, softmax_scale=0.3, causal=True),
+]
+
+
+def layer_and_input(fields, T=12):
+    cfg = AttentionConfig(**{"d_model": 64, "n_heads": 4, "n_kv_heads": 2, "seq_len": T, "n_layers": 2, **fields})
+    return cfg, AttentionLayer(cfg, seed=3), torch.randn(1, T, 64, generator=torch.Generator().manual_seed(1))
+
+
+@pytest.mark.parametrize("fields", LAYOUTS)
+def test_timing_and_display_paths_agree(fields):
+    cfg, layer, x = layer_and_input(fields)
+    with torch.no_grad():
+        probs, sink_share = layer.attention_probs_and_sinks(x)
+        projected, projected_share = DisplayProjector(cfg, 3).probs_and_sinks(x)
+        _, y_display = layer.display_forward(x)
+        y = layer(x)
+    torch.testing.assert_close(y, y_display, atol=2e-6, rtol=1e-5)
+    assert torch.equal(probs, projected)
+    if cfg.sinks:
+        assert torch.equal(sink_share, projected_share)
+        torch.testing.assert_close(probs.sum(-1) + sink_share, torch.ones_like(sink_share))
+        assert (sink_share > 0).all()
+    else:
+        assert sink_share is None
+        torch.testing.assert_close(probs.sum(-1), torch.ones(1, 4, 12))
+    if cfg.window is not None and cfg.layer_spec().window:  # the band: nothing before i - W + 1
+        band = torch.ones(12, 12, dtype=torch.bool).tril() & ~torch.ones(12, 12, dtype=torch.bool).tril(-cfg.window)
+        assert (probs[0, :, ~band] == 0).all() and (probs[0, :, band] > 0).all()
+
+
+@pytest.mark.parametrize("T, W", [(12, 5), (4, 5)])
+def test_local_decode_over_its_cache_is_the_prefills_last_row(T, W):
+    cfg, layer, x = layer_and_input(dict(window=W, layer_pattern="local", causal=True, sinks=True), T)
+    with torch.no_grad():
+        _, k, v = layer.project_qkv(x)
+        keep = cached_tokens(T, W)
+        y_decode = layer.decode_step(x[:, -1:], k[:, :, -keep:].clone(), v[:, :, -keep:].clone())
+        y = layer(x)
+    torch.testing.assert_close(y_decode[:, 0], y[:, -1], atol=2e-6, rtol=1e-5)
+
+
+def test_a_tied_layer_keeps_todays_stream_and_kernel():
+    """No window, no sinks: the same weights as before (seeded stream unchanged) and plain SDPA."""
+    cfg, layer, _ = layer_and_input({})
+    assert layer.kernel_name == "SDPA" and layer.sinks is None and layer.q_norm is None
+    windowed = AttentionLayer(cfg.with_(window=4, layer_pattern="local", causal=True), seed=3)
+    assert torch.equal(layer.wqkv.weight, windowed.wqkv.weight) and "window 4" in windowed.kernel_name
