@@ -16,7 +16,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.arch.layer import LayerSpec
+from core.band_kernel import blockwise_band_attention
 from core.config import AttentionConfig
+from core.flex_band import flex_band_attention
 from core.masking import allowed_keys, sdpa_inputs, softmax_with_sinks
 
 MAX_DISPLAY_TOKENS = 256
@@ -53,6 +55,9 @@ class AttentionLayer(nn.Module):
         self.q_norm = nn.RMSNorm(h, eps=1e-6, device=device, dtype=dtype) if spec.qk_norm else None
         self.k_norm = nn.RMSNorm(h, eps=1e-6, device=device, dtype=dtype) if spec.qk_norm else None
         self.sinks = nn.Parameter(torch.empty(spec.n_heads, device=device, dtype=dtype)) if spec.sinks else None
+        # A window or sinks run on flex_attention (compiled) on CUDA, SDPA with an explicit mask elsewhere.
+        self.use_flex = torch.device(device).type == "cuda" and (spec.window is not None or spec.sinks)
+        self.flex_error = ""  # why flex_attention fell back to SDPA, when it did
         self.reset_parameters(seed)
 
     def reset_parameters(self, seed: int) -> None:
@@ -92,18 +97,42 @@ class AttentionLayer(nn.Module):
         position offset + i (a decode step's one query: offset Tk - 1)."""
         gqa = self.n_kv_heads != self.n_heads
         window = self.spec.window if causal or offset else None
+        Tq, Tk = q.shape[-2], k.shape[-2]
+        if window is not None and Tq == Tk and offset == 0 and Tq <= window:
+            window = None  # the band is the whole causal triangle: nothing to mask beyond causality
+        if self.use_flex and Tq > 1:
+            try:
+                return flex_band_attention(q, k, v, causal, window, self.sinks, self.spec.scale, offset)
+            except Exception as exc:  # no Triton, an unsupported shape: say so and run the masked SDPA
+                self.use_flex, self.flex_error = False, f"{type(exc).__name__}: {str(exc)[:120]}"
+        if window is not None and Tq == Tk and offset == 0 and Tq >= 2 * window:
+            return blockwise_band_attention(q, k, v, window, self.spec.scale, self.sinks)
         k, v, mask, is_causal = sdpa_inputs(q, k, v, causal, window, self.sinks, offset)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal, enable_gqa=gqa,
                                               scale=self.spec.scale)
 
     @property
     def kernel_name(self) -> str:
-        """What core() runs, as the timing panel names it."""
+        """What core() runs at the configured seq_len, as the timing panel names it."""
+        return self.kernel_for(self.cfg.seq_len)
+
+    def kernel_for(self, T: int) -> str:
+        """The prefill core's kernel for T tokens: plain SDPA without a window or sinks; with them, compiled
+        flex_attention on CUDA, else blockwise SDPA once T >= 2W (bench/window_timing.py: faster than a
+        T x T mask) and SDPA with an explicit mask below (T <= W: just the causal mask)."""
         if self.spec.window is None and self.sinks is None:
             return "SDPA"
         parts = [f"window {self.spec.window}"] if self.spec.window is not None else []
         parts += ["sinks"] if self.sinks is not None else []
-        return "SDPA with an explicit mask (" + ", ".join(parts) + ")"
+        what = ", ".join(parts)
+        if self.use_flex:
+            return f"flex_attention, compiled ({what})"
+        fallback = f"; flex_attention failed: {self.flex_error}" if self.flex_error else ""
+        if self.spec.window is not None and self.cfg.causal and T >= 2 * self.spec.window:
+            return f"blockwise SDPA, {-(-T // self.spec.window)} blocks of W against 2W keys ({what}{fallback})"
+        if self.spec.window is not None and self.cfg.causal and T <= self.spec.window and self.sinks is None:
+            return f"SDPA, causal (T <= W: the band is the causal triangle{fallback})"
+        return f"SDPA with an explicit mask ({what}{fallback})"
 
     def merge_heads(self, o: torch.Tensor) -> torch.Tensor:
         """(B, H, T, h) -> W_o applied to (B, T, H*h) -> (B, T, d)."""

@@ -12,8 +12,10 @@ from core.band import cached_tokens
 from core.config import AttentionConfig
 from core.display import DisplayProjector
 
-LAYOUTS = [
+LAYOUTS = [  # T = 12: W 5 and 4 run blockwise (T >= 2W), W 8 the masked SDPA, W 16 the causal one (T <= W)
     dict(window=5, layer_pattern="local", causal=True),
+    dict(window=8, layer_pattern="local", causal=True, sinks=True),
+    dict(window=16, layer_pattern="local", causal=True),
     dict(sinks=True, causal=True),
     dict(sinks=True),
     dict(window=4, layer_pattern="alternate", sinks=True, causal=True, bias=True, qk_norm=True, explicit_head_dim=16),
@@ -59,9 +61,43 @@ def test_local_decode_over_its_cache_is_the_prefills_last_row(T, W):
     torch.testing.assert_close(y_decode[:, 0], y[:, -1], atol=2e-6, rtol=1e-5)
 
 
+@pytest.mark.parametrize("W, kernel", [(5, "blockwise SDPA"), (8, "SDPA with an explicit mask"), (16, "SDPA, causal")])
+def test_the_kernel_is_named_for_the_length(W, kernel):
+    _, layer, _ = layer_and_input(dict(window=W, layer_pattern="local", causal=True))
+    assert layer.kernel_name.startswith(kernel)
+
+
 def test_a_tied_layer_keeps_todays_stream_and_kernel():
     """No window, no sinks: the same weights as before (seeded stream unchanged) and plain SDPA."""
     cfg, layer, _ = layer_and_input({})
     assert layer.kernel_name == "SDPA" and layer.sinks is None and layer.q_norm is None
     windowed = AttentionLayer(cfg.with_(window=4, layer_pattern="local", causal=True), seed=3)
-    assert torch.equal(layer.wqkv.weight, windowed.wqkv.weight) and "window 4" in windowed.kernel_name
+    assert torch.equal(layer.wqkv.weight, windowed.wqkv.weight) and "window 4" in windowed.kernel_for(64)
+
+
+@pytest.mark.parametrize("T, W", [(37, 8), (32, 8), (5, 8), (64, 1), (16, 8)])
+@pytest.mark.parametrize("with_sinks", [False, True])
+def test_blockwise_band_attention_equals_the_masked_core(T, W, with_sinks):
+    from core.band_kernel import blockwise_band_attention
+    from core.masking import sdpa_inputs
+
+    g = torch.Generator().manual_seed(2)
+    q, k, v = torch.randn(2, 4, T, 16, generator=g), torch.randn(2, 2, T, 16, generator=g), torch.randn(2, 2, T, 16, generator=g)
+    sinks = torch.randn(4, generator=g) if with_sinks else None
+    k2, v2, mask, _ = sdpa_inputs(q, k, v, True, W, sinks)
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k2, v2, attn_mask=mask, enable_gqa=True, scale=0.3)
+    torch.testing.assert_close(blockwise_band_attention(q, k, v, W, 0.3, sinks), ref, atol=2e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("fields", [dict(window=8), dict(window=8, sinks=True), dict(sinks=True)])
+def test_flex_attention_core_equals_the_masked_sdpa_core(fields):
+    """The CUDA kernel's maths, run eagerly on the CPU: a block mask for the band, sinks from the lse."""
+    from core.flex_band import flex_band_attention
+
+    cfg, layer, x = layer_and_input({"causal": True, "layer_pattern": "local" if "window" in fields else "global",
+                                     **fields}, T=40)
+    with torch.no_grad():
+        q, k, v = layer.project_qkv(x)
+        ref = layer.core(q, k, v, True)
+        ours = flex_band_attention(q, k, v, True, layer.spec.window, layer.sinks, compile=False)
+    torch.testing.assert_close(ours, ref, atol=2e-6, rtol=1e-5)
