@@ -11,9 +11,9 @@ import torch
 from core.arch.layer import LayerSpec
 from core.attention import MAX_DISPLAY_TOKENS, SINK_BOUND, repeat_kv
 from core.config import AttentionConfig
-from core.masking import allowed_keys, softmax_with_sinks
 from core.counts import format_bytes
 from core.device import free_memory_bytes
+from core.masking import allowed_keys, softmax_with_sinks
 
 CHUNK_ELEMENTS = 2**24  # draw skipped parts of the stream in pieces of this many numbers
 DISPLAY_MAX_BYTES = 6 * 2**30  # never hold more than this for one layer's display weights

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from core.arch.layer import LayerSpec
 from core.attention import AttentionLayer, SeparateQKV
 from core.band import cached_tokens
 from core.config import AttentionConfig
-from core.counts import flop_counts
+from core.counts import flop_counts, layer_flop_counts
 from core.device import TORCH_DTYPES, device_name, guard_memory
 from core.timing import BACKEND_NAMES, Cancelled, TimingStats, measure, pick_backend
 
@@ -92,9 +93,9 @@ class TimingInputs:
     v_cache: torch.Tensor  # (B, K, T, h)
 
 
-def allocate(cfg: AttentionConfig, device: torch.device, seed: int = 0) -> TimingInputs:
+def allocate(cfg: AttentionConfig, device: torch.device, seed: int = 0, spec: LayerSpec | None = None) -> TimingInputs:
     dtype = TORCH_DTYPES[cfg.dtype]
-    layer = AttentionLayer(cfg, device=device, dtype=dtype, seed=seed).eval()
+    layer = AttentionLayer(cfg, device=device, dtype=dtype, seed=seed, spec=spec).eval()
     gen = torch.Generator(device=device).manual_seed(seed + 1)
     B, T, d = cfg.batch_size, cfg.seq_len, cfg.d_model
     cached = cached_tokens(T, layer.spec.window)  # a local layer's cache holds min(T, W) positions
@@ -119,9 +120,10 @@ def run_timing(
     free_bytes: int | None = None,
     include_qkv: bool = True,
     progress: Callable[[str], None] | None = None,
+    spec: LayerSpec | None = None,
 ) -> TimingResult:
-    """Measure cfg on device. Raises ValueError (before allocating) when it would not fit.
-    progress(step) is told each step as it starts (the CLI prints it)."""
+    """Measure cfg's layer spec (default layer 0) on device. Raises ValueError (before allocating) when it
+    would not fit. progress(step) is told each step as it starts (the CLI prints it)."""
     guard_memory(cfg, device, free_bytes=free_bytes)
     kw = {"budget_s": budget_s, "should_stop": should_stop}
     is_prefill = cfg.phase == "prefill"
@@ -140,7 +142,7 @@ def run_timing(
 
     with torch.inference_mode():
         checkpoint(0)
-        t = allocate(cfg, device, seed)
+        t = allocate(cfg, device, seed, spec)
         checkpoint(1)
         layer, causal = t.layer, cfg.causal
         prefill_core = lambda: layer.core(t.q, t.k, t.v, causal)  # noqa: E731
@@ -172,7 +174,7 @@ def run_timing(
             checkpoint(6)
         separate = measure(lambda: t.separate(x_in), device, **kw) if include_qkv else None
     backend = prefill_backend if is_prefill else decode_backend
-    flops = flop_counts(cfg)
+    flops = layer_flop_counts(cfg.d_model, t.layer.spec, cfg)
     whole = prefill if is_prefill else decode
     return TimingResult(
         device=device.type,

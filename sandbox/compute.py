@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from core.arch.layer import LayerSpec
 from core.attention import MAX_DISPLAY_TOKENS
 from core.config import AttentionConfig
 from core.device import resolve_device
@@ -33,7 +34,7 @@ class ComputeRequest:
     want_timing: bool = True
     timing_budget_s: float = 0.15
     model: str | None = None  # a loaded real model's key (None: random weights)
-    layer: int = 0  # real models: the layer shown and changed
+    layer: int = 0  # the layer shown (real models: and changed; a design with a window: local or global)
     all_layers: bool = False  # real models: change every layer, not only `layer`
     probe: str = "text"  # text: the user's text; induction: a seeded random sequence repeated twice
     max_timing_s: float | None = 20.0  # skip (with the estimate) a timing expected to take longer
@@ -51,6 +52,8 @@ class HeatmapResult:
     roles: dict[str, np.ndarray] | None = None  # {role: (L, H)}: every layer of a real model, one row here
     shown_roles: dict[str, np.ndarray] | None = None  # {role: (H,)} of the heads on screen
     probe: str = "text"
+    sink_share: np.ndarray | None = None  # (H, T): the mass each row gives to its head's sink (None: no sinks)
+    layer_spec: LayerSpec | None = None  # the layer shown (design mode)
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,13 @@ class TimingOutcome:
     config: AttentionConfig
     result: TimingResult
     device: str = "auto"  # the device choice it was asked for
+    layer_spec: LayerSpec | None = None  # the layer timed (a design's local or global layer)
 
-    def measures(self, config: AttentionConfig, device: str) -> bool:
-        """Timing runs random inputs of the configured shapes: it holds for any text, layer or probe."""
-        return self.config == config and self.device == device
+    def measures(self, config: AttentionConfig, device: str, spec: LayerSpec | None = None) -> bool:
+        """Timing runs random inputs of the configured shapes: it holds for any text, layer or probe,
+        except a layer of another kind (local or global) when spec is given."""
+        return (self.config == config and self.device == device
+                and (spec is None or self.layer_spec is None or self.layer_spec == spec))
 
 
 @dataclass(frozen=True)
@@ -97,11 +103,12 @@ class LayerCache:
     def clear(self) -> None:
         self._layers.clear()
 
-    def get(self, cfg: AttentionConfig, seed: int) -> DisplayProjector:
-        key = (cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.bias, cfg.causal, seed)
+    def get(self, cfg: AttentionConfig, seed: int, spec: LayerSpec | None = None) -> DisplayProjector:
+        spec = spec or cfg.layer_spec()
+        key = (cfg.d_model, spec, cfg.causal, seed)
         layer = self._layers.pop(key, None)
         if layer is None:
-            layer = DisplayProjector(cfg, seed)
+            layer = DisplayProjector(cfg, seed, spec)
         if display_bytes(cfg) > self._max_bytes // 2:
             return layer  # too big to keep: built for this request and freed after it
         self._layers[key] = layer
@@ -131,15 +138,22 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
     if not tokens:
         raise ValueError("the text has no tokens to show; type a few words.")
     guard_display_maps(req.config.n_heads, len(tokens))  # before any weight or map is allocated
-    layer = (cache or LayerCache()).get(req.config, req.seed)
+    spec = view_spec(req)
+    layer = (cache or LayerCache()).get(req.config, req.seed, spec)
     with torch.inference_mode(), one_thread():
         x = embed_tokens(tokens, req.config.d_model, req.seed)  # (1, T, d)
-        probs = layer.probs(x)[0]  # (H, T, T)
-    probs_np = probs.numpy().copy()
+        probs, sinks = layer.probs_and_sinks(x)  # (1, H, T, T), (1, H, T) or None
+    probs_np = probs[0].numpy().copy()
+    sink_np = sinks[0].numpy().copy() if sinks is not None else None
     shown = head_scores(probs_np, tokens, repeat if repeat and len(tokens) == len(tokens_all) else None)
     roles = {role: v[None, :] for role, v in shown.items()}  # one layer: (1, H)
     return HeatmapResult(request_id, req.config, tokens, probs_np, len(tokens_all), req.seed, None, roles, shown,
-                         req.probe)
+                         req.probe, sink_np, spec)
+
+
+def view_spec(req: ComputeRequest) -> LayerSpec:
+    """The design's layer on screen: req.layer (kept within its layers), local or global as the pattern says."""
+    return req.config.layer_spec(min(max(req.layer, 0), req.config.n_layers - 1))
 
 
 def duration_text(seconds: float) -> str:
@@ -163,5 +177,7 @@ def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[
         if seconds > req.max_timing_s:
             raise TimingSkipped(f"timing skipped: this configuration needs {duration_text(seconds)} to measure on "
                                 f"{device.type.upper()}; press Measure (Ctrl+M) to run it anyway.")
-    result = run_timing(req.config, device, seed=req.seed, budget_s=req.timing_budget_s, should_stop=should_stop)
-    return TimingOutcome(request_id, req.config, result, req.device)
+    spec = view_spec(req) if req.model is None else None
+    result = run_timing(req.config, device, seed=req.seed, budget_s=req.timing_budget_s, should_stop=should_stop,
+                        spec=spec)
+    return TimingOutcome(request_id, req.config, result, req.device, spec)

@@ -227,7 +227,8 @@ class MainWindow(QMainWindow):
     def current_timing(self) -> TimingOutcome | None:
         """The last measurement, if it measured the configuration and device the controls show."""
         t = self.last_timing
-        return t if t is not None and t.measures(self.config(), self.config_panel.device_choice()) else None
+        return t if t is not None and t.measures(self.config(), self.config_panel.device_choice(),
+                                                 self.models.view_spec(self.config())) else None
 
     def request(self, force_timing: bool = False) -> int:
         """Heatmaps for what the controls show; timing only when these shapes have not been measured
@@ -265,6 +266,7 @@ class MainWindow(QMainWindow):
         self.metrics.show_config(self.config(), self.models.cost_context(self.config()))  # on every tick
 
     def _on_config_changed(self, cfg: AttentionConfig) -> None:
+        self.models.design_changed(cfg)
         self.refresh_costs()
         self.request()
 
@@ -276,6 +278,7 @@ class MainWindow(QMainWindow):
         if self.weights_note.isHidden() != (result.model is not None):
             self.weights_note.setVisible(result.model is None)  # random weights say what they can show
         # Side by side, trained and changed heads share one grid (and, linked, one zoom).
+        self.mosaic.sink_share = result.sink_share
         self.mosaic_relaid = self.mosaic.set_data(result.probs, result.tokens, cfg.group_size,
                                                   cols=self.models.shared_cols(result))
         self.roles.show(result)
@@ -299,7 +302,7 @@ class MainWindow(QMainWindow):
     def _on_runner_timing_ready(self, outcome: TimingOutcome) -> None:
         if self.measuring is not None and self.measuring[:2] == (outcome.config, outcome.device):
             self.measuring = None
-        if not outcome.measures(self.config(), self.config_panel.device_choice()):
+        if not outcome.measures(self.config(), self.config_panel.device_choice(), self.models.view_spec(self.config())):
             return  # the controls moved on; a newer request measures what they show
         self.last_timing = outcome
         self.last_timing_error = ""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QSignalBlocker, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
 from core.config import AttentionConfig
 from core.models.choices import ModelShape
@@ -54,7 +55,17 @@ class ModelController(QObject):
         window.runner.model_loaded.connect(self._on_runner_model_loaded)
         window.runner.failed.connect(self._on_runner_failed)
 
+    def view_spec(self, cfg: AttentionConfig) -> LayerSpec | None:
+        """The design's layer on screen (a local or a global one); None for a real model."""
+        return cfg.layer_spec(min(self.layer, cfg.n_layers - 1)) if self.shape is None else None
+
+    def design_changed(self, cfg: AttentionConfig) -> None:
+        """Random weights: the layer spin follows the design's local and global layers."""
+        if self.shape is None:
+            self.picker.set_design_layers(cfg.local_layers())
+
     def _on_picker_view_changed(self) -> None:
+        self.design_changed(self.window.config())
         self.window.refresh_costs()  # the change now applies to another layer, or to every layer
         self.window.request()
 
@@ -141,7 +152,7 @@ class ModelController(QObject):
         """The architecture the costs count: the design's uniform layers, or this model with its change
         applied only where it is applied, compared with the model as trained."""
         if self.shape is None:
-            return CostContext.design(cfg)
+            return CostContext.design(cfg, self.layer)
         arch = self.shape.changed(cfg.n_heads, cfg.kv_heads, self.layer, self.all_layers)
         return CostContext(arch, self.shape.architecture(), self.layer, "trained")
 

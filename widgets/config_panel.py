@@ -28,13 +28,15 @@ from core.config import (
     valid_n_kv_heads,
 )
 from core.models.choices import ModelShape
-from core.presets import load_presets
+from core.presets import LAYOUT_DEFAULTS, load_presets
+from widgets.layout_controls import LayoutControls
 from widgets.slider_spin import SliderSpin
 from widgets.style import set_style
 from widgets.wheel import FocusCombo
 
 D_MODEL_CHOICES = list(range(32, 16384 + 1, 32))
 POW2 = [2**i for i in range(0, 18)]  # 1 .. 131072
+FREE_HEADS = list(range(1, 257))  # n_heads with a head width of its own
 
 TIPS = {
     "d_model": "Width of the residual stream. The four projections are d_model x d_model under MHA.",
@@ -47,7 +49,7 @@ TIPS = {
     "n_layers": "Layers of the model: only the whole-model KV cache depends on it.",
     "dtype": "Element type of weights, activations and the KV cache (bytes per element).",
     "causal": "Causal mask: each token sees only earlier tokens; halves the prefill core FLOPs.",
-    "bias": "Biases on the Q, K, V and O projections.",
+    "bias": "Biases on the projections: all four (GPT-2, gpt-oss, BERT) or q, k and v only (Qwen2).",
     "phase": "prefill: all seq_len tokens at once. decode: one new token per sequence against "
              "seq_len cached tokens, the memory-bound step where fewer KV heads buy speed.",
     "device": "Where the layer is timed. auto picks CUDA, then MPS, then the CPU.",
@@ -85,6 +87,11 @@ class ConfigPanel(QWidget):
         self.phase.addItems(list(PHASES))
         self.causal = QCheckBox("causal mask")
         self.bias = QCheckBox("biases")
+        self.bias_which = FocusCombo()  # which projections, when biases are on
+        self.bias_which.addItem("all four", True)
+        self.bias_which.addItem("q, k, v only", "qkv")
+        self.bias_which.setToolTip(TIPS["bias"])
+        self.layout_controls = LayoutControls()
         self.device = FocusCombo()
         self.device.addItems(devices)
         self.badge = QLabel()
@@ -117,6 +124,7 @@ class ConfigPanel(QWidget):
         form.addRow("n_layers", self.n_layers)
         row = QHBoxLayout()
         row.addWidget(self.bias)
+        row.addWidget(self.bias_which)
         row.addStretch(1)
         row.addWidget(self.badge)
         form.addRow("", row)
@@ -138,6 +146,7 @@ class ConfigPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(arch)
+        lay.addWidget(self.layout_controls)
         lay.addWidget(work)
         lay.addStretch(1)
 
@@ -153,6 +162,8 @@ class ConfigPanel(QWidget):
         self.phase.currentTextChanged.connect(self._on_control_changed)
         self.causal.toggled.connect(self._on_control_changed)
         self.bias.toggled.connect(self._on_control_changed)
+        self.bias_which.currentIndexChanged.connect(self._on_control_changed)
+        self.layout_controls.changed.connect(self._on_layout_changed)
         self.device.currentTextChanged.connect(self.device_changed)
         self.preset.activated.connect(self._on_preset_activated)
 
@@ -173,9 +184,9 @@ class ConfigPanel(QWidget):
         self.config_changed.emit(self._cfg)
 
     def _write(self, cfg: AttentionConfig) -> None:
-        blockers = [QSignalBlocker(w) for w in (self.dtype, self.phase, self.causal, self.bias)]
+        blockers = [QSignalBlocker(w) for w in (self.dtype, self.phase, self.causal, self.bias, self.bias_which)]
         self.d_model.set_value(cfg.d_model)
-        self.n_heads.set_choices(self._head_choices(cfg.d_model), cfg.n_heads)
+        self.n_heads.set_choices(self._head_choices(cfg.d_model, cfg.head_dim_tied), cfg.n_heads)
         self.n_kv_heads.set_choices(self._kv_choices(cfg.n_heads), cfg.kv_heads)
         self.seq_len.set_value(cfg.seq_len)
         self.batch_size.set_value(cfg.batch_size)
@@ -183,7 +194,10 @@ class ConfigPanel(QWidget):
         self.dtype.setCurrentText(cfg.dtype)
         self.phase.setCurrentText(cfg.phase)
         self.causal.setChecked(cfg.causal)
-        self.bias.setChecked(cfg.bias)
+        self.bias.setChecked(cfg.bias is not False)
+        self.bias_which.setCurrentIndex(1 if cfg.bias == "qkv" else 0)
+        self.bias_which.setEnabled(cfg.bias is not False and self.shape is None)
+        self.layout_controls.write(cfg)
         del blockers
         self._cfg = cfg
         self._intent = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}  # a preset, pin or model chose these
@@ -193,8 +207,9 @@ class ConfigPanel(QWidget):
         return AttentionConfig(
             d_model=self.d_model.value(), n_heads=self.n_heads.value(), n_kv_heads=self.n_kv_heads.value(),
             seq_len=self.seq_len.value(), batch_size=self.batch_size.value(), n_layers=self.n_layers.value(),
-            dtype=self.dtype.currentText(), causal=self.causal.isChecked(), bias=self.bias.isChecked(),
-            phase=self.phase.currentText(),
+            dtype=self.dtype.currentText(), causal=self.causal.isChecked(),
+            bias=self.bias_which.currentData() if self.bias.isChecked() else False,
+            phase=self.phase.currentText(), softmax_scale=self._cfg.softmax_scale, **self.layout_controls.fields(),
         )
 
     def _refresh_labels(self) -> None:
@@ -225,8 +240,12 @@ class ConfigPanel(QWidget):
         self.notice_label.show()
         self.notice.emit(text)
 
-    def _head_choices(self, d_model: int) -> list[int]:
-        return self.shape.head_choices() if self.shape else valid_n_heads(d_model)
+    def _head_choices(self, d_model: int, tied: bool | None = None) -> list[int]:
+        """Divisors of d_model while head_dim is tied; any count up to 256 (typed: 65,536) when it is not."""
+        if self.shape:
+            return self.shape.head_choices()
+        tied = self.layout_controls.lock.isChecked() if tied is None else tied
+        return valid_n_heads(d_model) if tied else FREE_HEADS
 
     def _kv_choices(self, n_heads: int) -> list[int]:
         return self.shape.kv_choices(n_heads) if self.shape else valid_n_kv_heads(n_heads)
@@ -235,7 +254,8 @@ class ConfigPanel(QWidget):
         """Lock the controls to a real model (None: back to random weights) and show its own config."""
         self.shape = shape
         model = shape is not None
-        for w in (self.d_model, self.n_layers, self.causal, self.bias, self.preset):
+        for w in (self.d_model, self.n_layers, self.causal, self.bias, self.bias_which, self.preset,
+                  self.layout_controls):
             w.setEnabled(not model)
         encoder = shape is not None and shape.kind == "encoder"
         self.phase.setEnabled(not encoder)
@@ -251,7 +271,8 @@ class ConfigPanel(QWidget):
         self.n_heads.setToolTip(f"Re-split {shape.name}'s {shape.n_heads} x {shape.head_dim} query width into other "
                                 "head widths: merging heads sums their scores under one softmax, splitting gives "
                                 "each part its own. Parameters stay the same.")
-        self.set_config(self._cfg.with_(d_model=shape.d_model, n_heads=shape.n_heads, n_kv_heads=shape.n_kv_heads,
+        self.set_config(self._cfg.with_(**LAYOUT_DEFAULTS, kv_dtype=None,
+                                        d_model=shape.d_model, n_heads=shape.n_heads, n_kv_heads=shape.n_kv_heads,
                                         n_layers=shape.n_layers, causal=shape.kind == "causal", bias=shape.bias,
                                         phase="prefill" if encoder else self._cfg.phase))
 
@@ -335,8 +356,25 @@ class ConfigPanel(QWidget):
         self._intent["n_kv_heads"] = n_kv_heads
         self._on_control_changed()
 
+    def _on_layout_changed(self) -> None:
+        """The lock, window, sinks or KV format changed: n_heads' choices follow the lock."""
+        tied = self.layout_controls.lock.isChecked()
+        if tied != self._cfg.head_dim_tied:
+            if not tied:  # start the free width at today's tied one
+                self.layout_controls.head_dim.set_value(self._cfg.head_dim)
+            self.n_heads.set_choices(self._head_choices(self.d_model.value(), tied), self._intent["n_heads"])
+            self._snap_kv(self.n_heads.value())
+        self._on_control_changed()
+
     def _on_control_changed(self, *_: object) -> None:
-        self._cfg = self._read()
+        try:
+            cfg = self._read()
+        except ValueError as exc:  # a window without a causal mask, q4_0 on head_dim 80, ...: nothing is lost
+            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
+            self._write(self._cfg)
+            return
+        self._cfg = cfg
+        self.bias_which.setEnabled(self.bias.isChecked() and self.shape is None)
         self._refresh_labels()
         self.config_changed.emit(self._cfg)
 

@@ -98,6 +98,7 @@ class HeatmapMosaic(QWidget):
         lay.addWidget(self.roles_legend)
         lay.addWidget(self.readout)
         self.probs: np.ndarray | None = None
+        self.sink_share: np.ndarray | None = None  # (H, T): each row's mass given to its head's sink
         self.tokens: list[str] = []
         self.layout_: MosaicLayout | None = None
         self._fixed_cols: int | None = None  # the cols the caller fixed, if any
@@ -327,6 +328,9 @@ class HeatmapMosaic(QWidget):
             what = f"{first} − {second} {w:+.4f} ({larger} larger)"
         else:
             what = f"weight {w:.4f}"
+        if self.sink_share is not None and self.sink_share.shape == self.probs.shape[:2]:
+            s = float(self.sink_share[head, query])
+            what += f" · the sink takes {s:.1%} of this row (its keys sum to {1 - s:.3f})"
         return f"{where}head {head}{group} · query #{query} '{q_tok}' → key #{key} '{k_tok}' · {what}"
 
     def _locate_scene(self, scene_pos: QPointF) -> tuple[int, int, int] | None:

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
+from core.arch.formats import bytes_per_value
 from core.arch.model import Architecture
 from core.config import AttentionConfig
 from core.counts import (
     format_bytes,
     format_count,
+    kind_counts,
     layer_flop_counts,
     layer_param_counts,
     model_counts,
@@ -48,8 +50,8 @@ class CostContext:
     baseline_name: str = "MHA"  # "MHA" (design mode) or "trained" (a real model)
 
     @classmethod
-    def design(cls, cfg: AttentionConfig) -> CostContext:
-        return cls(cfg.architecture(), cfg.mha().architecture())
+    def design(cls, cfg: AttentionConfig, layer: int = 0) -> CostContext:
+        return cls(cfg.architecture(), cfg.mha().architecture(), min(layer, cfg.n_layers - 1))
 
 
 class MetricsPanel(QWidget):
@@ -59,8 +61,10 @@ class MetricsPanel(QWidget):
     ROWS = [
         ("head_dim", "head_dim"),
         ("kv_token", "KV cache / token, all layers"), ("kv_total", "KV cache, B x T x L"),
+        ("kv_split", "KV cache: local | global"), ("layers", "Layers: local | global"),
         ("params", "Params / layer"), ("params_model", "Attention params, all layers"),
         ("q", "W_q params"), ("k", "W_k params"), ("v", "W_v params"), ("o", "W_o params"),
+        ("extras", "q/k norm + sinks params"),
         ("flops_proj", "FLOPs projections"), ("flops_core", "FLOPs attention core"), ("flops", "FLOPs / layer"),
         ("intensity", "Core FLOP/byte"),
     ]
@@ -102,6 +106,10 @@ class MetricsPanel(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.box)
 
+    def _show_row(self, key: str, visible: bool) -> None:
+        for w in (self._name_labels[key], self.values[key], self.shorts[key], self.deltas[key]):
+            w.setVisible(visible)
+
     def _set(self, key: str, value: str, short: str, tip: str, delta: tuple[str, str] | None = None) -> None:
         if len(value) > MAX_EXACT_CHARS:  # a 22-digit count would widen the panel past a 1024 px screen
             number, _, unit = value.partition(" ")
@@ -123,6 +131,7 @@ class MetricsPanel(QWidget):
         spec, base_spec = arch.layers[ctx.layer], base.layers[ctx.layer]
         d, H, K, h = arch.d_model, spec.n_heads, spec.n_kv_heads, spec.head_dim
         B, T, L, b = cfg.batch_size, cfg.seq_len, arch.n_layers, cfg.dtype_bytes
+        fmt, kb = cfg.kv_format, bytes_per_value(cfg.kv_format)  # the KV cache's own element format
         name = ctx.baseline_name
         self.delta_header.setText(f"vs {name}")
         p, pm = layer_param_counts(d, spec), layer_param_counts(d, base_spec)
@@ -133,16 +142,23 @@ class MetricsPanel(QWidget):
                            "trained." if scope else "")
         self.scope.setVisible(bool(scope))
         where = f" ({scope})" if scope else ""
-        bias = " + bias" if spec.bias else ""
+        bias = {"none": "", "qkv": " + bias", "all": " + bias"}[spec.biases]
+        o_bias = " + bias" if spec.biases == "all" else ""
         vs = delta_text
-        self._set("head_dim", str(h), "", f"head_dim = width / n_heads = {H * h} / {H}")
+        self._set("head_dim", str(h), "own" if H * h != d else "",
+                  f"head_dim = width / n_heads = {H * h} / {H}" if H * h == d else
+                  f"head_dim {h} of its own: n_heads x head_dim = {H * h:,}, not d_model {d:,}")
+        extras = p.qk_norm + p.sinks
+        self._show_row("extras", bool(extras))
+        self._set("extras", f"{extras:,}", "", f"q/k RMSNorm weights 2 x head_dim = {p.qk_norm:,}; sink logits, "
+                  f"one per head = {p.sinks:,}. Sinks keep no KV bytes.", vs(extras, pm.qk_norm + pm.sinks))
         self._set("q", f"{p.q:,}", format_count(p.q), f"W_q = d_model x n_heads x head_dim{bias} = {d} x {H} x {h}",
                   vs(p.q, pm.q))
         self._set("k", f"{p.k:,}", format_count(p.k), f"W_k = d_model x n_kv_heads x head_dim{bias} = {d} x {K} x {h}",
                   vs(p.k, pm.k))
         self._set("v", f"{p.v:,}", format_count(p.v), f"W_v = d_model x n_kv_heads x head_dim{bias} = {d} x {K} x {h}",
                   vs(p.v, pm.v))
-        self._set("o", f"{p.o:,}", format_count(p.o), f"W_o = n_heads x head_dim x d_model{bias} = {H} x {h} x {d}",
+        self._set("o", f"{p.o:,}", format_count(p.o), f"W_o = n_heads x head_dim x d_model{o_bias} = {H} x {h} x {d}",
                   vs(p.o, pm.o))
         self._set("params", f"{p.total:,}", format_count(p.total),
                   f"2 x d_model x head_dim x (n_heads + n_kv_heads){bias}; MHA: 4 x d_model^2 = {4 * d * d:,}",
@@ -154,28 +170,53 @@ class MetricsPanel(QWidget):
         self._set("flops_proj", f"{f.projections:,}", format_count(f.projections),
                   f"2 x B x {tq} x d x (H*h + 2*K*h) + 2 x B x {tq} x H*h x d  (B={B}, T={T})",
                   vs(f.projections, fm.projections))
-        core_tip = ("4 x B x H x T^2 x h" + (" / 2 (causal)" if cfg.causal else "")
-                    if cfg.phase == "prefill" else "4 x B x H x T x h (one query against T cached keys)")
+        if spec.window is not None and cfg.phase == "prefill":
+            core_tip = (f"layer {ctx.layer} is local (W {spec.window:,}): 4 x B x H x h x (T x W - W^2 / 2) once "
+                        "T > W, the band only (T^2 / 2 below it)")
+        elif spec.window is not None:
+            core_tip = (f"layer {ctx.layer} is local: 4 x B x H x h x min(T, W) (the new token's query against the "
+                        f"{min(T, spec.window):,} keys of its window)")
+        else:
+            core_tip = ("4 x B x H x T^2 x h" + (" / 2 (causal)" if cfg.causal else "") if cfg.phase == "prefill"
+                        else "4 x B x H x T x h (the new token's query against seq_len keys: seq_len - 1 cached "
+                             "and its own)")
         self._set("flops_core", f"{f.attention:,}", format_count(f.attention),
                   core_tip + ": depends on n_heads, not on n_kv_heads", vs(f.attention, fm.attention))
         self._set("flops", f"{f.total:,}", format_count(f.total), "projections + attention core, one forward",
                   vs(f.total, fm.total))
+        kinds = kind_counts(arch, cfg)
+        local = [k for k in kinds if k.window is not None]
+        self._show_row("kv_split", bool(local) and arch.kind != "encoder")
+        self._show_row("layers", bool(local))
         if arch.kind == "encoder":
             why = "an encoder reads its whole input at once and keeps no KV cache"
             self._set("kv_token", "none", "", why)
             self._set("kv_total", "none", "", why)
         else:
-            per_layer = " + ".join(f"{n} x 2 x {s.n_kv_heads} x {s.head_dim} x {b}" for s, n in arch.groups())
+            per_layer = " + ".join(f"{n} x 2 x {s.n_kv_heads} x {s.head_dim} x {kb:g}" for s, n in arch.groups())
             self._set("kv_token", f"{mc.kv_bytes_per_token:,} B", format_bytes(mc.kv_bytes_per_token),
-                      f"{mc.kv_bytes_per_token:,} B = 2 (K and V) x n_kv_heads x head_dim x bytes, summed over the "
-                      f"{L} layers{where}: {per_layer}",
+                      f"{mc.kv_bytes_per_token:,} B = 2 (K and V) x n_kv_heads x head_dim x bytes per value "
+                      f"({fmt}: {kb:g}), summed over the {L} layers{where}: {per_layer}"
+                      + (". Once the context passes a window, only the global layers keep growing." if local else ""),
                       vs(mc.kv_bytes_per_token, mb.kv_bytes_per_token))
+            held = (" (a local layer holds min(seq_len, W) tokens: the keys the next query reads; transformers "
+                    "keeps W - 1 between steps)" if local else "")
             self._set("kv_total", f"{mc.kv_bytes_total:,} B", format_bytes(mc.kv_bytes_total),
-                      f"KV cache per token x batch x seq_len = {mc.kv_bytes_per_token:,} x {B} x {T}",
-                      vs(mc.kv_bytes_total, mb.kv_bytes_total))
+                      f"KV cache at batch {B} x seq_len {T:,} in {fmt}{held}", vs(mc.kv_bytes_total, mb.kv_bytes_total))
+        if local:
+            glob = next((k for k in kinds if k.window is None), None)
+            g_kv, g_n = (glob.kv_bytes_total, glob.n_layers) if glob else (0, 0)
+            l_kv, l_n = sum(k.kv_bytes_total for k in local), sum(k.n_layers for k in local)
+            self._set("kv_split", f"{format_bytes(l_kv)} | {format_bytes(g_kv)}", "",
+                      f"local layers' cache {l_kv:,} B, global layers' {g_kv:,} B, at seq_len {T:,}")
+            windows = ", ".join(f"W {k.window:,}" for k in local)
+            self._set("layers", f"{l_n} | {g_n}", windows,
+                      "; ".join(f"{k.kind}: {k.n_layers} layers, {format_count(k.params)} params, "
+                                f"{format_count(k.flops)} FLOPs, {format_bytes(k.kv_bytes_total)} KV" for k in kinds)
+                      + f". The per-layer rows show layer {ctx.layer} ({spec.kind_label}).")
         # Arithmetic intensity of the core: FLOPs over the bytes of Q, K, V and O it must move.
         tq_n = T if cfg.phase == "prefill" else 1
-        moved = B * h * b * (2 * H * tq_n + 2 * K * T)
+        moved = B * h * b * (2 * H * tq_n + 2 * K * (T if spec.window is None else min(T, spec.window)))
         self._set("intensity", f"{f.attention / moved:,.1f}", "",
                   "attention-core FLOPs / bytes of Q, K, V and output read or written. Decode stays near "
                   "1-2 x group size: memory-bound; an H200's ridge point is about 206 FLOP/byte.")

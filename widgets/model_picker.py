@@ -114,6 +114,7 @@ class ModelPicker(QWidget):
         self._current = key
         self.revert()
         model = shape is not None
+        self.layer.setSuffix("")
         self.layer.setEnabled(model)
         self.all_layers.setEnabled(model)
         with QSignalBlocker(self.layer):
@@ -127,6 +128,24 @@ class ModelPicker(QWidget):
                                 f"{shape.head_dim}, {shape.n_kv_heads} KV heads. n_heads re-splits and n_kv_heads "
                                 "pools the chosen layer (or every layer).")
             self.status.show()
+
+    def set_design_layers(self, local: tuple[bool, ...] | None) -> None:
+        """Random weights: with local and global layers (a window's pattern), the layer spin picks which
+        kind the heatmaps, per-layer costs and timing show; without, it stays at layer 0, disabled."""
+        if self._current != RANDOM:
+            return
+        mixed = local is not None and any(local)
+        self.layer.setEnabled(mixed)
+        with QSignalBlocker(self.layer):
+            self.layer.setRange(0, len(local) - 1 if mixed and local else 0)
+        if mixed and local:
+            kinds = "".join("L" if flag else "G" for flag in local[:64]) + ("…" if len(local) > 64 else "")
+            self.layer.setToolTip(f"The layer the heatmaps, per-layer costs and timing show: layer "
+                                  f"{self.layer.value()} is {'local' if local[self.layer.value()] else 'global'} "
+                                  f"(L local, G global: {kinds}). PgUp/PgDn")
+            self.layer.setSuffix("  local" if local[self.layer.value()] else "  global")
+        else:
+            self.layer.setSuffix("")
 
     def show_error(self, message: str) -> None:
         self.combo.setEnabled(True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -26,6 +27,8 @@ KNOB_DEFAULTS = {
     "seq_len": "128..16384 log",
     "d_model": "256..8192 log",
     "batch": "1..64 log",
+    "head_dim": "32,64,96,128,192,256",
+    "window": "128..8192 log",
 }
 
 
@@ -71,16 +74,16 @@ class SweepPanel(QWidget):
         for w in (QLabel("Vary"), self.knob, self.values, self.run, self.cancel):
             top.addWidget(w)
         top.setStretchFactor(self.values, 1)
-        lessons = QHBoxLayout()
-        lessons.addWidget(QLabel("Lessons:"))
+        lessons = QGridLayout()  # two buttons a row: four lessons fit a 1024 px window
+        lessons.addWidget(QLabel("Lessons:"), 0, 0)
         self.lesson_buttons = {}
-        for lesson in LESSONS:
+        for i, lesson in enumerate(LESSONS):
             b = QPushButton(lesson.title)
             b.setToolTip(lesson.tip)
             b.clicked.connect(lambda _c=False, k=lesson.key: self.lesson_requested.emit(k, self._lesson_timed(k)))
             self.lesson_buttons[lesson.key] = b
-            lessons.addWidget(b)
-        lessons.addStretch(1)
+            lessons.addWidget(b, i // 2, 1 + i % 2)
+        lessons.setColumnStretch(3, 1)
         prog = QHBoxLayout()
         prog.addWidget(self.timed)
         prog.addWidget(self.progress, 1)

@@ -134,7 +134,16 @@ class TimingPanel(QWidget):
         cpu = " — CPU run (GPU figures differ)" if t["device"] == "cpu" else ""
         self.labels["state"].setText(f"measured {config_text}{cpu}")
         set_style(self.labels["state"], "color: #b45309;" if t["device"] == "cpu" else "color: #059669;")
-        self.labels["device"].setText(f"{t['device_name']} · SDPA {t['backend']} · {t['dtype']}")
+        kernel = t.get("kernel", "SDPA")
+        # A window or sinks: flex_attention on CUDA; blockwise SDPA once T >= 2W, SDPA with a mask below, elsewhere.
+        masked = (" · flex_attention" if kernel.startswith("flex") else " · blockwise" if kernel.startswith("blockwise")
+                  else " + mask" if "explicit mask" in kernel else "")
+        self.labels["device"].setText(f"{t['device_name']} · SDPA {t['backend']}{masked} · {t['dtype']}")
+        self.labels["device"].setToolTip(f"The core ran as {kernel}, backend {t['backend']}, in the compute dtype "
+                                         f"{t['dtype']} (a KV-cache format changes the bytes counted, not the "
+                                         "timing). A T x T mask saves no time in SDPA, which still scores every "
+                                         "pair; blockwise SDPA (each W queries against their 2W keys) and "
+                                         "flex_attention (CUDA) skip what lies outside the band.")
         self.labels["layer"].setText(
             f"{ms(t['median_ms'])}  (p25 {ms(t['p25_ms'])} – p75 {ms(t['p75_ms'])}, {t['reps']} reps)"
         )

@@ -1,0 +1,194 @@
+"""The 2026 layout's controls: a head width of its own, q/k norm, biases by projection, a sliding window
+with its layer pattern, sinks, and the KV cache's format. Reads and writes plain config fields; the
+config panel owns validity (a refused combination is reverted there, with its sentence)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.arch.formats import KV_FORMAT_NOTES, KV_FORMATS
+from core.band import MAX_WINDOW
+from core.config import AttentionConfig
+from widgets.slider_spin import SliderSpin
+from widgets.wheel import FocusCombo
+
+HEAD_DIMS = [8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512]
+WINDOWS = [2**i for i in range(4, 18)]  # 16 .. 131072
+PATTERNS = [("local", "every layer local (Mistral-7B-v0.1)"), ("alternate", "alternate, layer 0 local (Gemma 2, gpt-oss)"),
+            ("5:1", "5 local : 1 global (Gemma 3)"), ("3:1", "3 local : 1 global"), ("1:1", "1 local : 1 global")]
+SAME_AS_DTYPE = "same as dtype"
+
+TIPS = {
+    "lock": "On: head_dim = d_model / n_heads (n_heads must divide d_model), as 2019-2023 models. Off: a head width "
+            "of its own (Qwen3, Gemma: n_heads x head_dim may differ from d_model).",
+    "head_dim": "Width of one head. W_q is d_model x (n_heads x head_dim), W_o (n_heads x head_dim) x d_model.",
+    "qk_norm": "RMSNorm over head_dim on q and on k before the scores (Qwen3, Gemma 3): 2 x head_dim weights a layer.",
+    "window": "Sliding window: a local layer's query sees the W keys up to itself, itself included; its KV cache "
+              "holds min(seq_len, W) tokens and its core counts only the band. Needs a causal mask.",
+    "pattern": "Which layers are local. Type your own: N:1 (N local then one global) or one letter a layer, "
+               "L local and G global (such as LLG).",
+    "sinks": "Learned attention sinks (gpt-oss): one logit per head joins every softmax row and is dropped, so a "
+             "row gives some of its mass to nothing: + n_heads parameters, no KV bytes.",
+    "kv_dtype": "The KV cache's element format, separate from the compute dtype. KV bytes everywhere use it; the "
+                "timing still runs in the compute dtype.",
+}
+
+
+class LayoutControls(QGroupBox):
+    """Folded to one line (what is set) until opened, or until a configuration sets any of them."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.toggle = QToolButton()
+        self.toggle.setCheckable(True)
+        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toggle.setStyleSheet("QToolButton { border: none; font-weight: bold; }")
+        self.toggle.setToolTip("Show or hide the 2026 layout controls: head width, q/k norm, sliding window and "
+                               "layer pattern, sinks, KV-cache format.")
+        self.body = QWidget()
+        self.lock = QCheckBox("tied to d_model / n_heads")
+        self.lock.setChecked(True)
+        self.head_dim = SliderSpin(HEAD_DIMS, 64, free=True, maximum=2**20, tooltip=TIPS["head_dim"])
+        self.head_dim.setEnabled(False)
+        self.qk_norm = QCheckBox("q/k RMSNorm")
+        self.window_on = QCheckBox("sliding window")
+        self.window = SliderSpin(WINDOWS, 4096, free=True, maximum=MAX_WINDOW, tooltip=TIPS["window"])
+        self.pattern = FocusCombo()
+        self.pattern.setEditable(True)
+        for key, text in PATTERNS:
+            self.pattern.addItem(key, key)
+            self.pattern.setItemData(self.pattern.count() - 1, text, 3)  # ToolTipRole
+        self.sinks = QCheckBox("attention sinks")
+        self.kv_dtype = FocusCombo()
+        self.kv_dtype.addItem(SAME_AS_DTYPE, None)
+        for name in KV_FORMATS:
+            self.kv_dtype.addItem(name, name)
+            self.kv_dtype.setItemData(self.kv_dtype.count() - 1, KV_FORMAT_NOTES[name], 3)
+        self.split = QLabel("")  # "52 local (W 1024) + 10 global layers"
+        for name in ("lock", "qk_norm", "pattern", "sinks", "kv_dtype"):
+            getattr(self, name).setToolTip(TIPS[name])
+        self.window_on.setToolTip(TIPS["window"])
+        self._build()
+        self._connect()
+
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 4, 6, 4)
+        outer.addWidget(self.toggle)
+        outer.addWidget(self.body)
+        self.body.hide()
+        form = QFormLayout(self.body)
+        form.setContentsMargins(0, 0, 0, 0)
+        hrow = QHBoxLayout()
+        hrow.addWidget(self.lock)
+        hrow.addWidget(self.qk_norm)
+        hrow.addWidget(self.sinks)
+        hrow.addStretch(1)
+        form.addRow("head_dim", self.head_dim)
+        form.addRow("", hrow)
+        top = QHBoxLayout()
+        top.addWidget(self.window_on)
+        top.addWidget(self.pattern, 1)
+        top.addWidget(self.split)
+        form.addRow("", top)
+        form.addRow("window W", self.window)
+        form.addRow("KV cache", self.kv_dtype)
+
+    def _connect(self) -> None:
+        self.toggle.toggled.connect(self.set_open)
+        self.lock.toggled.connect(self._on_lock)
+        for box in (self.qk_norm, self.window_on, self.sinks):
+            box.toggled.connect(self._on_any)
+        self.head_dim.value_changed.connect(self._on_any)
+        self.window.value_changed.connect(self._on_any)
+        self.kv_dtype.currentIndexChanged.connect(self._on_any)
+        self.pattern.activated.connect(self._on_any)
+        line = self.pattern.lineEdit()
+        if line is not None:
+            line.editingFinished.connect(self._on_any)
+
+    def set_open(self, open_: bool) -> None:
+        with QSignalBlocker(self.toggle):
+            self.toggle.setChecked(open_)
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if open_ else Qt.ArrowType.RightArrow)
+        self.body.setVisible(open_)
+
+    def _on_lock(self, locked: bool) -> None:
+        self.head_dim.setEnabled(not locked)
+        self.changed.emit()
+
+    def _on_any(self, *_: object) -> None:
+        self._enable_window()
+        self.changed.emit()
+
+    def _enable_window(self) -> None:
+        on = self.window_on.isChecked() and self.isEnabled()
+        self.window.setEnabled(on)
+        self.pattern.setEnabled(on)
+
+    def fields(self) -> dict[str, Any]:
+        """The config fields these controls set."""
+        return {
+            "explicit_head_dim": None if self.lock.isChecked() else self.head_dim.value(),
+            "qk_norm": self.qk_norm.isChecked(),
+            "window": self.window.value() if self.window_on.isChecked() else None,
+            "layer_pattern": self.pattern.currentText() if self.window_on.isChecked() else "global",
+            "sinks": self.sinks.isChecked(),
+            "kv_dtype": self.kv_dtype.currentData(),
+        }
+
+    def write(self, cfg: AttentionConfig) -> None:
+        widgets = (self.lock, self.qk_norm, self.window_on, self.pattern, self.sinks, self.kv_dtype)
+        blockers = [QSignalBlocker(w) for w in widgets]
+        self.lock.setChecked(cfg.head_dim_tied)
+        self.head_dim.set_value(cfg.head_dim)
+        self.head_dim.setEnabled(not cfg.head_dim_tied)
+        self.qk_norm.setChecked(cfg.qk_norm)
+        self.window_on.setChecked(cfg.window is not None and cfg.layer_pattern != "global")
+        if cfg.window is not None:
+            self.window.set_value(cfg.window)
+        pattern = cfg.layer_pattern if cfg.layer_pattern != "global" else "local"
+        if self.pattern.findText(pattern) < 0:
+            self.pattern.addItem(pattern, pattern)
+        self.pattern.setCurrentText(pattern)
+        self.sinks.setChecked(cfg.sinks)
+        self.kv_dtype.setCurrentIndex(0 if cfg.kv_dtype is None else self.kv_dtype.findText(cfg.kv_dtype))
+        del blockers
+        self._enable_window()
+        local = cfg.local_layers()
+        n_local = sum(local)
+        self.split.setText(f"{n_local} local + {len(local) - n_local} global" if n_local else "")
+        self.toggle.setText("Layout: " + summary(cfg))
+        if layout_is_set(cfg):
+            self.set_open(True)
+
+
+def layout_is_set(cfg: AttentionConfig) -> bool:
+    return (not cfg.head_dim_tied or cfg.qk_norm or cfg.window is not None or cfg.sinks
+            or cfg.kv_dtype is not None)
+
+
+def summary(cfg: AttentionConfig) -> str:
+    """One line of what the layout is: 'head_dim 128 (own), q/k norm, 52 local W 1024 + 10 global, KV q8_0'."""
+    parts = [f"head_dim {cfg.head_dim}" + (" (tied)" if cfg.head_dim_tied else " (own)")]
+    parts += ["q/k norm"] if cfg.qk_norm else []
+    local = sum(cfg.local_layers())
+    parts.append(f"{local} local W {cfg.window:,} + {cfg.n_layers - local} global" if local else "all global")
+    parts += ["sinks"] if cfg.sinks else []
+    parts.append(f"KV {cfg.kv_format}")
+    return ", ".join(parts)
