@@ -23,6 +23,8 @@ METRICS = [
     ("n_heads", "config", "n_heads", "text", None),
     ("n_kv_heads", "config", "n_kv_heads", "text", None),
     ("head_dim", "config", "head_dim", "text", None),
+    ("layout", "layout", "summary", "text", None),
+    ("KV cache: local | global", "layout", "kv_split", "text", None),
     ("n_layers", "config", "n_layers", "text", None),
     ("seq_len x batch", "config", "workload", "text", None),
     ("dtype, phase", "config", "precision", "text", None),
@@ -61,6 +63,8 @@ def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
         return sum(g["params_per_layer"] * g["count"] for g in groups)
     if section == "model" and key == "name" and not model:
         return "random weights"
+    if section == "layout":
+        return layout_value(report, key)
     part = report.get(section)
     if part is None:
         return None
@@ -71,6 +75,29 @@ def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
     if section == "config" and key == "precision":
         return f"{part['dtype']}, {part['phase']}" + (", causal" if part["causal"] else "")
     return part.get(key)
+
+
+def layout_value(report: dict[str, Any], key: str) -> str | None:
+    """A pin's layout in one line, or its KV cache split into local and global layers; None for a plain layer
+    (a plain pin beside a layout pin reads 'tied head_dim, all global')."""
+    lay = report.get("layout")
+    if key == "summary":
+        if lay is None:
+            return "tied head_dim, all global" if report.get("model") is None else None
+        parts = ["own head_dim" if not lay["head_dim_tied"] else "tied head_dim"]
+        parts += [f"biases {lay['biases']}"] if lay["biases"] == "qkv" else []
+        parts += ["q/k norm"] if lay["qk_norm"] else []
+        parts.append(f"{lay['n_local_layers']} local W {lay['window']:,} + {lay['n_global_layers']} global"
+                     if lay["n_local_layers"] else "all global")
+        parts += ["sinks"] if lay["sinks"] else []
+        parts.append(f"KV {lay['kv_dtype']}")
+        return ", ".join(parts)
+    kinds = report.get("layer_kinds") or []
+    local = sum(k["kv_bytes_total"] for k in kinds if k["window"] is not None)
+    glob = sum(k["kv_bytes_total"] for k in kinds if k["window"] is None)
+    if lay is None or not lay["n_local_layers"]:
+        return None
+    return f"{format_bytes(local)} | {format_bytes(glob)}"
 
 
 def format_value(value: Any, kind: str) -> str:
@@ -124,6 +151,9 @@ def comparison(reports: list[dict[str, Any]], baseline: int) -> list[TableRow]:
     for label, section, key, kind, lower in METRICS:
         if section == "model" and all(metric_value(r, section, key) is None for r in reports):
             continue  # no pin holds a real model's figure of this kind
+        if section == "layout" and (all(r.get("layout") is None for r in reports)
+                                    or all(metric_value(r, section, key) is None for r in reports)):
+            continue  # no pin has a 2026 layout (or none has local layers)
         base = metric_value(reports[baseline], section, key)
         cells = []
         for i, rep in enumerate(reports):

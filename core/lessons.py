@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.config import AttentionConfig
-from core.counts import format_bytes, format_count
+from core.counts import format_bytes, format_count, kv_cache_bytes
+from core.presets import find_preset
 from core.sweep import SweepResult, fitted_exponent
 
 
@@ -68,6 +69,34 @@ def caption_seq(result: SweepResult) -> str:
     return text + "."
 
 
+def caption_windows(result: SweepResult) -> str:
+    """The windowed model's KV cache against the same model with every layer global, and its two parts."""
+    rows = result.ok_rows()
+    if len(rows) < 2:
+        return "Too few points finished to compare."
+    first, last = rows[0].report, rows[-1].report
+    kinds = {k["kind"]: k for k in last.get("layer_kinds", [])}
+    local = next((k for name, k in kinds.items() if name.startswith("local")), None)
+    glob = kinds.get("global")
+    if local is None or glob is None:
+        return "This model has no local and global layers to compare; the lesson sets Gemma 3 27B."
+    cfg = AttentionConfig(**{k: v for k, v in LESSON_WINDOWS_BASE.items()}, seq_len=rows[-1].value)
+    all_global = kv_cache_bytes(cfg.with_(layer_pattern="global")).bytes_total
+    kv = last["kv_cache"]["bytes_total"]
+    flat = {next(k for k in r.report["layer_kinds"] if k["window"])["kv_bytes_total"]
+            for r in rows if r.value >= local["window"]}
+    return (f"seq_len {rows[0].value:,}→{rows[-1].value:,}: KV cache {format_bytes(first['kv_cache']['bytes_total'])}"
+            f"→{format_bytes(kv)} with {local['n_layers']} local layers (W {local['window']:,}) and "
+            f"{glob['n_layers']} global, against {format_bytes(all_global)} with every layer global "
+            f"(x{all_global / kv:.1f}). The local part stays at {format_bytes(local['kv_bytes_total'])} once "
+            f"seq_len passes W ({'flat' if len(flat) == 1 else 'not flat'}); the global part grows linearly, to "
+            f"{format_bytes(glob['kv_bytes_total'])}.")
+
+
+LESSON_WINDOWS_BASE = {**find_preset("Gemma 3 27B").fields, "dtype": "bfloat16", "batch_size": 1,
+                       "phase": "prefill"}
+
+
 @dataclass(frozen=True)
 class Lesson:
     key: str
@@ -96,6 +125,11 @@ LESSONS = [
            {"phase": "prefill"}, False, caption_seq,
            "seq_len 128 to 16384: core FLOPs grow quadratically, projections linearly (counts only: timing 16k tokens "
            "takes minutes on a CPU; run a seq_len sweep with 'measure time' for measured points)."),
+    Lesson("windows", "Sliding windows", "seq_len", [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072],
+           LESSON_WINDOWS_BASE, False, caption_windows,
+           "Gemma 3 27B (52 local layers with W 1024, 10 global) from 1k to 128k tokens: the local layers' KV cache "
+           "stops growing at W, the global layers' grows linearly; the caption compares the same model with every "
+           "layer global (counts only)."),
 ]
 
 

@@ -120,6 +120,9 @@ def check_timing(t: Any, where: str) -> dict[str, Any] | None:
         return None
     t = schema.mapping(t, where)
     expected = set(TIMING_TEXT) | set(TIMING_MS) | set(TIMING_OPTIONAL_MS) | {"reps"}
+    if "kernel" in t:  # a window's or the sinks' core: which kernel ran it
+        expected.add("kernel")
+        schema.text(t["kernel"], f"{where}.kernel", 400)
     if set(t) != expected:
         raise ValueError(f"{where} has the wrong fields (missing: {', '.join(sorted(expected - set(t))) or 'none'}; "
                          f"unknown: {', '.join(sorted(repr(k)[:20] for k in set(t) - expected)) or 'none'})")

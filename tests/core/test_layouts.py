@@ -10,7 +10,14 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from core.config import AttentionConfig
-from core.counts import flop_counts, kind_counts, kv_cache_bytes, layer_flop_counts, model_counts, param_counts
+from core.counts import (
+    flop_counts,
+    kind_counts,
+    kv_cache_bytes,
+    layer_flop_counts,
+    model_counts,
+    param_counts,
+)
 
 
 def counted(fn) -> int:
@@ -174,3 +181,18 @@ def test_an_explicit_head_dim_frees_n_heads_from_dividing_d_model():
     assert param_counts(cfg).q == 100 * 7 * 32 and param_counts(cfg).o == 7 * 32 * 100
     with pytest.raises(ValueError, match="does not divide d_model"):
         AttentionConfig(d_model=100, n_heads=7)
+
+
+def test_the_sliding_windows_lesson_against_the_formula():
+    from core.lessons import find_lesson
+    from core.sweep import SweepResult, plan_sweep, run_point
+
+    lesson = find_lesson("windows")
+    base = lesson.base_config(AttentionConfig())
+    result = SweepResult(lesson.knob, [run_point(p, None) for p in plan_sweep(base, lesson.knob, lesson.values)])
+    T = 131072
+    windowed = 2 * 16 * 128 * 2 * (10 * T + 52 * 1024)
+    every_global = 2 * 16 * 128 * 2 * 62 * T
+    assert result.rows[-1].report["kv_cache"]["bytes_total"] == windowed
+    caption = lesson.caption(result)
+    assert f"x{every_global / windowed:.1f}" in caption and "(flat)" in caption and "52 local layers (W 1,024)" in caption
