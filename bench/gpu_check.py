@@ -5,7 +5,11 @@
 3. the app's timer against triton.testing.do_bench(..., return_mode="median") on the same calls
    (target: within 5%);
 4. achieved TFLOP/s of the attention core, bf16, head_dim 128, T = 2048..8192, causal and not,
-   the app's measurement next to a direct SDPA call timed by do_bench (target: within 5%).
+   the app's measurement next to a direct SDPA call timed by do_bench (target: within 5%);
+5. [geometry] windows and sinks: the display path equals the timed layer (flex_attention on CUDA) for
+   a local layer, a sink layer and both (gpt-oss's shape), and the windowed core's time at T = 8192,
+   W = 1024 for flex_attention, blockwise SDPA, masked SDPA and full causal SDPA, with the band's share
+   of the FLOPs beside each ratio.
 
 `--smoke` runs the same logic small on the CPU (torch.utils.benchmark stands in for do_bench)
 so that the script itself is tested where there is no GPU.
@@ -58,6 +62,37 @@ def check_display_equals_sdpa(device: torch.device, dtype: str) -> list[dict]:
             out.append({"n_kv_heads": kv, "causal": causal, "max_abs_err": err, "rel": err / scale,
                         "ok": err / scale < 2e-2})
     return out
+
+
+def check_layouts(device: torch.device, dtype: str, smoke: bool) -> list[dict]:
+    """The windowed and sink layers: display path == timed layer, and the kernel the layer picked."""
+    out = []
+    T = 96 if smoke else 512
+    for fields in (dict(window=32 if smoke else 128, layer_pattern="local"), dict(sinks=True),
+                   dict(window=32 if smoke else 128, layer_pattern="local", sinks=True, bias=True)):
+        cfg = AttentionConfig(d_model=512 if smoke else 2880, n_heads=8 if smoke else 64, n_kv_heads=2 if smoke else 8,
+                              explicit_head_dim=64, seq_len=T, causal=True, dtype=dtype, **fields)
+        layer = AttentionLayer(cfg, device=device, dtype=TORCH_DTYPES[dtype], seed=0)
+        x = torch.randn(1, T, cfg.d_model, device=device, dtype=TORCH_DTYPES[dtype])
+        with torch.inference_mode():
+            _, y_disp = layer.display_forward(x)
+            y = layer(x)
+        err = (y_disp.float() - y.float()).abs().max().item() / y.float().abs().max().item()
+        out.append({"layout": {k: v for k, v in fields.items() if k != "layer_pattern"}, "kernel": layer.kernel_name,
+                    "rel": err, "ok": err < 2e-2})
+    return out
+
+
+def time_windowed(device: torch.device, dtype: str, smoke: bool) -> dict:
+    """bench/window_timing.py's kernels at one length, for the record of a GPU run."""
+    from bench.window_timing import time_kernels
+    from core.band import causal_pairs_x2
+
+    T, W = (1024, 128) if smoke else (8192, 1024)
+    ms = time_kernels(T, W, 8, 2, 64, device, TORCH_DTYPES[dtype], 0.2, device.type == "cuda")
+    full = ms["full_causal_sdpa"]
+    return {"T": T, "W": W, "flop_ratio": causal_pairs_x2(T, W) / causal_pairs_x2(T, None), "ms": ms,
+            "time_ratio": {k: v / full for k, v in ms.items()}}
 
 
 def main() -> int:
@@ -117,11 +152,19 @@ def main() -> int:
             if device.type == "cuda":
                 torch.cuda.empty_cache()
     result["timing"] = rows
+    result["layouts"] = check_layouts(device, dtype, args.smoke)
+    for row in result["layouts"]:
+        print(f"layout {row['layout']}: display==timed rel_err={row['rel']:.2e} {'OK' if row['ok'] else 'FAIL'} "
+              f"({row['kernel']})")
+    result["windowed"] = time_windowed(device, dtype, args.smoke)
+    wt = result["windowed"]
+    print(f"windowed T={wt['T']} W={wt['W']} band/full FLOPs {wt['flop_ratio']:.3f}: " + ", ".join(
+        f"{k} {v:.3f} ms (x{wt['time_ratio'][k]:.2f})" for k, v in wt["ms"].items()))
     result["seconds"] = time.perf_counter() - t_start
-    ok = all(r["ok"] for r in result["display_equals_sdpa"])
+    ok = all(r["ok"] for r in result["display_equals_sdpa"]) and all(r["ok"] for r in result["layouts"])
     within = all(0.95 <= r["core_ratio"] <= 1.05 and 0.95 <= r["app_vs_direct"] <= 1.05 for r in rows)
     result["display_ok"], result["timing_within_5pct"] = ok, within
-    print(json.dumps({k: v for k, v in result.items() if k not in ("timing", "display_equals_sdpa")}))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("timing", "display_equals_sdpa", "layouts")}))
     return 0 if ok else 1
 
 
