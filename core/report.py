@@ -11,8 +11,8 @@ from core.config import AttentionConfig
 from core.counts import (
     flop_counts,
     format_bytes,
-    kind_counts,
     format_count,
+    kind_counts,
     kv_cache_bytes,
     layer_kv_bytes_per_token,
     layer_param_counts,

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformers import (Gemma2Config, Gemma3TextConfig, GPT2Config, GptOssConfig, MistralConfig, Qwen2Config,
-                          Qwen3Config)
+from transformers import (
+    Gemma2Config,
+    Gemma3TextConfig,
+    GPT2Config,
+    GptOssConfig,
+    MistralConfig,
+    Qwen2Config,
+    Qwen3Config,
+)
 from transformers.models.gemma2.modeling_gemma2 import Gemma2Attention
 from transformers.models.gemma3.modeling_gemma3 import Gemma3Attention
 from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
