@@ -2,8 +2,6 @@
 (written again here, independently of core/counts.py) or refused with a sentence, in core and
 through the CLI; nothing else escapes."""
 
-import contextlib
-import io
 import json
 
 from hypothesis import given
@@ -11,7 +9,7 @@ from hypothesis import strategies as st
 
 from core.config import AttentionConfig
 from core.counts import flop_counts, kv_cache_bytes, param_counts
-from sandbox.cli import main
+from tests.property.cli_run import run_main
 
 BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 # The README's documented maxima, written again here (not imported from core.config).
@@ -112,15 +110,9 @@ def test_cli_accepts_or_exits_2_with_one_sentence(f):
     for key in ("causal", "bias"):
         if isinstance(f[key], bool):
             argv.append(f"--{key}" if f[key] else f"--no-{key}")
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exc:
-            code = exc.code
+    code, out, err = run_main(argv)
     if code == 0:
-        report = json.loads(out.getvalue())
+        report = json.loads(out)
         c = report["config"]
         g = {"d_model": c["d_model"], "n_heads": c["n_heads"], "n_kv_heads": c["n_kv_heads"], "seq_len": c["seq_len"],
              "batch_size": c["batch_size"], "n_layers": c["n_layers"], "dtype": c["dtype"], "causal": c["causal"],
@@ -129,6 +121,6 @@ def test_cli_accepts_or_exits_2_with_one_sentence(f):
         assert report["params"]["total"] == ref["params"] and report["kv_cache"]["bytes_total"] == ref["kv"]
         assert report["flops"]["attention"] == ref["attention"]
     else:
-        assert code == 2, (argv, err.getvalue())
-        lines = err.getvalue().strip().splitlines()
+        assert code == 2, (argv, err)
+        lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("attention-sandbox: error: ") and "Traceback" not in lines[0]

@@ -2,8 +2,6 @@
 (layer by layer, row by row, written here independently of core/counts.py) or refused with a sentence,
 in core and through the CLI."""
 
-import contextlib
-import io
 import json
 from fractions import Fraction
 
@@ -12,7 +10,7 @@ from hypothesis import strategies as st
 
 from core.config import AttentionConfig
 from core.counts import flop_counts, kv_cache_bytes, param_counts
-from sandbox.cli import main
+from tests.property.cli_run import run_main
 
 # Bytes per value of each KV format, written again here (q8_0: 34 B per 32 values, q4_0: 18 B per 32).
 FORMAT_BYTES = {"float32": Fraction(4), "bfloat16": Fraction(2), "float16": Fraction(2), "fp8_e4m3": Fraction(1),
@@ -125,20 +123,15 @@ def test_the_cli_counts_a_layout_or_exits_2_with_one_line(f):
     argv += ["--head-dim", str(f["explicit_head_dim"])] if f["explicit_head_dim"] is not None else []
     argv += ["--window", str(f["window"]), "--layer-pattern", f["layer_pattern"]] if f["window"] is not None else []
     argv += ["--kv-dtype", f["kv_dtype"]] if f["kv_dtype"] is not None else []
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exc:
-            code = exc.code
+    code, out, err = run_main(argv)
     if code == 0:
-        report = json.loads(out.getvalue())
+        report = json.loads(out)
         fields = {k: v for k, v in f.items() if k not in ("kv_div", "layer_pattern")}
         pattern = f["layer_pattern"] if f["window"] is not None else "global"  # the CLI was given no pattern
         cfg = AttentionConfig(**fields, layer_pattern=pattern, n_kv_heads=max(1, f["n_heads"] // f["kv_div"]))
         assert report["kv_cache"]["bytes_total"] == kv_cache_bytes(cfg).bytes_total
         assert report["params"]["total"] == param_counts(cfg).total
     else:
-        assert code == 2, (argv, err.getvalue())
-        lines = err.getvalue().strip().splitlines()
+        assert code == 2, (argv, err)
+        lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("attention-sandbox: error: ") and "Traceback" not in lines[0]
