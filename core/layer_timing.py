@@ -4,9 +4,10 @@ prefill vs decode. Everything is allocated before any timed region."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
+import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from core.arch.layer import LayerSpec
@@ -32,7 +33,9 @@ class TimingResult:
     separate_qkv: TimingStats | None  # three projections with the same weights
     prefill: TimingStats  # the whole layer, prefill of seq_len tokens
     decode: TimingStats  # the whole layer, one token against seq_len cached
-    kernel: str = "SDPA"  # what ran the core: SDPA, or SDPA with an explicit mask (window, sinks)
+    kernel: str = "SDPA"  # what ran the core: SDPA, or a windowed kernel (window, sinks)
+    full_core: TimingStats | None = None  # a local layer: the same core without its window (full causal SDPA)
+    band_flop_ratio: float | None = None  # a local layer: its core FLOPs over the full causal core's
 
     def to_report(self) -> dict[str, object]:
         """The report's timing object (README: JSON keys)."""
@@ -55,6 +58,8 @@ class TimingResult:
             "prefill_ms": self.prefill.median_ms,
             "decode_ms": self.decode.median_ms,
             **({"kernel": self.kernel} if self.kernel != "SDPA" else {}),
+            **({"full_core_ms": self.full_core.median_ms, "band_flop_ratio": self.band_flop_ratio}
+               if self.full_core is not None else {}),
         }
 
 
@@ -127,9 +132,12 @@ def run_timing(
     guard_memory(cfg, device, free_bytes=free_bytes)
     kw = {"budget_s": budget_s, "should_stop": should_stop}
     is_prefill = cfg.phase == "prefill"
+    window = (spec or cfg.layer_spec()).window
+    compare_full = is_prefill and cfg.causal and window is not None and cfg.seq_len > window
     steps = ["allocating the layer and its inputs", "choosing the SDPA backend", "the prefill layer",
              "the attention core" if is_prefill else "the decode step", "the decode step" if is_prefill else
-             "the attention core"] + (["fused QKV", "separate QKV"] if include_qkv else [])
+             "the attention core"] + (["fused QKV", "separate QKV"] if include_qkv else []) + (
+             ["the full causal core, for comparison"] if compare_full else [])
     done = [0]
 
     def checkpoint(step: int | None = None) -> None:
@@ -173,6 +181,13 @@ def run_timing(
         if include_qkv:
             checkpoint(6)
         separate = measure(lambda: t.separate(x_in), device, **kw) if include_qkv else None
+        full_core = None
+        if compare_full:  # what the window saves: the same q, k, v through full causal SDPA
+            checkpoint(len(steps) - 1)
+            gqa = layer.n_kv_heads != layer.n_heads
+            with sdpa_kernel([prefill_backend]):
+                full_core = measure(lambda: F.scaled_dot_product_attention(t.q, t.k, t.v, is_causal=True, enable_gqa=gqa,
+                                                                           scale=layer.spec.scale), device, **kw)
     backend = prefill_backend if is_prefill else decode_backend
     flops = layer_flop_counts(cfg.d_model, t.layer.spec, cfg)
     whole = prefill if is_prefill else decode
@@ -190,5 +205,8 @@ def run_timing(
         prefill=prefill,
         decode=decode,
         kernel=layer.kernel_name,
+        full_core=full_core,
+        band_flop_ratio=(flops.attention / layer_flop_counts(cfg.d_model, replace(t.layer.spec, window=None),
+                                                             cfg).attention) if compare_full else None,
     )
 

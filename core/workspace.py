@@ -123,6 +123,10 @@ def check_timing(t: Any, where: str) -> dict[str, Any] | None:
     if "kernel" in t:  # a window's or the sinks' core: which kernel ran it
         expected.add("kernel")
         schema.text(t["kernel"], f"{where}.kernel", 400)
+    for k in ("full_core_ms", "band_flop_ratio"):  # a local layer's core against full causal attention
+        if k in t:
+            expected.add(k)
+            schema.number(t[k], f"{where}.{k}")
     if set(t) != expected:
         raise ValueError(f"{where} has the wrong fields (missing: {', '.join(sorted(expected - set(t))) or 'none'}; "
                          f"unknown: {', '.join(sorted(repr(k)[:20] for k in set(t) - expected)) or 'none'})")

@@ -143,3 +143,15 @@ def test_compare_names_each_pins_layout_and_its_local_and_global_cache(make_wind
     assert rows["KV cache: local | global"].cells[1].text == f"{format_bytes(local)} | 0 B"
     plain = {r.label for r in comparison([reports[0], reports[0]], 0)}
     assert "layout" not in plain and "KV cache: local | global" not in plain
+
+
+def test_the_timing_panel_sets_a_local_layers_core_against_full_attention(make_window):
+    w = make_window(text=TEXT)
+    lc = w.config_panel.layout_controls
+    lc.window.spin.setValue(16)
+    lc.window_on.setChecked(True)  # seq_len 64 > W 16: the window can save work
+    t = w.last_timing.result.to_report()
+    assert w.last_timing.config == w.config() and t["kernel"].startswith("blockwise SDPA")
+    text = w.timing.labels["tflops"].text()
+    assert f"x{t['core_median_ms'] / t['full_core_ms']:.2f} the time for x{t['band_flop_ratio']:.2f} the FLOPs" in text
+    assert "blockwise" in w.timing.labels["device"].text()

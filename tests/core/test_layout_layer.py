@@ -101,3 +101,18 @@ def test_flex_attention_core_equals_the_masked_sdpa_core(fields):
         ref = layer.core(q, k, v, True)
         ours = flex_band_attention(q, k, v, True, layer.spec.window, layer.sinks, compile=False)
     torch.testing.assert_close(ours, ref, atol=2e-6, rtol=1e-5)
+
+
+def test_a_local_layers_timing_sets_its_core_beside_full_causal_attention():
+    from core.counts import flop_counts
+    from core.layer_timing import run_timing
+
+    cfg = AttentionConfig(d_model=64, n_heads=4, n_kv_heads=2, seq_len=64, causal=True, window=8,
+                          layer_pattern="local", n_layers=1)
+    t = run_timing(cfg, torch.device("cpu"), budget_s=0.002).to_report()
+    full = flop_counts(cfg.with_(window=None, layer_pattern="global")).attention
+    assert t["band_flop_ratio"] == flop_counts(cfg).attention / full == (2 * 64 * 8 - 64) / 64**2
+    assert t["full_core_ms"] > 0 and t["kernel"].startswith("blockwise SDPA")
+    # A global layer, or a context within the window, has nothing to compare.
+    for plain in (cfg.with_(window=None, layer_pattern="global"), cfg.with_(seq_len=8)):
+        assert "full_core_ms" not in run_timing(plain, torch.device("cpu"), budget_s=0.002).to_report()
