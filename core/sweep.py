@@ -13,11 +13,36 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.arch.formats import KV_FORMATS, bytes_per_value
 from core.config import AttentionConfig
 from core.report import build_report
 
 KNOBS = {"n_heads": "n_heads", "n_kv_heads": "n_kv_heads", "seq_len": "seq_len", "d_model": "d_model",
-         "batch": "batch_size", "batch_size": "batch_size", "head_dim": "explicit_head_dim", "window": "window"}
+         "batch": "batch_size", "batch_size": "batch_size", "head_dim": "explicit_head_dim", "window": "window",
+         "kv_dtype": "kv_dtype"}
+# Knobs whose values are names, not numbers; plotted at a number each name stands for.
+CATEGORICAL: dict[str, tuple[str, ...]] = {"kv_dtype": tuple(KV_FORMATS)}
+
+
+def parse_knob_values(knob: str, text: str) -> list[Any]:
+    """parse_values for a numeric knob; for kv_dtype, names like 'float16,fp8_e4m3,q8_0,q4_0'."""
+    names = CATEGORICAL.get(knob.strip())
+    if names is None:
+        return parse_values(text)
+    parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        raise ValueError(f"enter at least one {knob}, e.g. {','.join(names[1:3])}.")
+    unknown = [p for p in parts if p not in names]
+    if unknown:
+        raise ValueError(f"{unknown[0][:20]!r} is not a KV format; choose from {', '.join(names)}.")
+    out = list(dict.fromkeys(parts))
+    check_count(out)
+    return out
+
+
+def sweep_x(knob: str, value: Any) -> float:
+    """Where a swept value sits on a plot's x axis: the number itself, or a KV format's bytes per value."""
+    return bytes_per_value(value) if knob in CATEGORICAL else float(value)
 MAX_POINTS = 64
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:\.\.|-|:)\s*(\d+)\s*(?:(log)\s*(\d+)?|step\s*(\d+))?\s*$", re.IGNORECASE)
 
@@ -90,7 +115,7 @@ def _bounded(digits: str) -> int:
     return int(digits)
 
 
-def check_count(values: list[int]) -> None:
+def check_count(values: list[Any]) -> None:
     if not values:
         raise ValueError("enter at least one value, e.g. 1,2,4,8 or 128..16384 log.")
     if len(values) > MAX_POINTS:
@@ -99,12 +124,12 @@ def check_count(values: list[int]) -> None:
 
 @dataclass(frozen=True)
 class SweepPoint:
-    value: int
+    value: int | str  # a number, or a name for a categorical knob (kv_dtype)
     config: AttentionConfig | None  # None: the value makes an invalid configuration
     reason: str = ""  # why it was skipped
 
 
-def plan_sweep(base: AttentionConfig, knob: str, values: list[int]) -> list[SweepPoint]:
+def plan_sweep(base: AttentionConfig, knob: str, values: list[Any]) -> list[SweepPoint]:
     """One point per value. Sweeping n_heads on an MHA base keeps it MHA (n_kv_heads follows)."""
     if knob not in KNOBS:
         raise ValueError(f"cannot sweep {knob!r}; choose one of {', '.join(sorted(set(KNOBS) - {'batch_size'}))}.")
@@ -127,7 +152,7 @@ def plan_sweep(base: AttentionConfig, knob: str, values: list[int]) -> list[Swee
 
 @dataclass
 class SweepRow:
-    value: int
+    value: int | str
     status: str  # ok, skipped (invalid), refused (memory guard), failed
     reason: str = ""
     report: dict[str, Any] | None = None

@@ -33,8 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw = sub.add_parser("sweep", help="one row per value of one knob, the other knobs as given")
     add_config_args(sw)
     sw.add_argument("--vary", required=True, metavar="KNOB=VALUES",
-                    help="n_heads, n_kv_heads, seq_len, d_model, batch, head_dim or window; values like 1,2,4 or "
-                         "128..16384 log")
+                    help="n_heads, n_kv_heads, seq_len, d_model, batch, head_dim, window or kv_dtype; values like "
+                         "1,2,4 or 128..16384 log (kv_dtype: names such as float16,fp8_e4m3,q8_0,q4_0)")
     sw.add_argument("--time", action="store_true", help="also time every point")
     sw.add_argument("--force", action="store_true", help="time points whose estimate is over a minute")
     fmt = sw.add_mutually_exclusive_group()
@@ -126,14 +126,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     import csv
 
     from core.device import default_dtype, resolve_device
-    from core.sweep import KNOBS, flatten, parse_values, plan_sweep, run_point
+    from core.sweep import KNOBS, flatten, parse_knob_values, plan_sweep, run_point
 
     knob, sep, values_text = args.vary.partition("=")
     if not sep:
         fail("--vary takes KNOB=VALUES, e.g. --vary n_kv_heads=32,16,8,4,2,1.")
     device = resolve_device(args.device)
     base = config_from_args(args, default_dtype(device))
-    points = plan_sweep(base, knob.strip(), parse_values(values_text))
+    points = plan_sweep(base, knob.strip(), parse_knob_values(knob, values_text))
     timing_fn = None
     if args.time:
         from core.layer_timing import run_timing
@@ -141,7 +141,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
         def timing_fn(cfg):
             check_estimate(cfg, device, args.force)  # a refusal stops the sweep at this point
-            say(f"{knob} = {getattr(cfg, KNOBS[knob.strip()], '?'):,}")
+            value = getattr(cfg, KNOBS[knob.strip()], "?")
+            say(f"{knob} = {value:,}" if isinstance(value, int) else f"{knob} = {value}")
             return interruptible(lambda stop: run_timing(cfg, device, should_stop=stop)).to_report()
     rows = []
     for point in points:
@@ -167,7 +168,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         for r in rows:
             rep = r.report or {}
             t = rep.get("timing") or {}
-            print(f"{r.value:>12,}  {r.status:8} {num(rep.get('params', {}).get('total')):>16} "
+            shown = f"{r.value:,}" if isinstance(r.value, int) else str(r.value)
+            print(f"{shown:>12}  {r.status:8} {num(rep.get('params', {}).get('total')):>16} "
                   f"{num(rep.get('flops', {}).get('total')):>26} {num(rep.get('kv_cache', {}).get('bytes_total')):>22} "
                   f"{(format(t['median_ms'], '.4g') if t else '–'):>10}  {r.reason}")
     if not any(r.status == "ok" for r in rows):

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFileDialog
 from core.atomic import ExportError, staged, write_text_atomic
 from core.config import AttentionConfig
 from core.lessons import find_lesson
-from core.sweep import KNOBS, SweepResult, flatten, parse_values, plan_sweep
+from core.sweep import KNOBS, SweepResult, flatten, parse_knob_values, plan_sweep
 from sandbox.export import render_png
 from sandbox.runner import SweepProgress
 from widgets.sweep_panel import SweepPanel
@@ -52,7 +52,7 @@ class SweepController(QObject):
 
     def run(self, knob: str, values_text: str, timed: bool) -> int | None:
         try:
-            values = parse_values(values_text)
+            values = parse_knob_values(knob, values_text)
             points = plan_sweep(self.window.config(), knob, values)
         except ValueError as exc:
             self.panel.show_error(str(exc))
@@ -91,14 +91,14 @@ class SweepController(QObject):
         self.result = result
         self.panel.show_result(result, self.knob, self.caption_fn(result), self.pinned_marks())
 
-    def pinned_marks(self) -> list[tuple[int, str]]:
+    def pinned_marks(self) -> list[tuple[int | str, str]]:
         """Pins that lie on this sweep's line: the base configuration with only the knob changed."""
         if self.base is None:
             return []
         field = KNOBS[self.knob]
         marks = []
         for pin in self.window.pins.pins:
-            value = getattr(pin.config, field)
+            value = pin.config.kv_format if field == "kv_dtype" else getattr(pin.config, field)
             changes = {field: value}
             if self.knob == "n_heads" and self.base.mode == "MHA":
                 changes["n_kv_heads"] = value

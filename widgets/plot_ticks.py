@@ -5,6 +5,8 @@ the data spans few decades, every decade, or every few decades, when it spans ma
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 from core.counts import format_bytes, format_count
 
@@ -44,15 +46,17 @@ def log_ticks(lo: float, hi: float, kind: str = "count", max_ticks: int = 7) -> 
     return [(math.log10(v), short_number(v, kind)) for v in values]
 
 
-def spaced_values(values: list[int], plot_px: float, log: bool, char_px: float = 7.0) -> list[int]:
-    """The swept values to label: every one whose label has room beside the last one shown."""
+def spaced_values(values: list[Any], plot_px: float, log: bool, char_px: float = 7.0,
+                  label: Callable[[Any], str] | None = None) -> list[Any]:
+    """The swept values to label: every one whose label (label(v), or v with digit grouping) has room beside
+    the last one shown."""
     if not values or plot_px <= 0:
         return values[:1]
     pos = [math.log10(v) if log else float(v) for v in values]
     span = (max(pos) - min(pos)) or 1.0
     xs = [(p - min(pos)) / span * plot_px for p in pos]
-    width = lambda v: char_px * len(f"{v:,}") + 10  # noqa: E731
-    shown: list[int] = [values[-1]]  # the last value is always labelled; then leftwards, each with room
+    width = lambda v: char_px * len(label(v) if label else f"{v:,}") + 10  # noqa: E731
+    shown: list[Any] = [values[-1]]  # the last value is always labelled; then leftwards, each with room
     last_px = xs[-1]
     for v, x in zip(reversed(values[:-1]), reversed(xs[:-1]), strict=True):
         if last_px - x >= width(v) / 2 + width(shown[-1]) / 2:

@@ -29,6 +29,7 @@ KNOB_DEFAULTS = {
     "batch": "1..64 log",
     "head_dim": "32,64,96,128,192,256",
     "window": "128..8192 log",
+    "kv_dtype": "float32,bfloat16,fp8_e4m3,q8_0,q4_0",
 }
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 
-from core.sweep import SweepResult
+from core.sweep import CATEGORICAL, SweepResult, sweep_x
 from widgets.plot_ticks import log_ticks, short_number, spaced_values
 
 PLOTS = [
@@ -34,7 +34,7 @@ class ShortAxis(pg.AxisItem):
         return [short_number(v * scale) if abs(v * scale) >= 1000 else f"{v * scale:g}" for v in values]
 
 
-def pin_labels(marks: list[tuple[int, str]]) -> list[tuple[int, str]]:
+def pin_labels(marks: list[tuple[float, str]]) -> list[tuple[float, str]]:
     """One label per position ('pin A', or 'pins A, D' where pins share a value), in value order; the
     plots stagger their heights so neighbouring labels do not overprint."""
     by_x: dict[int, list[str]] = {}
@@ -59,7 +59,9 @@ class SweepPlots(pg.GraphicsLayoutWidget):
             self.plots[key] = p
         self.titles = dict(PLOTS)
         self.result: SweepResult | None = None
-        self.xs: list[int] = []
+        self.xs: list[float] = []  # where each swept value sits on the x axis
+        self.x_text: dict[float, str] = {}  # its label there ("4,096", or "q8_0" for a KV format)
+        self._row_xs: list[float] = []
         self._logx = False
         for p in self.plots.values():
             p.getViewBox().sigResized.connect(self._update_x_ticks)
@@ -89,17 +91,23 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         if not self.xs:
             return
         for p in self.plots.values():
-            shown = spaced_values(self.xs, max(p.getViewBox().width(), 120.0), self._logx)
-            p.getAxis("bottom").setTicks([[(np.log10(v) if self._logx else v, f"{v:,}") for v in shown], []])
+            shown = spaced_values(self.xs, max(p.getViewBox().width(), 120.0), self._logx, label=self.x_text.get)
+            p.getAxis("bottom").setTicks([[(np.log10(v) if self._logx else v, self.x_text[v]) for v in shown], []])
 
-    def show_result(self, result: SweepResult, knob: str, marks: list[tuple[int, str]]) -> None:
+    def show_result(self, result: SweepResult, knob: str, marks: list[tuple[int | str, str]]) -> None:
         rows = result.ok_rows()
         self.clear_all()
         self.result = result
-        xs = [float(r.value) for r in rows]
-        self.xs = [r.value for r in rows]
+        xs = [sweep_x(knob, r.value) for r in rows]
+        self.xs = list(dict.fromkeys(xs))
+        self._row_xs = xs  # one a row, for the hover
+        self.x_text = {}
+        for x, r in zip(xs, rows, strict=True):  # two KV formats of one size share a place: "bfloat16/float16"
+            text = f"{r.value:,}" if isinstance(r.value, int) else str(r.value)
+            self.x_text[x] = f"{self.x_text[x]}/{text}" if x in self.x_text else text
+        marks = [(sweep_x(knob, v), name) for v, name in marks]
         for p in self.plots.values():
-            p.setLabel("bottom", knob)
+            p.setLabel("bottom", f"{knob} (bytes per value)" if knob in CATEGORICAL else knob)
         if not rows:
             return
         logx = self._logx = wants_log(xs)
@@ -183,6 +191,6 @@ class SweepPlots(pg.GraphicsLayoutWidget):
                 x = p.vb.mapSceneToView(pos).x()
                 logx = p.ctrl.logXCheck.isChecked() if hasattr(p, "ctrl") else False
                 target = 10 ** x if logx else x
-                i = int(np.argmin([abs(v - target) for v in self.xs]))
+                i = int(np.argmin([abs(v - target) for v in self._row_xs]))
                 self.hovered.emit(self.describe(i))
                 return

@@ -155,3 +155,19 @@ def test_the_timing_panel_sets_a_local_layers_core_against_full_attention(make_w
     text = w.timing.labels["tflops"].text()
     assert f"x{t['core_median_ms'] / t['full_core_ms']:.2f} the time for x{t['band_flop_ratio']:.2f} the FLOPs" in text
     assert "blockwise" in w.timing.labels["device"].text()
+
+
+def test_sweeping_the_kv_format_plots_bytes_per_value_with_the_names(make_window):
+    cfg = AttentionConfig(d_model=256, n_heads=4, n_kv_heads=2, seq_len=512, n_layers=4, causal=True)
+    w = make_window(config=cfg, text=TEXT)
+    w.sweeps.run("kv_dtype", "float32,bfloat16,float16,q8_0,q4_0", timed=False)
+    rows = w.sweeps.result.rows
+    assert [r.value for r in rows] == ["float32", "bfloat16", "float16", "q8_0", "q4_0"]
+    values = 2 * 4 * 2 * 64 * 512  # K and V x layers x KV heads x head_dim x tokens
+    assert [r.report["kv_cache"]["bytes_total"] for r in rows] == [4 * values, 2 * values, 2 * values,
+                                                                   values // 32 * 34, values // 32 * 18]
+    plots = w.sweeps.panel.plots
+    assert plots.x_text == {4.0: "float32", 2.0: "bfloat16/float16", 34 / 32: "q8_0", 18 / 32: "q4_0"}
+    assert plots.describe(3).startswith("q8_0: params")
+    assert w.sweeps.run("kv_dtype", "float16,int3", timed=False) is None
+    assert "'int3' is not a KV format" in w.sweeps.panel.caption.text()

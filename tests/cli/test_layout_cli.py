@@ -79,3 +79,14 @@ def test_bad_layouts_exit_2_with_one_line(capsys, argv, says):
     code, _, err = run_cli(capsys, "report", *argv)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and says in lines[0] and lines[0].startswith("attention-sandbox: error: ")
+
+
+def test_sweep_the_kv_format_against_the_check_table(capsys):
+    """Llama 3 8B at 8k tokens: 1 GiB in fp16, half in fp8, 34/64 of it in q8_0, 18/64 in q4_0."""
+    code, out, _ = run_cli(capsys, "sweep", "--preset", "llama-3-8b", "--seq-len", "8192", "--dtype", "float16",
+                           "--vary", "kv_dtype=float16,fp8_e5m2,q8_0,q4_0", "--json")
+    rows = json.loads(out)
+    assert code == 0 and [r["report"]["kv_cache"]["bytes_total"] for r in rows] == [
+        2**30, 2**29, 2**30 // 64 * 34, 2**30 // 64 * 18]
+    code, _, err = run_cli(capsys, "sweep", "--vary", "kv_dtype=")
+    assert code == 2 and "enter at least one kv_dtype" in err
