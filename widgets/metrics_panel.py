@@ -207,7 +207,7 @@ class MetricsPanel(QWidget):
             glob = next((k for k in kinds if k.window is None), None)
             g_kv, g_n = (glob.kv_bytes_total, glob.n_layers) if glob else (0, 0)
             l_kv, l_n = sum(k.kv_bytes_total for k in local), sum(k.n_layers for k in local)
-            self._set("kv_split", f"{format_bytes(l_kv)} | {format_bytes(g_kv)}", "",
+            self._set("kv_split", format_bytes(l_kv), f"| {format_bytes(g_kv)}",
                       f"local layers' cache {l_kv:,} B, global layers' {g_kv:,} B, at seq_len {T:,}")
             windows = ", ".join(f"W {k.window:,}" for k in local)
             self._set("layers", f"{l_n} | {g_n}", windows,

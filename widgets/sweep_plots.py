@@ -17,7 +17,20 @@ PLOTS = [
     ("tflops", "Achieved TFLOP/s"),
 ]
 KINDS = {"params": "count", "flops": "count", "kv": "bytes", "time": "ms", "tflops": "rate"}
-PENS = {"a": "#f59e0b", "b": "#38bdf8", "c": "#34d399", "d": "#f472b6"}
+PENS = {"a": "#f59e0b", "b": "#38bdf8", "c": "#34d399", "d": "#f472b6", "e": "#a78bfa"}
+
+
+def window_series(rows: list) -> list[tuple[str, list[float | None], str]]:
+    """A sweep of a model with local layers: its KV cache split into local and global layers, and the same
+    model with every layer global (every token cached by every layer); none for a model without a window."""
+    kinds = [r.report.get("layer_kinds") or [] for r in rows]
+    if not any(k["window"] is not None for ks in kinds for k in ks):
+        return []
+    local = [sum(k["kv_bytes_total"] for k in ks if k["window"] is not None) for ks in kinds]
+    glob = [sum(k["kv_bytes_total"] for k in ks if k["window"] is None) for ks in kinds]
+    every = [r.report["kv_cache"]["bytes_per_token"] * r.report["config"]["seq_len"] * r.report["config"]["batch_size"]
+             for r in rows]
+    return [("local layers", local, "b"), ("global layers", glob, "c"), ("every layer global", every, "e")]
 
 
 def wants_log(values: list[float]) -> bool:
@@ -124,7 +137,8 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         series = {
             "params": [("total", get("params", "total"), "a"), ("W_k + W_v", [a + b for a, b in zip(get("params", "k"), get("params", "v"), strict=True)], "b")],
             "flops": [("total", get("flops", "total"), "a"), ("core", get("flops", "attention"), "b"), ("projections", get("flops", "projections"), "c")],
-            "kv": [("KV cache", get("kv_cache", "bytes_total"), "a"), ("if MHA", get("kv_cache", "bytes_total_mha"), "d")],
+            "kv": [("KV cache", get("kv_cache", "bytes_total"), "a"), ("if MHA", get("kv_cache", "bytes_total_mha"), "d")]
+            + window_series(rows),
             # The layer's own line is the prefill or the decode line itself: drawn once, named for both.
             "time": [("prefill (the layer timed)" if rows[0].report["config"]["phase"] == "prefill" else "prefill",
                       [t["prefill_ms"] if t else None for t in timing], "b"),

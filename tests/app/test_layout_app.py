@@ -70,6 +70,10 @@ def test_gemma_3_27b_splits_local_and_global_and_the_layer_spin_picks_one(make_w
     m = w.metrics
     assert m.values["kv_total"].text() == f"{local_kv + global_kv:,} B"
     assert m.values["layers"].text() == "52 | 10" and m.values["layers"].isVisible()
+    from core.counts import format_bytes
+
+    assert (m.values["kv_split"].text(), m.shorts["kv_split"].text()) == (format_bytes(local_kv), f"| {format_bytes(global_kv)}")
+    assert w.left_scroll.minimumWidth() <= 480  # the open Layout box and the split rows do not widen the panel
     spin = w.models.picker.layer
     assert spin.isEnabled() and spin.maximum() == 61 and spin.suffix().strip() == "local"
     spin.setValue(5)  # (5 + 1) % 6 == 0: global
@@ -171,3 +175,19 @@ def test_sweeping_the_kv_format_plots_bytes_per_value_with_the_names(make_window
     assert plots.describe(3).startswith("q8_0: params")
     assert w.sweeps.run("kv_dtype", "float16,int3", timed=False) is None
     assert "'int3' is not a KV format" in w.sweeps.panel.caption.text()
+
+
+def test_the_sliding_windows_lesson_draws_local_global_and_every_layer_global(make_window):
+    w = make_window(text=TEXT)
+    w.sweeps.run_lesson("windows", False)
+    rows = w.sweeps.result.ok_rows()
+    assert [r.value for r in rows][-1] == 131072
+    kv = w.sweeps.panel.plots.plots["kv"]
+    curves = {c.name(): c for c in kv.listDataItems()}
+    assert {"KV cache", "local layers", "global layers", "every layer global"} <= set(curves)
+    _, every = curves["every layer global"].getData()
+    _, local = curves["local layers"].getData()
+    to_bytes = (lambda ys: 10 ** ys) if kv.getAxis("left").logMode else (lambda ys: ys)
+    np.testing.assert_allclose(to_bytes(every)[-1], 62 * 2 * 16 * 128 * 2 * 131072, rtol=1e-9)  # the lesson is bf16
+    np.testing.assert_allclose(to_bytes(local)[-1], 52 * 2 * 16 * 128 * 2 * 1024, rtol=1e-9)
+    assert "x6.0" in w.sweeps.panel.caption.text()

@@ -11,6 +11,7 @@ from transformers import (
     Gemma3TextConfig,
     GPT2Config,
     GptOssConfig,
+    LlamaConfig,
     MistralConfig,
     Qwen2Config,
     Qwen3Config,
@@ -19,6 +20,7 @@ from transformers.models.gemma2.modeling_gemma2 import Gemma2Attention
 from transformers.models.gemma3.modeling_gemma3 import Gemma3Attention
 from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 from transformers.models.gpt_oss.modeling_gpt_oss import GptOssAttention
+from transformers.models.llama.modeling_llama import LlamaAttention
 from transformers.models.mistral.modeling_mistral import MistralAttention
 from transformers.models.qwen2.modeling_qwen2 import Qwen2Attention
 from transformers.models.qwen3.modeling_qwen3 import Qwen3Attention
@@ -52,6 +54,15 @@ REAL = {
     "Mistral-7B-v0.1": (MistralConfig, MistralAttention, dict(hidden_size=4096, num_attention_heads=32,
                                                               num_key_value_heads=8, num_hidden_layers=32,
                                                               sliding_window=4096)),
+    # Today's real-model presets too: their biases (none) and no window.
+    "Llama 3 8B": (LlamaConfig, LlamaAttention, dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+                                                     num_hidden_layers=32)),
+    "Llama 3 70B": (LlamaConfig, LlamaAttention, dict(hidden_size=8192, num_attention_heads=64, num_key_value_heads=8,
+                                                      num_hidden_layers=80)),
+    "Mistral 7B": (MistralConfig, MistralAttention, dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+                                                         num_hidden_layers=32, sliding_window=None)),
+    "SmolLM2-135M": (LlamaConfig, LlamaAttention, dict(hidden_size=576, num_attention_heads=9, num_key_value_heads=3,
+                                                       num_hidden_layers=30)),
 }
 
 
@@ -69,13 +80,14 @@ def real_window(config, layer, i: int) -> int | None:
     types = getattr(config, "layer_types", None)
     if types is not None:
         return config.sliding_window if types[i] == "sliding_attention" else None
-    return config.sliding_window
+    return getattr(config, "sliding_window", None)
 
 
 @pytest.mark.parametrize("name", sorted(REAL))
 def test_preset_equals_the_real_model(name):
     config, layers = real_layers(name)
-    cfg = find_preset(name).apply(AttentionConfig())
+    # Applied after a biased, windowed preset: nothing of it may stay (a preset sets every layout field).
+    cfg = find_preset(name).apply(find_preset("gpt-oss-20b").apply(AttentionConfig()))
     arch = cfg.architecture()
     assert (cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.n_layers) == (
         config.hidden_size, config.num_attention_heads, config.num_key_value_heads, config.num_hidden_layers)
