@@ -42,7 +42,7 @@ class AttentionConfig:
     d_model: int = 768  # width of the residual stream
     n_heads: int = 12  # query heads
     n_kv_heads: int | None = None  # key/value heads; None means n_heads (MHA)
-    seq_len: int = 1024  # tokens per sequence (prefill) or cached tokens (decode)
+    seq_len: int = 1024  # tokens per sequence (prefill), or keys a decode step reads (seq_len - 1 cached + its own)
     batch_size: int = 1  # sequences
     n_layers: int = 12  # layers, for the whole-model KV cache
     dtype: str = "float32"  # element type of weights, activations and cache

@@ -32,7 +32,7 @@ class TimingResult:
     fused_qkv: TimingStats | None  # one (H+2K)*h projection (None when not asked for)
     separate_qkv: TimingStats | None  # three projections with the same weights
     prefill: TimingStats  # the whole layer, prefill of seq_len tokens
-    decode: TimingStats  # the whole layer, one token against seq_len cached
+    decode: TimingStats  # the whole layer, one token against seq_len keys (seq_len - 1 cached + its own)
     kernel: str = "SDPA"  # what ran the core: SDPA, or a windowed kernel (window, sinks)
     full_core: TimingStats | None = None  # a local layer: the same core without its window (full causal SDPA)
     band_flop_ratio: float | None = None  # a local layer: its core FLOPs over the full causal core's

@@ -43,15 +43,15 @@ TIPS = {
     "n_heads": "Query heads. Only values that divide d_model are offered: head_dim = d_model / n_heads.",
     "n_kv_heads": "Key/value heads. Only divisors of n_heads: each KV head serves n_heads / n_kv_heads "
                   "query heads. Equal to n_heads is MHA, 1 is MQA, between is GQA.",
-    "seq_len": "Tokens per sequence (prefill), or tokens already cached (decode). Log-scale slider; "
-                "type any value in the box.",
+    "seq_len": "Tokens per sequence (prefill), or the keys a decode step reads: seq_len - 1 cached plus the "
+                "new token's own. Log-scale slider; type any value in the box.",
     "batch_size": "Sequences processed together.",
-    "n_layers": "Layers of the model: only the whole-model KV cache depends on it.",
-    "dtype": "Element type of weights, activations and the KV cache (bytes per element).",
+    "n_layers": "Layers of the model: the whole-model figures (KV cache, attention parameters) sum them.",
+    "dtype": "Element type of weights and activations, and of the KV cache unless the Layout box sets its own.",
     "causal": "Causal mask: each token sees only earlier tokens; halves the prefill core FLOPs.",
     "bias": "Biases on the projections: all four (GPT-2, gpt-oss, BERT) or q, k and v only (Qwen2).",
-    "phase": "prefill: all seq_len tokens at once. decode: one new token per sequence against "
-             "seq_len cached tokens, the memory-bound step where fewer KV heads buy speed.",
+    "phase": "prefill: all seq_len tokens at once. decode: the new token's query per sequence against seq_len "
+             "keys (seq_len - 1 cached plus its own), the memory-bound step where fewer KV heads buy speed.",
     "device": "Where the layer is timed. auto picks CUDA, then MPS, then the CPU.",
     "preset": "Fill the architecture from a known model or the seeds' size table.",
 }

@@ -40,7 +40,8 @@ class TimingPanel(QWidget):
         ("qkv", "QKV fused / 3", "One (H+2K)*h projection against three with the same weights: "
                                          "the same math, one kernel launch instead of three."),
         ("phases", "Prefill / decode", "The whole layer for seq_len tokens at once, and for one new token "
-                                        "against seq_len cached: decode reads the whole KV cache per token."),
+                                        "against seq_len keys (seq_len - 1 cached plus its own; min(seq_len, W) in a local "
+                                        "layer): decode reads the whole KV cache per token."),
     ]
 
     def __init__(self, parent: QWidget | None = None) -> None:
