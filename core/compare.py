@@ -34,6 +34,7 @@ METRICS = [
     ("FLOPs projections", "flops", "projections", "count", True),
     ("FLOPs attention core", "flops", "attention", "count", True),
     ("FLOPs / layer", "flops", "total", "count", True),
+    ("FLOPs, all layers", "layers", "flops_total", "count", True),
     ("KV cache / token", "kv_cache", "bytes_per_token", "bytes", True),
     ("KV cache, B x T x L", "kv_cache", "bytes_total", "bytes", True),
     ("layer time", "timing", "median_ms", "ms", True),
@@ -56,7 +57,15 @@ def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
     model = report.get("model") or {}
     if model.get("kind") == "encoder" and (section, key) in ENCODER_HAS_NONE:
         return None  # an encoder has no KV cache and no decode step: nothing to compare
-    if section == "layers":  # every layer's attention parameters (a report without layers: n_layers alike)
+    if section == "layers":  # every layer's figure: by layer kind, by distinct layer, or n_layers alike
+        if key == "flops_total":
+            if report.get("layer_kinds"):
+                return sum(k["flops"] for k in report["layer_kinds"])
+            groups = report.get("layers")
+            if groups is not None:  # a real model's pin; reports saved before flops_per_layer have none
+                return sum(g["flops_per_layer"] * g["count"] for g in groups) if all(
+                    "flops_per_layer" in g for g in groups) else None
+            return report["flops"]["total"] * report["config"]["n_layers"]
         groups = report.get("layers")
         if groups is None:
             return report["params"]["total"] * report["config"]["n_layers"]

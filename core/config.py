@@ -102,7 +102,7 @@ class AttentionConfig:
                              "set a window (--window W) or choose the global pattern.")
         if any(local) and not self.causal:
             raise ValueError("a sliding window needs a causal mask (a query sees the W keys up to itself); "
-                             "turn causal on (--causal), or choose the global pattern.")
+                             "turn the causal mask on, or the window off.")
         check_kv_format(self.kv_format, self.head_dim)
         self.layer_spec()  # the scale's check
 

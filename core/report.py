@@ -14,6 +14,7 @@ from core.counts import (
     format_count,
     kind_counts,
     kv_cache_bytes,
+    layer_flop_counts,
     layer_kv_bytes_per_token,
     layer_param_counts,
     model_counts,
@@ -60,6 +61,7 @@ def layout_section(cfg: AttentionConfig) -> dict[str, Any]:
         "sinks": cfg.sinks,
         "kv_dtype": cfg.kv_format,
         "softmax_scale": cfg.layer_spec().softmax_scale,
+        "layer_0": cfg.layer_spec(0).kind_label,  # whose params and flops the report's per-layer keys are
     }
 
 
@@ -67,7 +69,8 @@ def layers_section(arch: Architecture, cfg: AttentionConfig) -> list[dict[str, A
     """One entry per distinct layer: its spec, how many layers have it, its parameters and KV bytes."""
     b = 0 if arch.kind == "encoder" else cfg.dtype_bytes
     return [{"spec": spec.to_dict(), "count": n, "params_per_layer": layer_param_counts(arch.d_model, spec).total,
-             "kv_bytes_per_token_per_layer": layer_kv_bytes_per_token(spec, b)} for spec, n in arch.groups()]
+             "kv_bytes_per_token_per_layer": layer_kv_bytes_per_token(spec, b),
+             "flops_per_layer": layer_flop_counts(arch.d_model, spec, cfg).total} for spec, n in arch.groups()]
 
 
 def kv_section(arch: Architecture, cfg: AttentionConfig, layer: int) -> dict[str, Any]:
@@ -172,7 +175,8 @@ def format_report(report: dict[str, Any]) -> str:
         for key, label in (("qk_norm", "q/k RMSNorm"), ("sinks", "sink logits")):
             if key in p:
                 lines.insert(-2, _row(label, f"{p[key]:,}"))
-    lines += ["", f"FLOPs (one layer forward, {c['phase']})"]
+    first = f"layer 0, {report['layout']['layer_0']}: " if "layout" in report else ""
+    lines += ["", f"FLOPs ({first}one layer forward, {c['phase']})"]
     for key in ("projections", "attention", "total"):
         lines.append(_row(key, f"{f[key]:,}", format_count(f[key])))
     lines += ["", "KV cache" + (f" ({report['layout']['kv_dtype']}; a local layer holds min(seq_len, W) tokens)"
@@ -200,4 +204,11 @@ def format_report(report: dict[str, Any]) -> str:
             lines.append(_row("QKV fused / separate", f"{t['fused_qkv_ms']:.4g} ms",
                               f"{t['separate_qkv_ms']:.4g} ms separate"))
         lines.append(_row("prefill / decode", f"{t['prefill_ms']:.4g} ms", f"{t['decode_ms']:.4g} ms decode"))
+        if t.get("kernel"):
+            lines.append(f"  core kernel: {t['kernel']}")
+        if t.get("full_core_ms"):
+            ratio = t["core_median_ms"] / t["full_core_ms"]
+            lines.append(_row("full causal core", f"{t['full_core_ms']:.4g} ms",
+                              f"the window's core x{ratio:.2f} the time for x{t['band_flop_ratio']:.2f} the FLOPs "
+                              f"({'faster' if ratio < 1 else 'not faster'})"))
     return "\n".join(lines)

@@ -99,7 +99,9 @@ class PinController(QObject):
             self._awaiting.append(pin)
         self.pins.append(pin)
         self.refresh()
-        note = "" if timing else " (its timing is added when the measurement finishes)"
+        asked = not w.timing.measure.isHidden()  # the panel offers Measure now: no timing runs until asked
+        note = ("" if timing else " (no timing yet: Measure now (Ctrl+M) adds it)" if asked
+                else " (its timing is added when the measurement finishes)")
         what = (f"{model['name']}, {model['changed']} changed" if model and model["changed"] != "nothing"
                 else model["name"] if model else f"d_model {pin.config.d_model}")
         w.statusBar().showMessage(f"Pinned {pin.name}: {pin.config.mode_label}, {what}{note}.", 6000)

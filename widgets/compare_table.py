@@ -147,12 +147,16 @@ class CompareTable(QWidget):
         for r, row in enumerate(rows):
             for c, cell in enumerate(row.cells):
                 text = f"{cell.text}   {cell.relation}" if cell.relation else cell.text
+                if row.label == "layout":  # one part a line: a long layout must not widen its pin's column
+                    text = text.replace(", ", "\n")
                 item = QTableWidgetItem(text)
+                item.setToolTip(cell.text)
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if cell.better is not None:
                     item.setForeground(QBrush(BETTER if cell.better else WORSE))
                     item.setToolTip(f"{'better' if cell.better else 'worse'} than {self.names[base]}")
                 self.table.setItem(r, c, item)
+        self.table.resizeRowsToContents()
 
     def text(self) -> str:
         return as_text(self.names, self.rows())

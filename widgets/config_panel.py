@@ -231,6 +231,9 @@ class ConfigPanel(QWidget):
                 break
         with QSignalBlocker(self.preset):
             self.preset.setCurrentIndex(match)
+        if match == 0 and self.last_notice.startswith("Preset "):  # the preset's note no longer describes this
+            self.last_notice = ""
+            self.notice_label.hide()
         self._refresh_choice_tips()
 
     # -- slots -------------------------------------------------------------------------------
@@ -360,8 +363,9 @@ class ConfigPanel(QWidget):
         """The lock, window, sinks or KV format changed: n_heads' choices follow the lock."""
         tied = self.layout_controls.lock.isChecked()
         if tied != self._cfg.head_dim_tied:
-            if not tied:  # start the free width at today's tied one
-                self.layout_controls.head_dim.set_value(self._cfg.head_dim)
+            if not tied:  # back to the user's own width, or start at today's tied one
+                own = self.layout_controls.own_head_dim
+                self.layout_controls.head_dim.set_value(own if own is not None else self._cfg.head_dim)
             self.n_heads.set_choices(self._head_choices(self.d_model.value(), tied), self._intent["n_heads"])
             self._snap_kv(self.n_heads.value())
         self._on_control_changed()
@@ -375,6 +379,7 @@ class ConfigPanel(QWidget):
             return
         self._cfg = cfg
         self.bias_which.setEnabled(self.bias.isChecked() and self.shape is None)
+        self.layout_controls.show_summary(cfg)
         self._refresh_labels()
         self.config_changed.emit(self._cfg)
 

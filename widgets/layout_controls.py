@@ -69,6 +69,7 @@ class LayoutControls(QGroupBox):
         self.lock.setChecked(True)
         self.head_dim = SliderSpin(HEAD_DIMS, 64, free=True, maximum=2**20, tooltip=TIPS["head_dim"])
         self.head_dim.setEnabled(False)
+        self.own_head_dim: int | None = None  # the user's own width, kept while the lock is on
         self.qk_norm = QCheckBox("q/k RMSNorm")
         self.window_on = QCheckBox("windowed")
         self.window = SliderSpin(WINDOWS, 4096, free=True, maximum=MAX_WINDOW, tooltip=TIPS["window"])
@@ -163,29 +164,41 @@ class LayoutControls(QGroupBox):
         }
 
     def write(self, cfg: AttentionConfig) -> None:
+        """Show cfg. A field cfg leaves unset keeps the control's last value (a window switched off keeps its
+        W and pattern for when it is switched on again; a tied head width keeps the user's own width)."""
         widgets = (self.lock, self.qk_norm, self.window_on, self.pattern, self.sinks, self.kv_dtype)
         blockers = [QSignalBlocker(w) for w in widgets]
         self.lock.setChecked(cfg.head_dim_tied)
-        self.head_dim.set_value(cfg.head_dim)
+        if not cfg.head_dim_tied:
+            self.own_head_dim = cfg.head_dim
+        self.head_dim.set_value(cfg.head_dim)  # tied: the width d_model / n_heads gives, greyed
         self.head_dim.setEnabled(not cfg.head_dim_tied)
         self.qk_norm.setChecked(cfg.qk_norm)
         self.window_on.setChecked(cfg.window is not None and cfg.layer_pattern != "global")
         if cfg.window is not None:
             self.window.set_value(cfg.window)
-        pattern = cfg.layer_pattern if cfg.layer_pattern != "global" else "local"
-        if self.pattern.findText(pattern) < 0:
-            self.pattern.addItem(pattern, pattern)
-        self.pattern.setCurrentText(pattern)
+        if cfg.layer_pattern != "global":
+            if self.pattern.findText(cfg.layer_pattern) < 0:
+                self.pattern.addItem(cfg.layer_pattern, cfg.layer_pattern)
+            self.pattern.setCurrentText(cfg.layer_pattern)
         self.sinks.setChecked(cfg.sinks)
         self.kv_dtype.setCurrentIndex(0 if cfg.kv_dtype is None else self.kv_dtype.findText(cfg.kv_dtype))
         del blockers
         self._enable_window()
+        self.show_summary(cfg)
+        if layout_is_set(cfg):
+            self.set_open(True)
+
+    def show_summary(self, cfg: AttentionConfig) -> None:
+        """The folded line and the local/global count: on every change, so they never contradict the costs."""
         local = cfg.local_layers()
         n_local = sum(local)
         self.split.setText(f"{n_local} local + {len(local) - n_local} global" if n_local else "")
         self.summary.setText(summary(cfg))
-        if layout_is_set(cfg):
-            self.set_open(True)
+        if cfg.head_dim_tied:  # the greyed spin follows d_model / n_heads
+            self.head_dim.set_value(cfg.head_dim)
+        else:
+            self.own_head_dim = cfg.head_dim
 
 
 def layout_is_set(cfg: AttentionConfig) -> bool:

@@ -66,6 +66,7 @@ class MetricsPanel(QWidget):
         ("q", "W_q params"), ("k", "W_k params"), ("v", "W_v params"), ("o", "W_o params"),
         ("extras", "q/k norm + sinks params"),
         ("flops_proj", "FLOPs projections"), ("flops_core", "FLOPs attention core"), ("flops", "FLOPs / layer"),
+        ("flops_model", "FLOPs, all layers"),
         ("intensity", "Core FLOP/byte"),
     ]
 
@@ -184,6 +185,15 @@ class MetricsPanel(QWidget):
                   core_tip + ": depends on n_heads, not on n_kv_heads", vs(f.attention, fm.attention))
         self._set("flops", f"{f.total:,}", format_count(f.total), "projections + attention core, one forward",
                   vs(f.total, fm.total))
+        fa = sum(layer_flop_counts(d, s, cfg).total * n for s, n in arch.groups())
+        fb = sum(layer_flop_counts(d, s, cfg).total * n for s, n in base.groups())
+        self._set("flops_model", f"{fa:,}", format_count(fa),
+                  f"one forward of all {L} layers' attention{where}, each layer counted as it is"
+                  + (" (a local layer's core only its band)" if any(s.window for s, _ in arch.groups()) else ""),
+                  vs(fa, fb))
+        local_layers = [s for s, _ in arch.groups() if s.window is not None]
+        self.box.setTitle(f"Costs (per layer: layer {ctx.layer}, {spec.kind_label}; unless stated)" if local_layers
+                          else "Costs (per layer unless stated)")
         kinds = kind_counts(arch, cfg)
         local = [k for k in kinds if k.window is not None]
         self._show_row("kv_split", bool(local) and arch.kind != "encoder")

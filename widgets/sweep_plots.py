@@ -75,6 +75,7 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         self.xs: list[float] = []  # where each swept value sits on the x axis
         self.x_text: dict[float, str] = {}  # its label there ("4,096", or "q8_0" for a KV format)
         self._row_xs: list[float] = []
+        self._untimed: set[int] = set()  # plots left empty by a counts-only sweep
         self._logx = False
         for p in self.plots.values():
             p.getViewBox().sigResized.connect(self._update_x_ticks)
@@ -83,27 +84,36 @@ class SweepPlots(pg.GraphicsLayoutWidget):
     def clear_all(self, note: str = "") -> None:
         """Empty plots with no stale ticks or ranges (a sweep is starting, or none finished)."""
         self.result, self.xs = None, []
+        self._untimed = set()
         for key, p in self.plots.items():
             p.clear()
+            p.enableAutoRange()  # a counts-only sweep fixed the empty plots' ranges
             p.setTitle(f"{self.titles[key]}<br><span style='font-size:8pt'>{note}</span>" if note else self.titles[key])
             p.setLogMode(x=False, y=False)
             for side in ("bottom", "left"):
                 p.getAxis(side).setTicks(None)
             p.setLabel("bottom", "")
 
-    def _not_timed(self, p: pg.PlotItem) -> None:
-        """A counts-only sweep: say so instead of drawing an empty axis (with negative TFLOP/s)."""
-        p.getAxis("left").setTicks([[], []])
+    def _not_timed(self, p: pg.PlotItem, xs: list[float], logx: bool) -> None:
+        """A counts-only sweep: say so in the middle of an empty plot, with no ticks to misread."""
+        for side in ("left", "bottom"):
+            p.getAxis(side).setTicks([[], []])
+        pos = [float(np.log10(x)) if logx else x for x in xs if x > 0 or not logx]
+        lo, hi = (min(pos), max(pos)) if pos else (0.0, 1.0)
+        p.setXRange(lo, hi if hi > lo else lo + 1, padding=0.05)
         p.setYRange(0, 1)
         text = pg.TextItem("not timed: counts only", color="#9ca3af", anchor=(0.5, 0.5))
         p.addItem(text)
-        text.setPos(sum(p.viewRange()[0]) / 2, 0.5)
+        text.setPos((lo + hi) / 2, 0.5)
+        self._untimed.add(id(p))
 
     def _update_x_ticks(self, *_: object) -> None:
         """The swept values, thinned to the plot's width now (it changes as the window resizes)."""
         if not self.xs:
             return
         for p in self.plots.values():
+            if id(p) in self._untimed:
+                continue  # an empty, untimed plot keeps no ticks
             shown = spaced_values(self.xs, max(p.getViewBox().width(), 120.0), self._logx, label=self.x_text.get)
             p.getAxis("bottom").setTicks([[(np.log10(v) if self._logx else v, self.x_text[v]) for v in shown], []])
 
@@ -165,7 +175,7 @@ class SweepPlots(pg.GraphicsLayoutWidget):
             p.getAxis("left").setTicks([log_ticks(min(positive), max(positive), KINDS[key]), []]
                                        if logy[key] and positive else None)
             if key in ("time", "tflops") and not drawn:
-                self._not_timed(p)
+                self._not_timed(p, xs, logx)
         self._update_x_ticks()  # the swept values themselves, thinned so that no two labels touch
         timed = [(x, t) for x, t in zip(xs, timing, strict=True) if t]
         if timed:

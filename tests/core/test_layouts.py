@@ -196,3 +196,30 @@ def test_the_sliding_windows_lesson_against_the_formula():
     assert result.rows[-1].report["kv_cache"]["bytes_total"] == windowed
     caption = lesson.caption(result)
     assert f"x{every_global / windowed:.1f}" in caption and "(flat)" in caption and "52 local layers (W 1,024)" in caption
+
+
+def test_a_real_model_pin_saved_before_layer_flops_still_opens(tmp_path):
+    """Reports of schema 2 written before `layers[].flops_per_layer` existed: the pin opens, recounted."""
+    import json
+
+    from core.arch.layer import LayerSpec
+    from core.arch.model import Architecture
+    from core.workspace import Pin, load_workspace, pin_report, save_workspace
+
+    cfg = AttentionConfig(d_model=64, n_heads=4, n_kv_heads=1, n_layers=3, causal=True)
+    arch = Architecture(64, (LayerSpec(4, 1, 16), LayerSpec(4, 4, 16), LayerSpec(4, 4, 16)))
+    model = {"key": "m", "name": "M", "layer": 0, "all_layers": False, "changed": "layer 0 only", "probe": "text",
+             "kind": "causal", "js_divergence_mean": None, "output_rel_error": None, "loss_before": None,
+             "loss_after": None, "embedding_cosine": None, "kv_cache_bytes_before": 0, "kv_cache_bytes_after": 0}
+    pin = Pin(name="A", config=cfg, report={}, text="t", tokens=[], probs=None, arch=arch, model=model)
+    pin.report = pin_report(pin, None)
+    path = tmp_path / "old.json"
+    save_workspace(path, [pin])
+    data = json.loads(path.read_text())
+    for group in data["pins"][0]["report"]["layers"]:
+        del group["flops_per_layer"]
+    path.write_text(json.dumps(data))
+    (opened,) = load_workspace(path)
+    assert [g["flops_per_layer"] for g in opened.report["layers"]] == [
+        2 * 1024 * 64 * (4 * 16 + 2 * 16) + 2 * 1024 * 4 * 16 * 64 + 4 * 1024 * 1024 * 4 * 16 // 2,
+        2 * 1024 * 64 * (3 * 4 * 16) + 2 * 1024 * 4 * 16 * 64 + 4 * 1024 * 1024 * 4 * 16 // 2]
