@@ -128,7 +128,7 @@ LESSONS = [
     Lesson("windows", "Sliding windows", "seq_len", [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072],
            LESSON_WINDOWS_BASE, False, caption_windows,
            "Gemma 3 27B (52 local layers with W 1024, 10 global) from 1k to 128k tokens: the local layers' KV cache "
-           "stops growing at W, the global layers' grows linearly; the caption compares the same model with every "
+           "stops growing at W, the global layers' cache grows linearly; the caption compares the same model with every "
            "layer global (counts only)."),
 ]
 

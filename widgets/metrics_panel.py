@@ -162,7 +162,9 @@ class MetricsPanel(QWidget):
         self._set("o", f"{p.o:,}", format_count(p.o), f"W_o = n_heads x head_dim x d_model{o_bias} = {H} x {h} x {d}",
                   vs(p.o, pm.o))
         self._set("params", f"{p.total:,}", format_count(p.total),
-                  f"2 x d_model x head_dim x (n_heads + n_kv_heads){bias}; MHA: 4 x d_model^2 = {4 * d * d:,}",
+                  f"2 x d_model x head_dim x (n_heads + n_kv_heads){bias}"
+                  + (" + q/k norm + sinks" if extras else "") + f"; the same layer as MHA (n_kv_heads = n_heads): "
+                  f"{p.total_mha:,}" + (f" (4 x d_model^2 = {4 * d * d:,} when head_dim is tied)" if H * h == d else ""),
                   vs(p.total, pm.total))
         self._set("params_model", f"{mc.params:,}", format_count(mc.params),
                   f"attention parameters (W_q, W_k, W_v, W_o) of all {L} layers{where}: no MLP, no embeddings",
@@ -211,8 +213,11 @@ class MetricsPanel(QWidget):
                       vs(mc.kv_bytes_per_token, mb.kv_bytes_per_token))
             held = (" (a local layer holds min(seq_len, W) tokens: the keys the next query reads; transformers "
                     "keeps W - 1 between steps)" if local else "")
+            formula = " + ".join(f"{n} x 2 x {sp.n_kv_heads} x {sp.head_dim} x {kb:g} x {B} x "
+                                 + (f"min({T:,}, {sp.window:,})" if sp.window else f"{T:,}") for sp, n in arch.groups())
             self._set("kv_total", f"{mc.kv_bytes_total:,} B", format_bytes(mc.kv_bytes_total),
-                      f"KV cache at batch {B} x seq_len {T:,} in {fmt}{held}", vs(mc.kv_bytes_total, mb.kv_bytes_total))
+                      f"layers x 2 (K and V) x n_kv_heads x head_dim x bytes per value ({fmt}) x batch x tokens held "
+                      f"= {formula}{held}", vs(mc.kv_bytes_total, mb.kv_bytes_total))
         if local:
             glob = next((k for k in kinds if k.window is None), None)
             g_kv, g_n = (glob.kv_bytes_total, glob.n_layers) if glob else (0, 0)
