@@ -202,10 +202,22 @@ def timing_bytes(cfg: AttentionConfig, materialises_scores: bool = False) -> int
     activations += B * T * (H + 2 * K) * h * b
     cache = 2 * B * K * T * h * b
     scores = B * H * T * T * 4 if materialises_scores else 0
-    spec = cfg.layer_spec()
-    # A window's bool mask (T x T), or the sinks' float mask (H x T x (T + 1)) and their padded K and V.
-    mask = H * T * (T + 1) * b + 2 * B * K * (T + 1) * h * b if spec.sinks else T * T if spec.window else 0
-    return weights + activations + cache + scores + mask
+    return weights + activations + cache + scores + mask_bytes(cfg)
+
+
+def mask_bytes(cfg: AttentionConfig) -> int:
+    """What a window's or the sinks' core allocates beyond SDPA's own: the blockwise kernel's per-block copies
+    of K and V (T >= 2W), or a T x T mask (bool, built in a few temporaries, turned to float by SDPA: about
+    8 bytes a pair) and the sinks' float mask (H x T x (T + 1)) with their padded K and V."""
+    spec, b = cfg.layer_spec(), cfg.dtype_bytes
+    B, T, H, K, h = cfg.batch_size, cfg.seq_len, cfg.n_heads, cfg.kv_heads, cfg.head_dim
+    W = spec.window if cfg.causal else None
+    if W is not None and T >= 2 * W:  # blockwise: [prev | own] keys and values of every block, a small shared mask
+        blocks = -(-T // W)
+        return 2 * 2 * B * K * blocks * (2 * W + 1) * h * b + H * W * (2 * W + 1) * b + 2 * B * H * T * h * b
+    pairs_mask = 8 * T * T if (W is not None and T > W) or (spec.sinks and cfg.causal) else 0
+    sinks = H * T * (T + 1) * b + 2 * B * K * (T + 1) * h * b if spec.sinks else 0
+    return pairs_mask + sinks
 
 
 def format_bytes(n: float) -> str:

@@ -61,8 +61,9 @@ class DisplayProjector:
         need = display_bytes(cfg)
         limit = min(DISPLAY_MAX_BYTES, int(free_memory_bytes(torch.device("cpu")) * 0.8))
         if need > limit:
-            raise ValueError(f"the heatmaps of d_model {cfg.d_model} need {format_bytes(need)} of weights, more than "
-                             f"{format_bytes(limit)} the display may use; lower d_model.")
+            raise ValueError(f"the heatmaps of d_model {cfg.d_model}, {cfg.n_heads} + {cfg.kv_heads} heads of width "
+                             f"{cfg.head_dim} need {format_bytes(need)} of weights, more than {format_bytes(limit)} the "
+                             "display may use; lower d_model, the heads or head_dim.")
         self.cfg = cfg
         self.spec = spec = spec or cfg.layer_spec()
         d, h = cfg.d_model, spec.head_dim

@@ -70,12 +70,22 @@ ASSUMED_FLOPS_PER_S = {"cpu": 1.0e11, "mps": 2.0e12, "cuda": 1.0e14}
 def estimate_timing_s(cfg: AttentionConfig, device: torch.device, budget_s: float = 0.3,
                       include_qkv: bool = True) -> float:
     """About how long run_timing takes: each of its measurements runs at least 2 warm-ups and 5
-    repeats (more when the budget allows); the prefill forward dominates."""
+    repeats (more when the budget allows); the prefill forward dominates. A core behind a T x T mask
+    (a window with W < T < 2W, or sinks) scores every pair, about 3x slower than full causal SDPA here;
+    a local layer past its window is also timed as full causal attention, for comparison."""
     prefill = flop_counts(cfg.with_(phase="prefill"))
+    full = flop_counts(cfg.with_(phase="prefill", window=None, layer_pattern="global"))  # any global layer
     rate = ASSUMED_FLOPS_PER_S.get(device.type, 1.0e11)
-    per_call = prefill.total / rate
+    spec, T = cfg.layer_spec(), cfg.seq_len
+    masked = device.type != "cuda" and (spec.sinks or (spec.window is not None and cfg.causal
+                                                       and spec.window < T < 2 * spec.window))
+    core = 3 * full.attention if masked else max(prefill.attention, full.attention)
+    per_call = (prefill.projections + core) / rate
     calls = 2 if include_qkv else 1  # the prefill layer, plus its core or the QKV projections
-    return max(budget_s, 7 * per_call) * (2 + calls)
+    seconds = max(budget_s, 7 * per_call) * (2 + calls)
+    if spec.window is not None and cfg.causal and T > spec.window:
+        seconds += max(budget_s, 7 * full.attention / rate)  # the full causal core, for comparison
+    return seconds
 
 
 def tflops(flops: int, ms: float) -> float:

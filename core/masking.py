@@ -16,11 +16,10 @@ def allowed_keys(Tq: int, Tk: int, causal: bool, window: int | None, offset: int
     """(Tq, Tk) bool, True where query i may read key j; None when every key is allowed."""
     if not causal and window is None:
         return None
-    q_pos = torch.arange(Tq, device=device).unsqueeze(1) + offset  # (Tq, 1)
-    k_pos = torch.arange(Tk, device=device).unsqueeze(0)  # (1, Tk)
-    ok = k_pos <= q_pos
+    ones = torch.ones(Tq, Tk, dtype=torch.bool, device=device)
+    ok = ones.tril(offset)  # key j <= query position offset + i
     if window is not None:
-        ok &= q_pos - k_pos < window
+        ok &= ~ones.tril(offset - window)  # and j > position - W: no int64 (Tq, Tk) temporary
     return ok
 
 

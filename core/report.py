@@ -67,9 +67,8 @@ def layout_section(cfg: AttentionConfig) -> dict[str, Any]:
 
 def layers_section(arch: Architecture, cfg: AttentionConfig) -> list[dict[str, Any]]:
     """One entry per distinct layer: its spec, how many layers have it, its parameters and KV bytes."""
-    b = 0 if arch.kind == "encoder" else cfg.dtype_bytes
     return [{"spec": spec.to_dict(), "count": n, "params_per_layer": layer_param_counts(arch.d_model, spec).total,
-             "kv_bytes_per_token_per_layer": layer_kv_bytes_per_token(spec, b),
+             "kv_bytes_per_token_per_layer": 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(spec, cfg.kv_format),
              "flops_per_layer": layer_flop_counts(arch.d_model, spec, cfg).total} for spec, n in arch.groups()]
 
 
@@ -77,7 +76,7 @@ def kv_section(arch: Architecture, cfg: AttentionConfig, layer: int) -> dict[str
     """The KV cache of every layer of arch (kv_cache_bytes(cfg) when arch is cfg's uniform model)."""
     mha = Architecture(arch.d_model, tuple(replace(s, n_kv_heads=s.n_heads) for s in arch.layers), arch.kind)
     mc, mm = model_counts(arch, cfg), model_counts(mha, cfg)
-    per_layer = 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(arch.layers[layer], cfg.dtype_bytes)
+    per_layer = 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(arch.layers[layer], cfg.kv_format)
     return {"bytes_per_token_per_layer": per_layer, "bytes_per_token": mc.kv_bytes_per_token,
             "bytes_total": mc.kv_bytes_total, "bytes_total_mha": mm.kv_bytes_total,
             "ratio_vs_mha": mc.kv_bytes_total / mm.kv_bytes_total if mm.kv_bytes_total else 0.0}

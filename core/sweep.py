@@ -139,8 +139,10 @@ def plan_sweep(base: AttentionConfig, knob: str, values: list[Any]) -> list[Swee
     points = []
     for v in values:
         changes: dict[str, Any] = {field_name: v}
-        if knob == "window" and base.window is None and base.layer_pattern == "global":
-            changes["layer_pattern"] = "local"  # a window swept on a model without one: every layer local
+        if knob == "window" and base.window is None:  # a window swept on a model without one, as --window:
+            changes["causal"] = True  # a window is causal
+            if base.layer_pattern == "global":
+                changes["layer_pattern"] = "local"  # every layer local
         if follow_mha:
             changes["n_kv_heads"] = v
         try:

@@ -132,8 +132,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not sep:
         fail("--vary takes KNOB=VALUES, e.g. --vary n_kv_heads=32,16,8,4,2,1.")
     device = resolve_device(args.device)
+    values = parse_knob_values(knob, values_text)
+    if knob.strip() == "window" and args.window is None and isinstance(values[0], int) and values[0] >= 1:
+        args.window = values[0]  # the base takes the first window, so a --layer-pattern has one to use
     base = config_from_args(args, default_dtype(device))
-    points = plan_sweep(base, knob.strip(), parse_knob_values(knob, values_text))
+    points = plan_sweep(base, knob.strip(), values)
     timing_fn = None
     if args.time:
         from core.layer_timing import run_timing

@@ -21,6 +21,10 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse prints usage plus an error; we print one clear line and exit 2."""
 
     def error(self, message: str) -> NoReturn:
+        if "expected one argument" in message:
+            message += " (a value that starts with '-' is written --flag=VALUE, such as --layer-pattern=-1:1)"
+        if len(message) > 300:  # argparse echoes the value: a 5,000-digit number is cut, not printed
+            message = message[:200] + f"… ({len(message):,} characters)"
         raise UsageError(message)
 
 

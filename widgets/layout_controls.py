@@ -144,6 +144,10 @@ class LayoutControls(QGroupBox):
         self.changed.emit()
 
     def _on_any(self, *_: object) -> None:
+        if self.window_on.isChecked() and self.pattern.currentText().strip().lower() == "global":
+            with QSignalBlocker(self.window_on), QSignalBlocker(self.pattern):  # "global" typed: no layer is local
+                self.window_on.setChecked(False)
+                self.pattern.setCurrentText("local")
         self._enable_window()
         self.changed.emit()
 

@@ -45,9 +45,10 @@ class LayerSpec:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"a layer's {name} must be true or false, not {getattr(self, name)!r:.30}.")
         check_window(self.window)
-        if self.scale is not None and (isinstance(self.scale, bool) or not isinstance(self.scale, (int, float))
-                                       or not math.isfinite(self.scale) or self.scale <= 0):
-            raise ValueError(f"a layer's softmax scale must be a positive number, not {self.scale!r:.30}.")
+        if self.scale is not None and not scale_ok(self.scale):
+            shown = repr(self.scale) if len(repr(self.scale)) <= 30 else "a huge or odd value"
+            raise ValueError(f"a layer's softmax scale must be a positive number from {MIN_SCALE:g} to {MAX_SCALE:g} "
+                             f"(1 / sqrt(head_dim) is usual), not {shown}.")
 
     @property
     def biases(self) -> str:
@@ -104,6 +105,19 @@ class LayerSpec:
         if missing:
             raise ValueError(f"a layer needs n_heads, n_kv_heads and head_dim; this one lacks {', '.join(missing)}.")
         return cls(**data)
+
+
+MIN_SCALE, MAX_SCALE = 1e-6, 1e3  # beyond these, float32 scores underflow to a uniform row or overflow to NaN
+
+
+def scale_ok(scale: object) -> bool:
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        return False
+    try:
+        value = float(scale)
+    except OverflowError:  # an int of hundreds of digits
+        return False
+    return math.isfinite(value) and MIN_SCALE <= value <= MAX_SCALE
 
 
 def normalise_bias(bias: object) -> bool | str:
