@@ -322,6 +322,7 @@ class MainWindow(QMainWindow):
         self.timing.show_timing(outcome.result.to_report(),
                                 f"{c.mode_label}, T={c.seq_len:,}, B={c.batch_size}, {c.phase}",
                                 c.batch_size, c.seq_len, decodes)
+        QTimer.singleShot(0, self.heat_tab.fit_lower)  # wrapped figures (a window's comparison) need their height
 
     def _on_runner_failed(self, failure: Failure) -> None:
         if failure.stage == "timing":

@@ -36,6 +36,9 @@ def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str
     # Ask again now the window has its size, so the mosaic lays out for it, with timing if wanted.
     runner.submit(ComputeRequest(cfg, window.text.text(), device, window.seed, want_timing=timing))
     app.processEvents()
+    for _ in range(2):  # the figures below the maps wrap once laid out: fit them to what they became
+        window.heat_tab.fit_lower(force=True)
+        app.processEvents()
     if window.last_error:
         window.close()
         raise ValueError(window.last_error)  # refused: no folder is made, nothing is written
