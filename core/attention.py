@@ -34,7 +34,7 @@ class AttentionLayer(nn.Module):
     """Fused W_qkv: d_model -> (H + 2K) * head_dim, then attention, then W_o: H*h -> d_model.
 
     One layer of cfg: spec (default cfg.layer_spec(), layer 0) says its window, sinks, q/k norm, biases
-    and softmax scale; a window or sinks run SDPA with an explicit mask (core/masking.py)."""
+    and softmax scale; a window or sinks pick their kernel in core() (see kernel_for)."""
 
     def __init__(
         self,
@@ -55,7 +55,7 @@ class AttentionLayer(nn.Module):
         self.q_norm = nn.RMSNorm(h, eps=1e-6, device=device, dtype=dtype) if spec.qk_norm else None
         self.k_norm = nn.RMSNorm(h, eps=1e-6, device=device, dtype=dtype) if spec.qk_norm else None
         self.sinks = nn.Parameter(torch.empty(spec.n_heads, device=device, dtype=dtype)) if spec.sinks else None
-        # A window or sinks run on flex_attention (compiled) on CUDA, SDPA with an explicit mask elsewhere.
+        # A window or sinks run on flex_attention (compiled) on CUDA, blockwise or masked SDPA elsewhere.
         self.use_flex = torch.device(device).type == "cuda" and (spec.window is not None or spec.sinks)
         self.flex_error = ""  # why flex_attention fell back to SDPA, when it did
         self.reset_parameters(seed)

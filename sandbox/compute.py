@@ -54,6 +54,7 @@ class HeatmapResult:
     probe: str = "text"
     sink_share: np.ndarray | None = None  # (H, T): the mass each row gives to its head's sink (None: no sinks)
     layer_spec: LayerSpec | None = None  # the layer shown (design mode)
+    view_layer: int = 0  # its index (design mode)
 
 
 @dataclass(frozen=True)
@@ -148,12 +149,17 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
     shown = head_scores(probs_np, tokens, repeat if repeat and len(tokens) == len(tokens_all) else None)
     roles = {role: v[None, :] for role, v in shown.items()}  # one layer: (1, H)
     return HeatmapResult(request_id, req.config, tokens, probs_np, len(tokens_all), req.seed, None, roles, shown,
-                         req.probe, sink_np, spec)
+                         req.probe, sink_np, spec, view_layer(req))
+
+
+def view_layer(req: ComputeRequest) -> int:
+    """The design's layer on screen: req.layer, kept within its layers."""
+    return min(max(req.layer, 0), req.config.n_layers - 1)
 
 
 def view_spec(req: ComputeRequest) -> LayerSpec:
-    """The design's layer on screen: req.layer (kept within its layers), local or global as the pattern says."""
-    return req.config.layer_spec(min(max(req.layer, 0), req.config.n_layers - 1))
+    """The design's layer on screen, local or global as the pattern says."""
+    return req.config.layer_spec(view_layer(req))
 
 
 def duration_text(seconds: float) -> str:

@@ -28,7 +28,7 @@ def describe_view(result: HeatmapResult, model_name: str | None) -> str:
         parts.append(f"timing runs the full seq_len {cfg.seq_len:,} on random inputs")
     spec = result.layer_spec
     if spec is not None and spec.window is not None:
-        parts.append(f"layer {min(cfg.n_layers - 1, _layer_of(result))} is local: each query sees the "
+        parts.append(f"layer {result.view_layer} is local: each query sees the "
                      f"{spec.window:,} keys up to itself (the band)")
     elif spec is not None and cfg.window is not None and any(cfg.local_layers()):
         parts.append("this layer is global")
@@ -37,9 +37,3 @@ def describe_view(result: HeatmapResult, model_name: str | None) -> str:
     if cfg.phase == "decode":
         parts.append("decode: the last row is the new token's attention")
     return " · ".join(parts) + "."
-
-
-def _layer_of(result: HeatmapResult) -> int:
-    """The layer shown: the first layer of the config whose spec is the one on screen."""
-    cfg = result.config
-    return next((i for i in range(cfg.n_layers) if cfg.layer_spec(i) == result.layer_spec), 0)

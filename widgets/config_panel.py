@@ -244,7 +244,7 @@ class ConfigPanel(QWidget):
         self.notice.emit(text)
 
     def _head_choices(self, d_model: int, tied: bool | None = None) -> list[int]:
-        """Divisors of d_model while head_dim is tied; any count up to 256 (typed: 65,536) when it is not."""
+        """Divisors of d_model while head_dim is tied; any count from 1 to 256 when it is not."""
         if self.shape:
             return self.shape.head_choices()
         tied = self.layout_controls.lock.isChecked() if tied is None else tied

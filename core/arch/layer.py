@@ -13,7 +13,6 @@ from typing import Any
 
 from core.band import check_window
 
-BIAS_KINDS = ("none", "qkv", "all")  # no biases (Llama, Qwen3, Gemma); q/k/v only (Qwen2); all four (GPT-2, gpt-oss)
 LAYER_MAXIMA = {"n_heads": 2**16, "n_kv_heads": 2**16, "head_dim": 2**20}  # as AttentionConfig's maxima
 
 
@@ -54,10 +53,6 @@ class LayerSpec:
     def biases(self) -> str:
         """"none", "qkv" or "all"."""
         return "all" if self.bias is True else "none" if self.bias is False else "qkv"
-
-    @property
-    def is_local(self) -> bool:
-        return self.window is not None
 
     @property
     def softmax_scale(self) -> float:
