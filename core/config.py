@@ -10,6 +10,7 @@ from typing import Any
 
 from core.arch.formats import check_kv_format
 from core.arch.layer import LayerSpec, normalise_bias
+from core.arch.mla import MLADims
 from core.arch.model import Architecture
 from core.arch.pattern import canonical_pattern, local_layers
 from core.band import check_window
@@ -32,7 +33,7 @@ MAXIMA: dict[str, int] = {
 }
 
 
-LAYOUT_FIELDS = ("explicit_head_dim", "qk_norm", "window", "layer_pattern", "sinks", "kv_dtype", "softmax_scale")
+LAYOUT_FIELDS = ("explicit_head_dim", "qk_norm", "window", "layer_pattern", "sinks", "kv_dtype", "softmax_scale", "mla")
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,16 @@ class AttentionConfig:
     sinks: bool = False  # learned attention sinks, one logit per head (gpt-oss)
     kv_dtype: str | None = None  # the KV cache's element format; None: the compute dtype
     softmax_scale: float | None = None  # None: 1 / sqrt(head_dim)
+    mla: MLADims | None = None  # multi-head latent attention's widths (DeepSeek); None: standard attention
 
     def __post_init__(self) -> None:
+        if isinstance(self.mla, dict):  # from a file or the CLI
+            object.__setattr__(self, "mla", MLADims.from_dict(self.mla))
+        if self.mla is not None and not isinstance(self.mla, MLADims):
+            raise ValueError(f"mla must be the MLA widths or none, not {short_repr(self.mla)}.")
+        if self.mla is not None:  # its heads are rebuilt from the latent: one K and V per query head, nope + rope wide
+            object.__setattr__(self, "n_kv_heads", self.n_heads)
+            object.__setattr__(self, "explicit_head_dim", self.mla.qk_head_dim)
         if self.n_kv_heads is None:
             object.__setattr__(self, "n_kv_heads", self.n_heads)
         for name in ("d_model", "n_heads", "n_kv_heads", "seq_len", "batch_size", "n_layers"):
@@ -103,8 +112,9 @@ class AttentionConfig:
         if any(local) and not self.causal:
             raise ValueError("a sliding window needs a causal mask (a query sees the W keys up to itself); "
                              "turn the causal mask on, or the window off.")
-        check_kv_format(self.kv_format, self.head_dim)
-        self.layer_spec()  # the scale's check
+        for width in (self.head_dim,) if self.mla is None else (self.mla.kv_lora_rank, self.mla.qk_rope_head_dim):
+            check_kv_format(self.kv_format, width)
+        self.layer_spec()  # the scale's check, and an MLA layer's
 
     @property
     def head_dim(self) -> int:
@@ -129,7 +139,7 @@ class AttentionConfig:
         """Layer index's spec; without index the first layer (a model's layers differ only in their window)."""
         local = self.window is not None and self.local_layers()[index or 0]
         return LayerSpec(self.n_heads, self.kv_heads, self.head_dim, self.bias, self.qk_norm,
-                         self.window if local else None, self.sinks, self.softmax_scale)
+                         self.window if local else None, self.sinks, self.softmax_scale, self.mla)
 
     def architecture(self, kind: str = "causal") -> Architecture:
         """One spec a layer, local or global as the pattern says (n_layers identical layers without a window)."""
@@ -150,6 +160,8 @@ class AttentionConfig:
 
     @property
     def mode(self) -> str:
+        if self.mla is not None:
+            return "MLA"
         if self.kv_heads == self.n_heads:
             return "MHA"
         if self.kv_heads == 1:
@@ -158,7 +170,9 @@ class AttentionConfig:
 
     @property
     def mode_label(self) -> str:
-        """MHA, GQA-8 (group 4) or MQA, as the badge shows it."""
+        """MHA, GQA-8 (group 4), MQA or MLA (latent 512 + rope 64), as the badge shows it."""
+        if self.mla is not None:
+            return self.mla.label
         if self.mode == "GQA":
             return f"GQA-{self.kv_heads} (group {self.group_size})"
         return self.mode
@@ -167,8 +181,15 @@ class AttentionConfig:
     def dtype_bytes(self) -> int:
         return DTYPE_BYTES[self.dtype]
 
+    @property
+    def attention(self) -> str:
+        """"standard" (MHA, GQA, MQA) or "mla"."""
+        return "standard" if self.mla is None else "mla"
+
     def mha(self) -> AttentionConfig:
-        """The multi-head baseline of the same width and query heads."""
+        """The multi-head baseline of the same width and query heads (for MLA: of head_dim v_head_dim)."""
+        if self.mla is not None:
+            return replace(self, mla=None, n_kv_heads=self.n_heads, explicit_head_dim=self.mla.v_head_dim)
         return replace(self, n_kv_heads=self.n_heads)
 
     def with_(self, **changes: Any) -> AttentionConfig:
@@ -207,6 +228,8 @@ class AttentionConfig:
                 f"head_dim {h} is not a multiple of 8: it misses tensor-core tiles and fused "
                 "attention kernels; 64 and 128 are the common widths."
             )
+        if self.mla is not None:
+            notes += self.mla.warnings(self.d_model)
         return notes
 
 

@@ -14,6 +14,13 @@ from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
 from core.band import cached_tokens, causal_pairs_x2
 from core.config import AttentionConfig
+from core.mla_counts import (
+    MLAParamCounts,
+    latent_bytes_per_token,
+    mla_flops,
+    mla_param_counts,
+    usual_form,
+)
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,16 @@ class ParamCounts:
     def to_dict(self) -> dict[str, int]:
         """Every row; qk_norm and sinks only when the layer has them (the JSON of older layers is unchanged)."""
         return {k: v for k, v in asdict(self).items() if v or k not in ("qk_norm", "sinks")}
+
+    def rows(self, d: int, spec: LayerSpec) -> list[tuple[str, str, int, str]]:
+        """(key, name, count, formula) of each projection, as the costs panel lists them."""
+        H, K, h = spec.n_heads, spec.n_kv_heads, spec.head_dim
+        bias = {"none": "", "qkv": " + bias", "all": " + bias"}[spec.biases]
+        o_bias = " + bias" if spec.biases == "all" else ""
+        return [("q", "W_q", self.q, f"W_q = d_model x n_heads x head_dim{bias} = {d} x {H} x {h}"),
+                ("k", "W_k", self.k, f"W_k = d_model x n_kv_heads x head_dim{bias} = {d} x {K} x {h}"),
+                ("v", "W_v", self.v, f"W_v = d_model x n_kv_heads x head_dim{bias} = {d} x {K} x {h}"),
+                ("o", "W_o", self.o, f"W_o = n_heads x head_dim x d_model{o_bias} = {H} x {h} x {d}")]
 
 
 @dataclass(frozen=True)
@@ -54,9 +71,15 @@ class KVCacheBytes:
         return asdict(self)
 
 
-def layer_param_counts(d: int, spec: LayerSpec) -> ParamCounts:
+LayerParams = ParamCounts | MLAParamCounts  # each has total, total_mha, to_dict() and rows()
+
+
+def layer_param_counts(d: int, spec: LayerSpec) -> LayerParams:
     """Parameters of one layer of width d: W_q d x H*h, W_k and W_v d x K*h, W_o H*h x d, their biases
-    ("qkv": q, k, v; "all": and o), q/k RMSNorm weights (2*h) and sink logits (H)."""
+    ("qkv": q, k, v; "all": and o), q/k RMSNorm weights (2*h) and sink logits (H). An MLA layer's
+    projections are core/mla_counts.py's."""
+    if spec.mla is not None:
+        return mla_param_counts(d, spec, layer_param_counts(d, spec.mha()).total)
     H, K, h = spec.n_heads, spec.n_kv_heads, spec.head_dim
     qkv_bias = spec.biases != "none"
     q = d * H * h + (H * h if qkv_bias else 0)
@@ -70,7 +93,7 @@ def layer_param_counts(d: int, spec: LayerSpec) -> ParamCounts:
     return ParamCounts(q=q, k=k, v=v, o=o, total=total, total_mha=total_mha, qk_norm=norm, sinks=sinks)
 
 
-def param_counts(cfg: AttentionConfig) -> ParamCounts:
+def param_counts(cfg: AttentionConfig) -> LayerParams:
     return layer_param_counts(cfg.d_model, cfg.layer_spec())
 
 
@@ -84,7 +107,7 @@ def flop_counts(cfg: AttentionConfig) -> FlopCounts:
     return layer_flop_counts(cfg.d_model, cfg.layer_spec(), cfg)
 
 
-def layer_flop_counts(d: int, spec: LayerSpec, cfg: AttentionConfig) -> FlopCounts:
+def layer_flop_counts(d: int, spec: LayerSpec, cfg: AttentionConfig, form: str | None = None) -> FlopCounts:
     """Forward FLOPs of one layer of width d under cfg's workload (a m x k by k x n matmul is 2*m*k*n).
 
     Prefill core is 4*B*H*T^2*h, halved under a causal mask (FlashAttention's convention); a local
@@ -92,10 +115,16 @@ def layer_flop_counts(d: int, spec: LayerSpec, cfg: AttentionConfig) -> FlopCoun
     Decode is the new token's query against seq_len keys (seq_len - 1 cached plus its own), or
     min(seq_len, W) of them in a local layer: core 4*B*H*h*keys.
     Bias additions, norms and sinks are not counted (they are O(B*T*d), like softmax).
+    An MLA layer runs form (naive or absorbed; by default naive for prefill, absorbed for decode): see
+    core/mla_counts.py.
     """
     H, K, h = spec.n_heads, spec.n_kv_heads, spec.head_dim
     B, T = cfg.batch_size, cfg.seq_len
     Tq = query_tokens(cfg)
+    if spec.mla is not None:
+        pairs_x2 = (causal_pairs_x2(T, None) if cfg.causal else 2 * T * T) if cfg.phase == "prefill" else 2 * T
+        projections, attention = mla_flops(d, spec, B, Tq, pairs_x2, form or usual_form(cfg.phase))
+        return FlopCounts(projections=projections, attention=attention, total=projections + attention)
     projections = 2 * B * Tq * d * (H * h + 2 * K * h) + 2 * B * Tq * H * h * d
     if cfg.phase == "prefill" and cfg.causal:
         attention = 2 * B * H * h * causal_pairs_x2(T, spec.window)
@@ -108,7 +137,9 @@ def layer_flop_counts(d: int, spec: LayerSpec, cfg: AttentionConfig) -> FlopCoun
 
 def layer_kv_bytes_per_token(spec: LayerSpec, kv_format: str | int) -> int:
     """K and V of one layer for one token: 2 x n_kv_heads x head_dim values in kv_format (a format name,
-    or bytes per element as before)."""
+    or bytes per element as before). An MLA layer caches its latent and RoPE key: r_kv + r values."""
+    if spec.mla is not None:
+        return latent_bytes_per_token(spec, kv_format)
     values = 2 * spec.kv_width
     return values * kv_format if isinstance(kv_format, int) else kv_format_bytes(values, kv_format)
 
@@ -175,14 +206,14 @@ def kind_counts(arch: Architecture, cfg: AttentionConfig) -> list[KindCounts]:
 def kv_cache_bytes(cfg: AttentionConfig) -> KVCacheBytes:
     """KV cache = 2 * K * h * b_kv * B * (L_global * T + L_local * min(T, W)) (the 2 is K and V)."""
     arch = cfg.architecture()
-    mha = Architecture(arch.d_model, tuple(replace(s, n_kv_heads=s.n_heads) for s in arch.layers))
+    mha = Architecture(arch.d_model, tuple(s.mha() for s in arch.layers))
     mc, mm = model_counts(arch, cfg), model_counts(mha, cfg)
     return KVCacheBytes(
         bytes_per_token_per_layer=layer_kv_bytes_per_token(cfg.layer_spec(), cfg.kv_format),
         bytes_per_token=mc.kv_bytes_per_token,
         bytes_total=mc.kv_bytes_total,
         bytes_total_mha=mm.kv_bytes_total,
-        ratio_vs_mha=cfg.kv_heads / cfg.n_heads,
+        ratio_vs_mha=mc.kv_bytes_total / mm.kv_bytes_total if mm.kv_bytes_total else 0.0,
     )
 
 

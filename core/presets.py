@@ -13,10 +13,10 @@ from core.config import AttentionConfig
 
 # The fields a preset may set; workload fields (seq_len, batch, dtype, KV dtype, phase) stay the user's.
 PRESET_FIELDS = ("d_model", "n_heads", "n_kv_heads", "n_layers", "causal", "bias", "qk_norm", "window",
-                 "layer_pattern", "sinks")
+                 "layer_pattern", "sinks", "mla")
 # The layout knobs a preset resets when it leaves them out, so Llama after Gemma 3 has no window.
 LAYOUT_DEFAULTS: dict[str, Any] = {"explicit_head_dim": None, "qk_norm": False, "window": None,
-                                   "layer_pattern": "global", "sinks": False, "softmax_scale": None}
+                                   "layer_pattern": "global", "sinks": False, "softmax_scale": None, "mla": None}
 
 
 @dataclass(frozen=True)

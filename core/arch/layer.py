@@ -8,9 +8,10 @@ repeated n_layers times.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from core.arch.mla import MLADims
 from core.band import check_window
 
 LAYER_MAXIMA = {"n_heads": 2**16, "n_kv_heads": 2**16, "head_dim": 2**20}  # as AttentionConfig's maxima
@@ -26,6 +27,7 @@ class LayerSpec:
     window: int | None = None  # sliding window W (keys a query sees, itself included); None: global
     sinks: bool = False  # one learned logit per head joins every softmax row, then is dropped (gpt-oss)
     scale: float | None = None  # softmax scale; None: 1 / sqrt(head_dim)
+    mla: MLADims | None = None  # multi-head latent attention's widths; None: a standard (MHA/GQA/MQA) layer
 
     def __post_init__(self) -> None:
         # bias keeps its old spelling (True/False) so old files and reports read the same; "all" and
@@ -48,6 +50,20 @@ class LayerSpec:
             shown = repr(self.scale) if len(repr(self.scale)) <= 30 else "a huge or odd value"
             raise ValueError(f"a layer's softmax scale must be a positive number from {MIN_SCALE:g} to {MAX_SCALE:g} "
                              f"(1 / sqrt(head_dim) is usual), not {shown}.")
+        if self.mla is not None:
+            check_mla_layer(self)
+
+    @property
+    def kind(self) -> str:
+        """"standard" (MHA/GQA/MQA) or "mla": which module of core/ counts and runs the layer."""
+        return "standard" if self.mla is None else "mla"
+
+    def mha(self) -> LayerSpec:
+        """The layer every delta is taken against: the MHA layer of the same heads. For MLA, the MHA layer of
+        its n_heads with head_dim v_head_dim (DeepSeek-V2's comparison: d_h = 128), no latent."""
+        if self.mla is not None:
+            return LayerSpec(self.n_heads, self.n_heads, self.mla.v_head_dim, scale=self.scale)
+        return replace(self, n_kv_heads=self.n_heads)
 
     @property
     def biases(self) -> str:
@@ -64,13 +80,17 @@ class LayerSpec:
 
     @property
     def mode(self) -> str:
+        if self.mla is not None:
+            return "MLA"
         if self.n_kv_heads == self.n_heads:
             return "MHA"
         return "MQA" if self.n_kv_heads == 1 else "GQA"
 
     @property
     def label(self) -> str:
-        """MHA, GQA-8 (group 4) or MQA, as the badge shows it."""
+        """MHA, GQA-8 (group 4), MQA or MLA (latent 512 + rope 64), as the badge shows it."""
+        if self.mla is not None:
+            return self.mla.label
         return f"GQA-{self.n_kv_heads} (group {self.group_size})" if self.mode == "GQA" else self.mode
 
     @property
@@ -99,7 +119,25 @@ class LayerSpec:
         missing = [k for k in ("n_heads", "n_kv_heads", "head_dim") if k not in data]
         if missing:
             raise ValueError(f"a layer needs n_heads, n_kv_heads and head_dim; this one lacks {', '.join(missing)}.")
+        if isinstance(data.get("mla"), dict):
+            data = {**data, "mla": MLADims.from_dict(data["mla"])}
         return cls(**data)
+
+
+def check_mla_layer(spec: LayerSpec) -> None:
+    """An MLA layer's heads are rebuilt from its latent: n_kv_heads = n_heads, head_dim = nope + rope, and none of
+    the standard layer's extras (DeepSeek's layers have no biases, no q/k norm, no window, no sinks)."""
+    mla = spec.mla
+    if not isinstance(mla, MLADims):
+        raise ValueError("a layer's mla must be the MLA widths (q_lora_rank, kv_lora_rank, ...), or none.")
+    if spec.n_kv_heads != spec.n_heads or spec.head_dim != mla.qk_head_dim:
+        raise ValueError(f"an MLA layer has n_kv_heads = n_heads and head_dim = qk_nope + qk_rope = {mla.qk_head_dim}; "
+                         f"this one has {spec.n_kv_heads} KV heads of width {spec.head_dim}.")
+    extras = [name for name, on in (("the biases", spec.bias is not False), ("q/k norm", spec.qk_norm),
+                                    ("the sliding window", spec.window is not None), ("sinks", spec.sinks)) if on]
+    if extras:
+        raise ValueError(f"an MLA layer here has none of the standard layer's extras (DeepSeek's have none); turn off "
+                         f"{' and '.join(extras)}, or choose standard attention.")
 
 
 MIN_SCALE, MAX_SCALE = 1e-6, 1e3  # beyond these, float32 scores underflow to a uniform row or overflow to NaN

@@ -1,0 +1,79 @@
+"""Multi-head latent attention's widths (DeepSeek-V2/V3, Kimi K2), validated on construction.
+
+An MLA layer caches one latent of kv_lora_rank values and one shared RoPE key of qk_rope_head_dim
+values per token, and rebuilds each head's key (qk_nope_head_dim + qk_rope_head_dim wide) and value
+(v_head_dim wide) from them. Torch-free: widgets read it to build their controls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+MLA_MAX = 2**16  # a rank or head width beyond any model; larger is refused before any count
+
+
+@dataclass(frozen=True)
+class MLADims:
+    q_lora_rank: int = 1536  # r_q; 0: a plain q_proj (d_model x H*(nope + rope)), as DeepSeek-V2-Lite
+    kv_lora_rank: int = 512  # r_kv: the cached latent's width
+    qk_nope_head_dim: int = 128  # n: each head's key/query width without position
+    qk_rope_head_dim: int = 64  # r: the RoPE part of each query, and the one shared RoPE key
+    v_head_dim: int = 128  # v: each head's value width
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            low = 0 if f.name == "q_lora_rank" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MLA_MAX:
+                shown = repr(value) if len(repr(value)) <= 24 else "a huge or odd value"
+                why = " (0: a plain W_q without the low-rank query)" if low == 0 else ""
+                raise ValueError(f"MLA's {f.name} must be a whole number from {low} to {MLA_MAX:,}{why}, "
+                                 f"not {shown}.")
+        if self.qk_rope_head_dim % 2:
+            raise ValueError(f"MLA's qk_rope_head_dim must be even (RoPE rotates pairs of dimensions), not "
+                             f"{self.qk_rope_head_dim}; choose {self.qk_rope_head_dim + 1}.")
+
+    @property
+    def qk_head_dim(self) -> int:
+        """A head's query and key width: nope + rope (DeepSeek-V3: 192); the softmax scale is 1/sqrt of it."""
+        return self.qk_nope_head_dim + self.qk_rope_head_dim
+
+    @property
+    def latent_width(self) -> int:
+        """Values cached per token: the latent plus the shared RoPE key (DeepSeek-V3: 512 + 64 = 576)."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    def decompressed_width(self, n_heads: int) -> int:
+        """Values per token of the same cache decompressed into per-head keys and values: H x (nope + rope + v)."""
+        return n_heads * (self.qk_head_dim + self.v_head_dim)
+
+    @property
+    def label(self) -> str:
+        """The badge: 'MLA (latent 512 + rope 64)'."""
+        return f"MLA (latent {self.kv_lora_rank} + rope {self.qk_rope_head_dim})"
+
+    def warnings(self, d_model: int) -> list[str]:
+        """Ranks that compress nothing: allowed (a user may explore them), said in a sentence."""
+        notes = []
+        for name in ("q_lora_rank", "kv_lora_rank"):
+            rank = getattr(self, name)
+            if rank >= d_model:
+                notes.append(f"{name} {rank} is not below d_model {d_model}: the low-rank projection compresses "
+                             "nothing; real models use a rank several times smaller.")
+        return notes
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> MLADims:
+        if not isinstance(data, dict):
+            raise ValueError(f"the MLA widths must be an object of {', '.join(MLA_FIELDS)}, not {data!r:.60}.")
+        unknown = sorted(repr(k)[:20] for k in set(data) - set(MLA_FIELDS))
+        if unknown:
+            raise ValueError(f"unknown MLA field(s): {', '.join(unknown)}; the fields are {', '.join(MLA_FIELDS)}.")
+        return cls(**data)
+
+
+MLA_FIELDS = tuple(f.name for f in fields(MLADims))

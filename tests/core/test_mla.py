@@ -1,0 +1,124 @@
+"""MLA's counts against independent references: FlopCounterMode over our own modules (both forms, prefill
+and decode, SDPA on the math path so it is counted), the DeepSeek-V2 paper's 2.25 groups, and the decode
+intensities computed by hand; and MLA's bad inputs, each a sentence."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils.flop_counter import FlopCounterMode
+
+from core.arch.layer import LayerSpec
+from core.arch.mla import MLADims
+from core.config import AttentionConfig
+from core.counts import flop_counts, kv_cache_bytes, layer_flop_counts, param_counts
+from core.mla_counts import decode_intensity, equivalent_gqa_heads
+from core.mla_layer import MLALayer
+from core.presets import find_preset
+from core.report import build_report
+
+DIMS = [MLADims(24, 32, 8, 4, 6), MLADims(0, 16, 8, 8, 8), MLADims(40, 64, 16, 8, 12)]
+
+
+def counted(layer: MLALayer, cfg: AttentionConfig, form: str) -> int:
+    B, T, d = cfg.batch_size, cfg.seq_len, cfg.d_model
+    with torch.no_grad(), sdpa_kernel([SDPBackend.MATH]), FlopCounterMode(display=False) as fc:
+        if cfg.phase == "prefill":
+            layer(torch.randn(B, T, d), form=form)
+        elif form == "naive":
+            c, pe = layer.latent(torch.randn(B, T, d))
+            k, v = layer.decompress(c, pe)
+            fc.get_total_flops()  # the cache's own making is not the step: count from here
+            with FlopCounterMode(display=False) as step:
+                layer.decode_naive(torch.randn(B, 1, d), k, v)
+            return step.get_total_flops()
+        else:
+            c, pe = layer.latent(torch.randn(B, T, d))
+            with FlopCounterMode(display=False) as step:
+                layer.decode_absorbed(torch.randn(B, 1, d), c, pe)
+            return step.get_total_flops()
+    return fc.get_total_flops()
+
+
+@pytest.mark.parametrize("dims", DIMS)
+@pytest.mark.parametrize("phase", ["prefill", "decode"])
+@pytest.mark.parametrize("form", ["naive", "absorbed"])
+def test_flops_of_both_forms_equal_flop_counter_mode(dims, phase, form):
+    # Non-causal: the math path scores every pair, as our non-causal count does.
+    cfg = AttentionConfig(d_model=64, n_heads=4, mla=dims, seq_len=10, batch_size=2, phase=phase)
+    layer = MLALayer(cfg)
+    assert layer_flop_counts(cfg.d_model, cfg.layer_spec(), cfg, form).total == counted(layer, cfg, form)
+
+
+def test_the_default_form_is_naive_for_prefill_and_absorbed_for_decode():
+    cfg = AttentionConfig(d_model=64, n_heads=4, mla=DIMS[0], seq_len=10)
+    spec = cfg.layer_spec()
+    assert flop_counts(cfg) == layer_flop_counts(64, spec, cfg, "naive")
+    dec = cfg.with_(phase="decode")
+    assert flop_counts(dec) == layer_flop_counts(64, spec, dec, "absorbed")
+    assert build_report(dec)["mla"]["flops_form"] == "absorbed"
+
+
+def test_causal_prefill_halves_the_core_of_both_forms():
+    cfg = AttentionConfig(d_model=64, n_heads=4, mla=DIMS[0], seq_len=64, causal=True)
+    full = cfg.with_(causal=False)
+    for form in ("naive", "absorbed"):
+        causal_core = layer_flop_counts(64, cfg.layer_spec(), cfg, form).attention
+        full_core = layer_flop_counts(64, full.layer_spec(), full, form).attention
+        assert causal_core * 2 == full_core  # causal_pairs_x2(T) = T^2, FlashAttention's convention
+
+
+def test_deepseek_v3_latent_is_2_25_gqa_groups_and_its_absorbed_decode_is_above_the_h200_ridge():
+    cfg = find_preset("deepseek-v3").apply(AttentionConfig(dtype="bfloat16", seq_len=4096))
+    spec = cfg.layer_spec()
+    assert equivalent_gqa_heads(spec) == 2.25  # DeepSeek-V2 paper: (d_c + d_h^R) / (2 d_h) = 576 / 256
+    # by hand: naive reads H (n + r + v) values a key and does 2 H (n + r + v) FLOPs: 1 FLOP a byte in bf16
+    assert decode_intensity(spec, 4096, 1, "bfloat16", "naive") == 1.0
+    # absorbed: 2 H (2 r_kv + r) FLOPs a key over (r_kv + r) x 2 bytes = 128 x 1088 / 576
+    assert decode_intensity(spec, 4096, 1, "bfloat16", "absorbed") == pytest.approx(128 * 1088 / 576)
+    assert decode_intensity(spec, 4096, 1, "bfloat16", "absorbed") > 206
+    report = build_report(cfg)
+    kv = report["kv_cache"]
+    assert kv["bytes_per_token_per_layer_latent"] == 1152 and kv["bytes_per_token_per_layer_decompressed"] == 81920
+    assert kv["bytes_total"] == 1152 * 61 * 4096
+    assert kv["bytes_total_decompressed"] == 81920 * 61 * 4096
+    # against MHA of its 128 heads of width 128: 2 x 128 x 128 x 2 bytes a layer
+    assert kv_cache_bytes(cfg).bytes_total_mha == 2 * 128 * 128 * 2 * 61 * 4096
+    assert report["params"]["total_mha"] == 4 * 7168 * 128 * 128
+
+
+def test_an_mla_config_round_trips_and_reads_as_mla():
+    cfg = find_preset("deepseek-v2-lite").apply(AttentionConfig())
+    again = AttentionConfig.from_dict(cfg.to_dict())
+    assert again == cfg and again.mode == "MLA" and again.mode_label == "MLA (latent 512 + rope 64)"
+    assert again.kv_heads == 16 and again.head_dim == 192
+    assert "q" in param_counts(cfg).to_dict() and "q_a" not in param_counts(cfg).to_dict()
+    assert LayerSpec.from_dict(cfg.layer_spec().to_dict()) == cfg.layer_spec()
+    # a standard preset after an MLA one is standard again
+    assert find_preset("llama-3-8b").apply(cfg).mla is None
+
+
+@pytest.mark.parametrize(("fields", "words"), [
+    (dict(kv_lora_rank=0), "kv_lora_rank must be a whole number from 1"),
+    (dict(qk_rope_head_dim=63), "must be even"),
+    (dict(v_head_dim=-1), "v_head_dim must be"),
+    (dict(q_lora_rank=2**40), "q_lora_rank must be"),
+    (dict(qk_nope_head_dim=True), "qk_nope_head_dim must be"),
+])
+def test_bad_mla_widths_are_refused_with_a_sentence(fields, words):
+    with pytest.raises(ValueError, match=words):
+        MLADims(**fields)
+
+
+def test_mla_refuses_the_standard_layer_extras_and_warns_of_ranks_that_compress_nothing():
+    with pytest.raises(ValueError, match="turn off the sliding window"):
+        AttentionConfig(d_model=64, n_heads=4, mla=DIMS[0], window=8, layer_pattern="local", causal=True)
+    with pytest.raises(ValueError, match="turn off sinks"):
+        AttentionConfig(d_model=64, n_heads=4, mla=DIMS[0], sinks=True)
+    with pytest.raises(ValueError, match="unknown MLA field"):
+        AttentionConfig.from_dict({"mla": {"rank": 3}})
+    cfg = AttentionConfig(d_model=64, n_heads=4, mla=MLADims(128, 64, 8, 4, 6))
+    notes = cfg.head_dim_warnings()
+    assert any("q_lora_rank 128 is not below d_model 64" in n for n in notes)
+    assert any("kv_lora_rank 64 is not below d_model 64" in n for n in notes)
