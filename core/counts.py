@@ -227,6 +227,8 @@ def timing_bytes(cfg: AttentionConfig, materialises_scores: bool = False) -> int
     b = cfg.dtype_bytes
     d, H, K, h = cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.head_dim
     B, T = cfg.batch_size, cfg.seq_len
+    if cfg.mla is not None:
+        return mla_timing_bytes(cfg, materialises_scores)
     weights = 2 * param_counts(cfg).total * b
     activations = B * T * (d + (H + 2 * K) * h + H * h + d) * b
     # Separate Q, K, V outputs live beside the fused one while both are timed.
@@ -234,6 +236,21 @@ def timing_bytes(cfg: AttentionConfig, materialises_scores: bool = False) -> int
     cache = 2 * B * K * T * h * b
     scores = B * H * T * T * 4 if materialises_scores else 0
     return weights + activations + cache + scores + mask_bytes(cfg)
+
+
+def mla_timing_bytes(cfg: AttentionConfig, materialises_scores: bool) -> int:
+    """An MLA timing's peak (core/mla_timing.py): the weights; the input, the query, the latent cache and the
+    decompressed per-head cache it keeps; one forward's temporaries (the absorbed query and latent outputs, or
+    the naive form's concatenated keys and per-head outputs, the larger), and the T x T scores on the math path."""
+    m, b = cfg.mla, cfg.dtype_bytes
+    assert m is not None
+    B, T, H, d = cfg.batch_size, cfg.seq_len, cfg.n_heads, cfg.d_model
+    weights = param_counts(cfg).total * b
+    kept = B * T * (d + H * m.qk_head_dim + m.latent_width + m.decompressed_width(H)) * b
+    temporaries = B * T * max(H * (m.latent_width + m.kv_lora_rank + m.v_head_dim),
+                              H * (2 * m.qk_head_dim + 2 * m.v_head_dim) + m.decompressed_width(H)) * b
+    scores = B * H * T * T * 4 if materialises_scores else 0
+    return weights + kept + temporaries + scores
 
 
 def mask_bytes(cfg: AttentionConfig) -> int:

@@ -36,6 +36,7 @@ class TimingResult:
     kernel: str = "SDPA"  # what ran the core: SDPA, or a windowed kernel (window, sinks)
     full_core: TimingStats | None = None  # a local layer: the same core without its window (full causal SDPA)
     band_flop_ratio: float | None = None  # a local layer: its core FLOPs over the full causal core's
+    forms: dict[str, float] | None = None  # an MLA layer: naive/absorbed x prefill/decode medians (core/mla_timing.py)
 
     def to_report(self) -> dict[str, object]:
         """The report's timing object (README: JSON keys)."""
@@ -60,6 +61,7 @@ class TimingResult:
             **({"kernel": self.kernel} if self.kernel != "SDPA" else {}),
             **({"full_core_ms": self.full_core.median_ms, "band_flop_ratio": self.band_flop_ratio}
                if self.full_core is not None else {}),
+            **({"mla_forms": dict(self.forms)} if self.forms is not None else {}),
         }
 
 
@@ -73,9 +75,14 @@ def estimate_timing_s(cfg: AttentionConfig, device: torch.device, budget_s: floa
     repeats (more when the budget allows); the prefill forward dominates. A core behind a T x T mask
     (a window with W < T < 2W, or sinks) scores every pair, about 3x slower than full causal SDPA here;
     a local layer past its window is also timed as full causal attention, for comparison."""
+    rate = ASSUMED_FLOPS_PER_S.get(device.type, 1.0e11)
+    if cfg.mla is not None:  # naive and absorbed prefill, the core, two decode steps (core/mla_timing.py)
+        pre = cfg.with_(phase="prefill")
+        calls = [layer_flop_counts(cfg.d_model, pre.layer_spec(), pre, form).total for form in ("naive", "absorbed")]
+        calls.append(flop_counts(cfg).attention)
+        return sum(max(budget_s, 7 * f / rate) for f in calls) + 2 * budget_s
     prefill = flop_counts(cfg.with_(phase="prefill"))
     full = flop_counts(cfg.with_(phase="prefill", window=None, layer_pattern="global"))  # any global layer
-    rate = ASSUMED_FLOPS_PER_S.get(device.type, 1.0e11)
     spec, T = cfg.layer_spec(), cfg.seq_len
     masked = device.type != "cuda" and (spec.sinks or (spec.window is not None and cfg.causal
                                                        and spec.window < T < 2 * spec.window))
@@ -138,7 +145,13 @@ def run_timing(
     spec: LayerSpec | None = None,
 ) -> TimingResult:
     """Measure cfg's layer spec (default layer 0) on device. Raises ValueError (before allocating) when it
-    would not fit. progress(step) is told each step as it starts (the CLI prints it)."""
+    would not fit. progress(step) is told each step as it starts (the CLI prints it). An MLA layer is timed
+    in both its forms by core/mla_timing.py."""
+    if (spec or cfg.layer_spec()).mla is not None:
+        from core.mla_timing import run_mla_timing  # it builds this module's TimingResult
+
+        return run_mla_timing(cfg, device, seed=seed, budget_s=budget_s, should_stop=should_stop,
+                              free_bytes=free_bytes, progress=progress, spec=spec)
     guard_memory(cfg, device, free_bytes=free_bytes)
     kw = {"budget_s": budget_s, "should_stop": should_stop}
     is_prefill = cfg.phase == "prefill"

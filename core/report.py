@@ -25,6 +25,7 @@ from core.mla_counts import (
     decode_intensity,
     decompressed_bytes_per_token,
     equivalent_gqa_heads,
+    forms_summary,
 )
 
 REPORT_KEYS = ("config", "params", "flops", "kv_cache", "timing")
@@ -267,6 +268,8 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(_row("prefill / decode", f"{t['prefill_ms']:.4g} ms", f"{t['decode_ms']:.4g} ms decode"))
         if t.get("kernel"):
             lines.append(f"  core kernel: {t['kernel']}")
+        if t.get("mla_forms"):
+            lines.append(f"  measured forms: {forms_summary(t['mla_forms'])}")
         if t.get("full_core_ms"):
             ratio = t["core_median_ms"] / t["full_core_ms"]
             lines.append(_row("full causal core", f"{t['full_core_ms']:.4g} ms",

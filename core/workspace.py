@@ -113,6 +113,7 @@ TIMING_TEXT = ("device", "device_name", "backend", "dtype")
 TIMING_MS = ("median_ms", "p25_ms", "p75_ms", "tflops", "core_median_ms", "core_p25_ms", "core_p75_ms",
              "core_tflops", "prefill_ms", "decode_ms")
 TIMING_OPTIONAL_MS = ("fused_qkv_ms", "separate_qkv_ms")
+MLA_FORM_MS = ("naive_prefill_ms", "absorbed_prefill_ms", "naive_decode_ms", "absorbed_decode_ms")
 
 
 def check_timing(t: Any, where: str) -> dict[str, Any] | None:
@@ -127,6 +128,13 @@ def check_timing(t: Any, where: str) -> dict[str, Any] | None:
         if k in t:
             expected.add(k)
             schema.number(t[k], f"{where}.{k}")
+    if "mla_forms" in t:  # an MLA layer: both forms' prefill and decode medians
+        expected.add("mla_forms")
+        forms = schema.mapping(t["mla_forms"], f"{where}.mla_forms")
+        if set(forms) != set(MLA_FORM_MS):
+            raise ValueError(f"{where}.mla_forms must hold {', '.join(MLA_FORM_MS)}.")
+        for k in MLA_FORM_MS:
+            schema.number(forms[k], f"{where}.mla_forms.{k}")
     if set(t) != expected:
         raise ValueError(f"{where} has the wrong fields (missing: {', '.join(sorted(expected - set(t))) or 'none'}; "
                          f"unknown: {', '.join(sorted(repr(k)[:20] for k in set(t) - expected)) or 'none'})")

@@ -1,0 +1,65 @@
+"""MLA timing: both forms measured, the result's figures consistent with the counts, its report read back by the
+workspace check, and the memory guard's figure covering what the run allocates."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from core.arch.mla import MLADims
+from core.config import AttentionConfig
+from core.counts import layer_flop_counts, timing_bytes
+from core.layer_timing import run_timing
+from core.mla_counts import forms_summary
+from core.mla_layer import MLALayer
+from core.report import build_report, format_report
+from core.workspace import check_timing
+
+CPU = torch.device("cpu")
+CFG = AttentionConfig(d_model=64, n_heads=4, mla=MLADims(24, 32, 8, 4, 6), seq_len=48, causal=True)
+
+
+@pytest.mark.parametrize("phase", ["prefill", "decode"])
+def test_mla_timing_measures_four_forms_and_its_throughputs_follow_the_counts(phase):
+    cfg = CFG.with_(phase=phase)
+    steps: list[str] = []
+    res = run_timing(cfg, CPU, budget_s=0.01, progress=steps.append)
+    assert len(steps) == 7 and steps[-1].endswith("(7/7)")
+    forms = res.forms
+    assert forms is not None and set(forms) == {"naive_prefill_ms", "absorbed_prefill_ms", "naive_decode_ms",
+                                                "absorbed_decode_ms"}
+    assert res.prefill.median_ms == forms["naive_prefill_ms"] and res.decode.median_ms == forms["absorbed_decode_ms"]
+    usual = "naive" if phase == "prefill" else "absorbed"
+    flops = layer_flop_counts(cfg.d_model, cfg.layer_spec(), cfg, usual)
+    assert res.tflops == pytest.approx(flops.total / (res.layer.median_ms * 1e-3) / 1e12)
+    assert res.core_tflops == pytest.approx(flops.attention / (res.core.median_ms * 1e-3) / 1e12)
+    report = build_report(cfg, res.to_report())
+    assert check_timing(report["timing"], "timing") == report["timing"]  # a pin of it reads back
+    assert "measured forms: prefill: naive" in format_report(report)
+
+
+def test_the_workspace_check_refuses_damaged_mla_forms():
+    res = run_timing(CFG, CPU, budget_s=0.0).to_report()
+    with pytest.raises(ValueError, match="mla_forms must hold"):
+        check_timing({**res, "mla_forms": {"naive_prefill_ms": 1.0}}, "timing")
+    with pytest.raises(ValueError, match="mla_forms.naive_decode_ms"):
+        check_timing({**res, "mla_forms": {**res["mla_forms"], "naive_decode_ms": "fast"}}, "timing")
+
+
+def test_forms_summary_names_the_faster_form_of_each_phase():
+    text = forms_summary({"naive_prefill_ms": 2.0, "absorbed_prefill_ms": 3.0, "naive_decode_ms": 4.0,
+                          "absorbed_decode_ms": 1.0})
+    assert text == ("prefill: naive 2 ms, absorbed 3 ms (naive x1.50 faster); "
+                    "decode: naive 4 ms, absorbed 1 ms (absorbed x4.00 faster)")
+
+
+def test_timing_bytes_cover_what_an_mla_run_keeps():
+    cfg = CFG.with_(batch_size=2)
+    layer = MLALayer(cfg)
+    x = torch.randn(2, cfg.seq_len, cfg.d_model)
+    with torch.inference_mode():
+        q = layer.query(x)
+        c, pe = layer.latent(x)
+        k, v = layer.decompress(c, pe)
+    kept = [x, *q, c, pe, k, v, *layer.parameters()]
+    assert sum(t.numel() * t.element_size() for t in kept) <= timing_bytes(cfg)
