@@ -11,9 +11,10 @@ import torch
 from core.arch.layer import LayerSpec
 from core.attention import MAX_DISPLAY_TOKENS, SINK_BOUND, repeat_kv
 from core.config import AttentionConfig
-from core.counts import format_bytes
+from core.counts import format_bytes, param_counts
 from core.device import free_memory_bytes
 from core.masking import allowed_keys, softmax_with_sinks
+from core.mla_layer import MLALayer
 
 CHUNK_ELEMENTS = 2**24  # draw skipped parts of the stream in pieces of this many numbers
 DISPLAY_MAX_BYTES = 6 * 2**30  # never hold more than this for one layer's display weights
@@ -42,7 +43,30 @@ def guard_display_maps(n_heads: int, n_tokens: int) -> None:
 
 
 def display_bytes(cfg: AttentionConfig) -> int:
+    """Float32 bytes of the weights the heatmaps hold: W_q and W_k (and biases), or an MLA layer's without o_proj."""
+    if cfg.mla is not None:
+        p = param_counts(cfg)
+        return (p.total - p.o) * 4
     return (cfg.n_heads + cfg.kv_heads) * cfg.head_dim * (cfg.d_model + 1) * 4
+
+
+def display_layer(cfg: AttentionConfig, seed: int = 0, spec: LayerSpec | None = None) -> DisplayProjector | MLALayer:
+    """What draws a layer's heatmaps: DisplayProjector (W_q, W_k) for a standard layer; for an MLA layer, the
+    layer itself in float32 without its o_proj (drawn last, so its other weights are the timed layer's)."""
+    spec = spec or cfg.layer_spec()
+    if spec.mla is None:
+        return DisplayProjector(cfg, seed, spec)
+    check_display_bytes(cfg)
+    return MLALayer(cfg, seed=seed, spec=spec, with_output=False).eval()
+
+
+def check_display_bytes(cfg: AttentionConfig) -> None:
+    need = display_bytes(cfg)
+    limit = min(DISPLAY_MAX_BYTES, int(free_memory_bytes(torch.device("cpu")) * 0.8))
+    if need > limit:
+        raise ValueError(f"the heatmaps of d_model {cfg.d_model}, {cfg.n_heads} + {cfg.kv_heads} heads of width "
+                         f"{cfg.head_dim} need {format_bytes(need)} of weights, more than {format_bytes(limit)} the "
+                         "display may use; lower d_model, the heads or head_dim.")
 
 
 def _skip(gen: torch.Generator, n: int) -> None:
@@ -58,12 +82,7 @@ class DisplayProjector:
     its window's band and each row's sink share, equal to the full layer's display path."""
 
     def __init__(self, cfg: AttentionConfig, seed: int = 0, spec: LayerSpec | None = None) -> None:
-        need = display_bytes(cfg)
-        limit = min(DISPLAY_MAX_BYTES, int(free_memory_bytes(torch.device("cpu")) * 0.8))
-        if need > limit:
-            raise ValueError(f"the heatmaps of d_model {cfg.d_model}, {cfg.n_heads} + {cfg.kv_heads} heads of width "
-                             f"{cfg.head_dim} need {format_bytes(need)} of weights, more than {format_bytes(limit)} the "
-                             "display may use; lower d_model, the heads or head_dim.")
+        check_display_bytes(cfg)
         self.cfg = cfg
         self.spec = spec = spec or cfg.layer_spec()
         d, h = cfg.d_model, spec.head_dim

@@ -15,10 +15,11 @@ from core.arch.layer import LayerSpec
 from core.attention import MAX_DISPLAY_TOKENS
 from core.config import AttentionConfig
 from core.device import resolve_device
-from core.display import DisplayProjector, display_bytes, guard_display_maps
+from core.display import DisplayProjector, display_bytes, display_layer, guard_display_maps
 from core.embedding import embed_tokens
 from core.head_roles import head_scores, induction_probe_text
 from core.layer_timing import TimingResult, estimate_timing_s, run_timing
+from core.mla_layer import MLALayer
 from core.models.forward_cache import ForwardCache
 from core.models.source import LoadedModel
 from core.tokens import display_tokens, simple_tokenize
@@ -98,18 +99,18 @@ class LayerCache:
     bounded in bytes, since one d_model 16384 layer alone holds 2 GiB."""
 
     def __init__(self, max_bytes: int = 512 * 2**20) -> None:
-        self._layers: OrderedDict[tuple, DisplayProjector] = OrderedDict()
+        self._layers: OrderedDict[tuple, DisplayProjector | MLALayer] = OrderedDict()
         self._max_bytes = max_bytes
 
     def clear(self) -> None:
         self._layers.clear()
 
-    def get(self, cfg: AttentionConfig, seed: int, spec: LayerSpec | None = None) -> DisplayProjector:
+    def get(self, cfg: AttentionConfig, seed: int, spec: LayerSpec | None = None) -> DisplayProjector | MLALayer:
         spec = spec or cfg.layer_spec()
         key = (cfg.d_model, spec, cfg.causal, seed)
         layer = self._layers.pop(key, None)
         if layer is None:
-            layer = DisplayProjector(cfg, seed, spec)
+            layer = display_layer(cfg, seed, spec)
         if display_bytes(cfg) > self._max_bytes // 2:
             return layer  # too big to keep: built for this request and freed after it
         self._layers[key] = layer

@@ -63,3 +63,17 @@ def test_timing_bytes_cover_what_an_mla_run_keeps():
         k, v = layer.decompress(c, pe)
     kept = [x, *q, c, pe, k, v, *layer.parameters()]
     assert sum(t.numel() * t.element_size() for t in kept) <= timing_bytes(cfg)
+
+
+def test_the_heatmaps_layer_without_o_proj_draws_the_timed_layers_weights():
+    from core.display import display_bytes, display_layer
+
+    cfg = CFG.with_(seq_len=16)
+    shown, full = display_layer(cfg, seed=3), MLALayer(cfg, seed=3)
+    x = torch.randn(1, 16, cfg.d_model)
+    with torch.inference_mode():
+        probs, sinks = shown.probs_and_sinks(x)
+        torch.testing.assert_close(probs, full.attention_probs(x, "absorbed"))
+    assert sinks is None and probs.shape == (1, 4, 16, 16)
+    assert torch.allclose(probs.sum(-1), torch.ones(1, 4, 16)) and probs[0, :, 0, 1:].abs().max() == 0  # causal
+    assert display_bytes(cfg) == 4 * sum(p.numel() for p in shown.parameters())
