@@ -119,9 +119,14 @@ class MLALayer(nn.Module):
         """Scores against the latent: q (B, H, Tq, r_kv + r), one key head [c | k_pe] (B, 1, Tk, r_kv + r), values
         c (B, 1, Tk, r_kv) -> latent outputs (B, H, Tq, r_kv) -> W_uv per head -> (B, H, Tq, v)."""
         q = self.absorbed_query(q_nope, q_pe)
+        B, H, Tq, D = q.shape
         key = torch.cat([c, k_pe], dim=-1)[:, None]  # (B, 1, Tk, r_kv + r)
-        o_lat = F.scaled_dot_product_attention(q, key, c[:, None], is_causal=causal and q.shape[-2] > 1,
-                                               scale=self.scale, enable_gqa=True)  # (B, H, Tq, r_kv)
+        if causal and Tq > 1:  # each query its own causal row: H query heads sharing one KV head
+            o_lat = F.scaled_dot_product_attention(q, key, c[:, None], is_causal=True, scale=self.scale,
+                                                   enable_gqa=True)  # (B, H, Tq, r_kv)
+        else:  # every query sees every key: the H heads' queries packed as one head's rows, as FlashMLA does
+            packed = q.reshape(B, 1, H * Tq, D)  # (B, 1, H*Tq, r_kv + r): no copy of the shared key per head
+            o_lat = F.scaled_dot_product_attention(packed, key, c[:, None], scale=self.scale).view(B, H, Tq, -1)
         _, w_uv = self.w_uk_uv()
         return torch.einsum("bhtc,hvc->bhtv", o_lat, w_uv)
 

@@ -9,6 +9,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from core.arch.mla import MLADims
 from core.config import AttentionConfig
 
 # The fields a preset may set; workload fields (seq_len, batch, dtype, KV dtype, phase) stay the user's.
@@ -47,6 +48,8 @@ def load_presets() -> tuple[Preset, ...]:
         fields = {**LAYOUT_DEFAULTS, **{k: entry[k] for k in PRESET_FIELDS if k in entry}}
         if "head_dim" in entry:  # a head width of its own (Qwen3, Gemma, gpt-oss)
             fields["explicit_head_dim"] = entry["head_dim"]
+        if entry.get("mla") is not None:  # multi-head latent attention's widths (DeepSeek, Kimi K2)
+            fields["mla"] = MLADims.from_dict(entry["mla"])
         if "query_pre_attn_scalar" in entry:  # Gemma's softmax scale, 1 / sqrt(query_pre_attn_scalar)
             fields["softmax_scale"] = entry["query_pre_attn_scalar"] ** -0.5
         out.append(Preset(name=entry["name"], fields=fields, note=entry.get("note", "")))

@@ -10,22 +10,25 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.arch.formats import KV_FORMATS, bytes_per_value
 from core.config import AttentionConfig
+from core.latent_vs_grouped import equal_kv_gqa
 from core.report import build_report
 
 KNOBS = {"n_heads": "n_heads", "n_kv_heads": "n_kv_heads", "seq_len": "seq_len", "d_model": "d_model",
          "batch": "batch_size", "batch_size": "batch_size", "head_dim": "explicit_head_dim", "window": "window",
-         "kv_dtype": "kv_dtype"}
+         "kv_dtype": "kv_dtype", "kv_lora_rank": "mla", "attention": "mla"}
 # Knobs whose values are names, not numbers; plotted at a number each name stands for.
-CATEGORICAL: dict[str, tuple[str, ...]] = {"kv_dtype": tuple(KV_FORMATS)}
+CATEGORICAL: dict[str, tuple[str, ...]] = {"kv_dtype": tuple(KV_FORMATS), "attention": ("mla", "gqa")}
+AXIS_LABELS = {"kv_dtype": "kv_dtype (bytes per value)", "attention": "attention (1 MLA, 2 GQA at equal KV bytes)"}
 
 
 def parse_knob_values(knob: str, text: str) -> list[Any]:
-    """parse_values for a numeric knob; for kv_dtype, names like 'float16,fp8_e4m3,q8_0,q4_0'."""
+    """parse_values for a numeric knob; for kv_dtype, names like 'float16,fp8_e4m3,q8_0,q4_0'; for attention,
+    mla and gqa (the GQA layer of equal KV bytes)."""
     names = CATEGORICAL.get(knob.strip())
     if names is None:
         return parse_values(text)
@@ -34,14 +37,18 @@ def parse_knob_values(knob: str, text: str) -> list[Any]:
         raise ValueError(f"enter at least one {knob}, e.g. {','.join(names[1:3])}.")
     unknown = [p for p in parts if p not in names]
     if unknown:
-        raise ValueError(f"{unknown[0][:20]!r} is not a KV format; choose from {', '.join(names)}.")
+        what = "a KV format" if knob.strip() == "kv_dtype" else f"an {knob.strip()} value"
+        raise ValueError(f"{unknown[0][:20]!r} is not {what}; choose from {', '.join(names)}.")
     out = list(dict.fromkeys(parts))
     check_count(out)
     return out
 
 
 def sweep_x(knob: str, value: Any) -> float:
-    """Where a swept value sits on a plot's x axis: the number itself, or a KV format's bytes per value."""
+    """Where a swept value sits on a plot's x axis: the number itself, a KV format's bytes per value, or an
+    attention kind's place (1 MLA, 2 GQA)."""
+    if knob == "attention":
+        return float(CATEGORICAL["attention"].index(value) + 1)
     return bytes_per_value(value) if knob in CATEGORICAL else float(value)
 MAX_POINTS = 64
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:\.\.|-|:)\s*(\d+)\s*(?:(log)\s*(\d+)?|step\s*(\d+))?\s*$", re.IGNORECASE)
@@ -135,6 +142,8 @@ def plan_sweep(base: AttentionConfig, knob: str, values: list[Any]) -> list[Swee
         raise ValueError(f"cannot sweep {knob!r}; choose one of {', '.join(sorted(set(KNOBS) - {'batch_size'}))}.")
     check_count(values)
     field_name = KNOBS[knob]
+    if field_name == "mla" and base.mla is None:
+        raise ValueError(f"{knob} sweeps an MLA layer; choose attention MLA (a DeepSeek preset) first.")
     follow_mha = knob == "n_heads" and base.mode == "MHA"
     points = []
     for v in values:
@@ -146,6 +155,11 @@ def plan_sweep(base: AttentionConfig, knob: str, values: list[Any]) -> list[Swee
         if follow_mha:
             changes["n_kv_heads"] = v
         try:
+            if knob == "kv_lora_rank":  # inside the try: a bad rank is a skipped point with its reason
+                changes["mla"] = replace(base.mla, kv_lora_rank=v)
+            if knob == "attention":
+                points.append(SweepPoint(v, base if v == "mla" else equal_kv_gqa(base)))
+                continue
             points.append(SweepPoint(v, base.with_(**changes)))
         except ValueError as exc:
             points.append(SweepPoint(v, None, str(exc)))
@@ -190,18 +204,27 @@ def run_point(point: SweepPoint, timing_fn: TimingFn | None) -> SweepRow:
 
 
 def flatten(report: dict[str, Any]) -> dict[str, Any]:
-    """{'config': {'d_model': ..}, ...} -> {'config.d_model': ..., 'timing.median_ms': ...}."""
+    """{'config': {'d_model': ..}, ...} -> {'config.d_model': ..., 'timing.median_ms': ...}; nested objects (an MLA
+    layer's forms) as 'mla.forms.naive.prefill_flops'."""
     out: dict[str, Any] = {}
     for section, values in report.items():
         if section == "layer_kinds":  # [{kind: "global", ...}, ...] -> layer_kinds.global.kv_bytes_total, ...
             for kind in values:
                 out.update({f"{section}.{kind['kind']}.{k}": v for k, v in kind.items() if k != "kind"})
         elif isinstance(values, dict):
-            for k, v in values.items():
-                out[f"{section}.{k}"] = v
+            out.update({f"{section}.{k}": v for k, v in flatten(values).items()})
         elif values is not None:
             out[section] = values
     return out
+
+
+def knob_value(cfg: AttentionConfig, knob: str) -> Any:
+    """The swept knob's value in cfg, as a person reads it (an MLA width, or mla / gqa)."""
+    if knob == "kv_lora_rank":
+        return cfg.mla.kv_lora_rank if cfg.mla is not None else "none"
+    if knob == "attention":
+        return "mla" if cfg.mla is not None else "gqa"
+    return getattr(cfg, KNOBS[knob], "?")
 
 
 def fitted_exponent(xs: list[float], ys: list[float]) -> float:

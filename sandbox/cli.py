@@ -33,8 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw = sub.add_parser("sweep", help="one row per value of one knob, the other knobs as given")
     add_config_args(sw)
     sw.add_argument("--vary", required=True, metavar="KNOB=VALUES",
-                    help="n_heads, n_kv_heads, seq_len, d_model, batch, head_dim, window or kv_dtype; values like "
-                         "1,2,4 or 128..16384 log (kv_dtype: names such as float16,fp8_e4m3,q8_0,q4_0)")
+                    help="n_heads, n_kv_heads, seq_len, d_model, batch, head_dim, window, kv_dtype, kv_lora_rank or "
+                         "attention; values like 1,2,4 or 128..16384 log (kv_dtype: names such as "
+                         "float16,fp8_e4m3,q8_0,q4_0; attention: mla,gqa, the GQA layer of equal KV bytes)")
     sw.add_argument("--time", action="store_true", help="also time every point")
     sw.add_argument("--force", action="store_true", help="time points whose estimate is over a minute")
     fmt = sw.add_mutually_exclusive_group()
@@ -99,7 +100,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.list_presets:
         if args.json:
             print(json.dumps([{"key": p.key, "name": p.name, "note": p.note, **p.fields} for p in load_presets()],
-                             indent=1))
+                             indent=1, default=lambda widths: widths.to_dict()))  # an MLA preset's MLADims
             return 0
         for preset in load_presets():
             print(f"{preset.key:<20} {preset.name}: {preset.note}")
@@ -109,6 +110,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     device = resolve_device(args.device)
     cfg = config_from_args(args, default_dtype(device))
+    for note in cfg.mla.warnings(cfg.d_model) if cfg.mla is not None else []:
+        print(f"{PROG}: warning: {note}", file=sys.stderr)
     timing = None
     if args.time:
         from core.layer_timing import run_timing
@@ -126,7 +129,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     import csv
 
     from core.device import default_dtype, resolve_device
-    from core.sweep import KNOBS, flatten, parse_knob_values, plan_sweep, run_point
+    from core.sweep import flatten, knob_value, parse_knob_values, plan_sweep, run_point
 
     knob, sep, values_text = args.vary.partition("=")
     if not sep:
@@ -144,7 +147,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
         def timing_fn(cfg):
             check_estimate(cfg, device, args.force)  # a refusal stops the sweep at this point
-            value = getattr(cfg, KNOBS[knob.strip()], "?")
+            value = knob_value(cfg, knob.strip())
             say(f"{knob} = {value:,}" if isinstance(value, int) else f"{knob} = {value}")
             return interruptible(lambda stop: run_timing(cfg, device, should_stop=stop)).to_report()
     rows = []

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import NoReturn
 
 from core.arch.formats import KV_FORMATS
+from core.arch.mla import MLADims
 from core.config import DTYPE_BYTES, PHASES, AttentionConfig
 from core.presets import find_preset
 
@@ -72,9 +74,24 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
                    help="learned attention sinks, one logit per head (gpt-oss)")
     g.add_argument("--kv-dtype", metavar="FORMAT", help="the KV cache's format: " + ", ".join(KV_FORMATS)
                                                        + " (default: --dtype); timing still runs in --dtype")
+    g.add_argument("--attention", choices=["standard", "mla"],
+                   help="standard (MHA/GQA/MQA: --heads, --kv-heads) or mla (multi-head latent attention, DeepSeek: "
+                        "the widths below, DeepSeek-V3's by default)")
+    for flag, what in MLA_FLAGS.items():
+        g.add_argument(f"--{flag}", type=int, metavar="N", help=what)
     g.add_argument("--phase", choices=PHASES, help="prefill (default) or decode")
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"], help="where to time")
 
+
+MLA_FLAGS = {  # flag -> help; each sets the MLADims field of the same name (and implies --attention mla)
+    "q-lora-rank": "MLA: the low-rank query's width (0: a plain W_q; DeepSeek-V3 1536)",
+    "kv-lora-rank": "MLA: the cached latent's width (DeepSeek-V3 512)",
+    "qk-nope-dim": "MLA: each head's query/key width without position (128)",
+    "qk-rope-dim": "MLA: the RoPE part of each query and of the one shared key, even (64)",
+    "v-head-dim": "MLA: each head's value width (128)",
+}
+MLA_FLAG_FIELDS = {"q_lora_rank": "q_lora_rank", "kv_lora_rank": "kv_lora_rank", "qk_nope_dim": "qk_nope_head_dim",
+                   "qk_rope_dim": "qk_rope_head_dim", "v_head_dim": "v_head_dim"}
 
 FLAG_FIELDS = {
     "d_model": "d_model",
@@ -109,4 +126,26 @@ def config_from_args(args: argparse.Namespace, default_dtype: str) -> AttentionC
     if "window" in explicit and "causal" not in explicit:
         explicit["causal"] = True  # a window is causal; only an explicit --no-causal is refused
     fields.update(explicit)
+    fields["mla"] = mla_from_args(args, fields.get("mla"))  # type: ignore[arg-type]
+    if fields["mla"] is not None:
+        given = [flag for flag, name in (("--kv-heads", "n_kv_heads"), ("--head-dim", "explicit_head_dim"))
+                 if name in explicit and explicit[name] != (fields["n_heads"] if name == "n_kv_heads" else None)]
+        if given:
+            raise ValueError(f"an MLA layer rebuilds one key and value per query head from its latent; drop "
+                             f"{' and '.join(given)} (set --kv-lora-rank and the head widths) or use --attention standard.")
+        fields.pop("n_kv_heads", None)
     return AttentionConfig(**fields)  # type: ignore[arg-type]
+
+
+def mla_from_args(args: argparse.Namespace, preset: MLADims | None) -> MLADims | None:
+    """--attention and the MLA width flags over the preset's MLA (or DeepSeek-V3's widths)."""
+    widths = {MLA_FLAG_FIELDS[k]: v for k, v in vars(args).items() if k in MLA_FLAG_FIELDS and v is not None}
+    attention = getattr(args, "attention", None)
+    if attention == "standard":
+        if widths:
+            raise ValueError(f"--{next(f for f, n in MLA_FLAG_FIELDS.items() if n in widths).replace('_', '-')} is an "
+                             "MLA width; drop it or use --attention mla.")
+        return None
+    if attention is None and not widths:
+        return preset
+    return replace(preset or MLADims(), **widths)

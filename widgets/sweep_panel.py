@@ -30,6 +30,8 @@ KNOB_DEFAULTS = {
     "head_dim": "32,64,96,128,192,256",
     "window": "128..8192 log",
     "kv_dtype": "float32,bfloat16,fp8_e4m3,q8_0,q4_0",
+    "kv_lora_rank": "64,128,256,512,1024",
+    "attention": "mla,gqa",
 }
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 
-from core.sweep import CATEGORICAL, SweepResult, sweep_x
+from core.sweep import AXIS_LABELS, SweepResult, sweep_x
 from widgets.plot_ticks import log_ticks, short_number, spaced_values
 
 PLOTS = [
@@ -130,7 +130,7 @@ class SweepPlots(pg.GraphicsLayoutWidget):
             self.x_text[x] = f"{self.x_text[x]}/{text}" if x in self.x_text else text
         marks = [(sweep_x(knob, v), name) for v, name in marks]
         for p in self.plots.values():
-            p.setLabel("bottom", f"{knob} (bytes per value)" if knob in CATEGORICAL else knob)
+            p.setLabel("bottom", AXIS_LABELS.get(knob, knob))
         if not rows:
             return
         logx = self._logx = wants_log(xs)
