@@ -37,6 +37,9 @@ METRICS = [
     ("FLOPs, all layers", "layers", "flops_total", "count", True),
     ("KV cache / token", "kv_cache", "bytes_per_token", "bytes", True),
     ("KV cache, B x T x L", "kv_cache", "bytes_total", "bytes", True),
+    ("MLA latent / token / layer", "kv_cache", "bytes_per_token_per_layer_latent", "bytes", True),
+    ("MLA decompressed / token / layer", "kv_cache", "bytes_per_token_per_layer_decompressed", "bytes", True),
+    ("MLA decode: naive | absorbed", "timing", "mla_decode", "text", None),
     ("layer time", "timing", "median_ms", "ms", True),
     ("core time", "timing", "core_median_ms", "ms", True),
     ("prefill time", "timing", "prefill_ms", "ms", True),
@@ -50,6 +53,8 @@ METRICS = [
 ]
 
 
+# Rows only an MLA pin fills: shown when one does (an en dash in the others' columns).
+MLA_ONLY = {"bytes_per_token_per_layer_latent", "bytes_per_token_per_layer_decompressed", "mla_decode"}
 ENCODER_HAS_NONE = {("kv_cache", "bytes_per_token"), ("kv_cache", "bytes_total"), ("timing", "decode_ms")}
 
 
@@ -77,8 +82,11 @@ def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
     part = report.get(section)
     if part is None:
         return None
-    if section == "params" and key == "kv":
-        return part["k"] + part["v"]
+    if section == "params" and key == "kv":  # an MLA layer has no W_k, W_v: its keys and values come from kv_b
+        return part["k"] + part["v"] if "k" in part else None
+    if section == "timing" and key == "mla_decode":
+        forms = part.get("mla_forms")
+        return f"{forms['naive_decode_ms']:.4g} | {forms['absorbed_decode_ms']:.4g} ms" if forms else None
     if section == "config" and key == "workload":
         return f"{part['seq_len']:,} x {part['batch_size']}"
     if section == "config" and key == "precision":
@@ -90,6 +98,10 @@ def layout_value(report: dict[str, Any], key: str) -> str | None:
     """A pin's layout in one line, or its KV cache split into local and global layers; None for a plain layer
     (a plain pin beside a layout pin reads 'tied head_dim, all global')."""
     lay = report.get("layout")
+    if key == "summary" and report.get("mla") is not None and lay is None:
+        m = report["mla"]
+        return (f"latent {m['kv_lora_rank']} + rope {m['qk_rope_head_dim']}, q/k {m['qk_head_dim']}, v {m['v_head_dim']}"
+                f", q_lora_rank {m['q_lora_rank'] or 'none'}")
     if key == "summary":
         if lay is None:
             return "tied head_dim, all global" if report.get("model") is None else None
@@ -158,8 +170,8 @@ class TableRow:
 def comparison(reports: list[dict[str, Any]], baseline: int) -> list[TableRow]:
     rows = []
     for label, section, key, kind, lower in METRICS:
-        if section == "model" and all(metric_value(r, section, key) is None for r in reports):
-            continue  # no pin holds a real model's figure of this kind
+        if (section == "model" or key in MLA_ONLY) and all(metric_value(r, section, key) is None for r in reports):
+            continue  # no pin holds a real model's (or an MLA layer's) figure of this kind
         if section == "layout" and (all(r.get("layout") is None for r in reports)
                                     or all(metric_value(r, section, key) is None for r in reports)):
             continue  # no pin has a 2026 layout (or none has local layers)

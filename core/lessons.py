@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.config import AttentionConfig
-from core.counts import format_bytes, format_count, kv_cache_bytes
+from core.counts import flop_counts, format_bytes, format_count, kv_cache_bytes
+from core.latent_vs_grouped import equal_kv_gqa
 from core.presets import find_preset
 from core.sweep import SweepResult, fitted_exponent
 
@@ -93,6 +94,34 @@ def caption_windows(result: SweepResult) -> str:
             f"{format_bytes(glob['kv_bytes_total'])}.")
 
 
+def caption_latent(result: SweepResult) -> str:
+    """MLA against the GQA layer of (nearly) equal KV bytes: parameters, FLOPs, KV bytes, measured times."""
+    rows = {r.value: r.report for r in result.ok_rows()}
+    mla, gqa = rows.get("mla"), rows.get("gqa")
+    if mla is None or gqa is None:
+        return "Both layers must finish to compare; the lesson sets DeepSeek-V3's width."
+    m = mla["mla"]
+    kv_m, kv_g = mla["kv_cache"]["bytes_per_token_per_layer"], gqa["kv_cache"]["bytes_per_token_per_layer"]
+    c = gqa["config"]
+    text = (f"At DeepSeek-V3's width ({c['d_model']:,}, {c['n_heads']} heads), MLA caches {kv_m:,} B a token a layer "
+            f"(latent {m['kv_lora_rank']} + rope {m['qk_rope_head_dim']}: {m['equivalent_gqa_heads']:.3g} GQA heads' "
+            f"worth); GQA-{c['n_kv_heads']} of width {c['head_dim']} caches {kv_g:,} B. Parameters "
+            f"{format_count(mla['params']['total'])} vs {format_count(gqa['params']['total'])}; prefill FLOPs "
+            f"{format_count(mla['flops']['total'])} vs {format_count(gqa['flops']['total'])}; decode FLOPs "
+            f"{format_count(m['forms']['absorbed']['decode_flops'])} (absorbed) vs "
+            f"{format_count(flop_counts(equal_kv_gqa(AttentionConfig(**LESSON_LATENT_BASE)).with_(phase='decode')).total)}"
+            f" at {c['seq_len']:,} tokens. The latent buys GQA-{c['n_kv_heads']}'s cache with every head's own key and "
+            "value")
+    tm, tg = mla["timing"], gqa["timing"]
+    if tm and tg:
+        forms = tm["mla_forms"]
+        text += (f"; measured prefill {_ms(tm['prefill_ms'])} vs {_ms(tg['prefill_ms'])}, decode "
+                 f"{_ms(forms['absorbed_decode_ms'])} absorbed / {_ms(forms['naive_decode_ms'])} naive vs "
+                 f"{_ms(tg['decode_ms'])} ({tm['device']})")
+    return text + "."
+
+
+LESSON_LATENT_BASE = {**find_preset("DeepSeek-V3").fields, "seq_len": 512, "batch_size": 1, "phase": "prefill"}
 LESSON_WINDOWS_BASE = {**find_preset("Gemma 3 27B").fields, "dtype": "bfloat16", "batch_size": 1,
                        "phase": "prefill"}
 
@@ -130,6 +159,9 @@ LESSONS = [
            "Gemma 3 27B (52 local layers with W 1024, 10 global) from 1k to 128k tokens: the local layers' KV cache "
            "stops growing at W, the global layers' cache grows linearly; the caption compares the same model with every "
            "layer global (counts only)."),
+    Lesson("latent", "Latent vs grouped", "attention", ["mla", "gqa"], LESSON_LATENT_BASE, True, caption_latent,
+           "DeepSeek-V3's MLA layer against the GQA layer of nearly equal KV bytes (2 KV heads of 128), 512 tokens: "
+           "parameters, FLOPs, KV bytes and measured prefill and decode (on a CPU about two minutes)."),
 ]
 
 
