@@ -98,10 +98,10 @@ def layout_value(report: dict[str, Any], key: str) -> str | None:
     """A pin's layout in one line, or its KV cache split into local and global layers; None for a plain layer
     (a plain pin beside a layout pin reads 'tied head_dim, all global')."""
     lay = report.get("layout")
-    if key == "summary" and report.get("mla") is not None and lay is None:
+    if key == "summary" and report.get("mla") is not None:
         m = report["mla"]
         return (f"latent {m['kv_lora_rank']} + rope {m['qk_rope_head_dim']}, q/k {m['qk_head_dim']}, v {m['v_head_dim']}"
-                f", q_lora_rank {m['q_lora_rank'] or 'none'}")
+                f", q_lora_rank {m['q_lora_rank'] or 'none'}" + (f", KV {lay['kv_dtype']}" if lay else ""))
     if key == "summary":
         if lay is None:
             return "tied head_dim, all global" if report.get("model") is None else None
