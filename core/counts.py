@@ -38,6 +38,14 @@ class ParamCounts:
         """Every row; qk_norm and sinks only when the layer has them (the JSON of older layers is unchanged)."""
         return {k: v for k, v in asdict(self).items() if v or k not in ("qk_norm", "sinks")}
 
+    def formula(self, d: int, spec: LayerSpec) -> str:
+        """The total's formula, as the costs panel's tooltip gives it."""
+        bias = "" if spec.biases == "none" else " + bias"
+        tied = spec.n_heads * spec.head_dim == d
+        return (f"2 x d_model x head_dim x (n_heads + n_kv_heads){bias}" + (" + q/k norm + sinks" if self.qk_norm
+                or self.sinks else "") + f"; the same layer as MHA (n_kv_heads = n_heads): {self.total_mha:,}"
+                + (f" (4 x d_model^2 = {4 * d * d:,} when head_dim is tied)" if tied else ""))
+
     def rows(self, d: int, spec: LayerSpec) -> list[tuple[str, str, int, str]]:
         """(key, name, count, formula) of each projection, as the costs panel lists them."""
         H, K, h = spec.n_heads, spec.n_kv_heads, spec.head_dim

@@ -76,11 +76,10 @@ def estimate_timing_s(cfg: AttentionConfig, device: torch.device, budget_s: floa
     (a window with W < T < 2W, or sinks) scores every pair, about 3x slower than full causal SDPA here;
     a local layer past its window is also timed as full causal attention, for comparison."""
     rate = ASSUMED_FLOPS_PER_S.get(device.type, 1.0e11)
-    if cfg.mla is not None:  # naive and absorbed prefill, the core, two decode steps (core/mla_timing.py)
-        pre = cfg.with_(phase="prefill")
-        calls = [layer_flop_counts(cfg.d_model, pre.layer_spec(), pre, form).total for form in ("naive", "absorbed")]
-        calls.append(flop_counts(cfg).attention)
-        return sum(max(budget_s, 7 * f / rate) for f in calls) + 2 * budget_s
+    if cfg.mla is not None:
+        from core.mla_timing import estimate_mla_timing_s
+
+        return estimate_mla_timing_s(cfg, device.type, budget_s)
     prefill = flop_counts(cfg.with_(phase="prefill"))
     full = flop_counts(cfg.with_(phase="prefill", window=None, layer_pattern="global"))  # any global layer
     spec, T = cfg.layer_spec(), cfg.seq_len

@@ -37,12 +37,19 @@ class MLAParamCounts:
     o: int  # H*v x d
     total: int
     total_mha: int  # the reference: the MHA layer of H heads of width v (spec.mha())
+    qk_norm = 0  # none of the standard layer's extras (the costs panel reads them of every layer)
+    sinks = 0
 
     def to_dict(self) -> dict[str, int]:
         """Every projection transformers builds (q_a, q_a_norm and q_b, or q), then the totals."""
         names = ("q",) if self.q else ("q_a", "q_a_norm", "q_b")
         return {**{k: getattr(self, k) for k in names}, "kv_a": self.kv_a, "kv_a_norm": self.kv_a_norm,
                 "kv_b": self.kv_b, "o": self.o, "total": self.total, "total_mha": self.total_mha}
+
+    def formula(self, d: int, spec: LayerSpec) -> str:
+        """The total's formula, as the costs panel's tooltip gives it."""
+        return ("d r_q + r_q + r_q H (n + r) + d (r_kv + r) + r_kv + r_kv H (n + v) + H v d, as transformers' "
+                f"DeepseekV3Attention holds them; the MHA layer of {spec.n_heads} heads of width v: {self.total_mha:,}")
 
     def rows(self, d: int, spec: LayerSpec) -> list[tuple[str, str, int, str]]:
         """(key, name, count, formula) of each projection, as the costs panel lists them."""

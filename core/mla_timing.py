@@ -14,7 +14,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from core.arch.layer import LayerSpec
 from core.config import AttentionConfig
-from core.counts import layer_flop_counts
+from core.counts import layer_flop_counts, param_counts
 from core.device import TORCH_DTYPES, device_name, guard_memory
 from core.layer_timing import TimingResult, tflops
 from core.mla_counts import usual_form
@@ -24,6 +24,28 @@ from core.timing import BACKEND_NAMES, Cancelled, measure, pick_backend
 STEPS = ("allocating the layer, its latent and its decompressed cache", "choosing the SDPA backend",
          "naive prefill", "absorbed prefill", "naive decode (decompressed cache)", "absorbed decode (latent cache)",
          "the attention core")
+
+
+# Measured on this kind of machine (2 cores) for MLA's shapes: far below a big GEMM's rate, and bf16 slower still.
+CPU_MLA_FLOPS_PER_S = {"float32": 4e10, "float16": 1.6e10, "bfloat16": 1.6e10}
+INIT_VALUES_PER_S = 5e7  # seeded uniform initialisation of the weights (CPU)
+BYTES_PER_S = {"cpu": 1e10, "mps": 2e11, "cuda": 3e12}
+
+
+def estimate_mla_timing_s(cfg: AttentionConfig, device_type: str, budget_s: float) -> float:
+    """About how long run_mla_timing takes: the weights' initialisation, then five measurements (naive and absorbed
+    prefill, two decode steps, the core) of at least 7 calls each; a call costs its FLOPs at the device's rate plus
+    reading the weights (a decode step at short context is nothing else)."""
+    from core.layer_timing import ASSUMED_FLOPS_PER_S
+
+    rate = CPU_MLA_FLOPS_PER_S[cfg.dtype] if device_type == "cpu" else ASSUMED_FLOPS_PER_S.get(device_type, 1e11)
+    weights = param_counts(cfg).total * cfg.dtype_bytes / BYTES_PER_S.get(device_type, 1e10)
+    spec, d = cfg.layer_spec(), cfg.d_model
+    calls = [layer_flop_counts(d, spec, cfg.with_(phase=phase), form).total / rate + weights
+             for phase in ("prefill", "decode") for form in ("naive", "absorbed")]
+    calls.append(layer_flop_counts(d, spec, cfg, usual_form(cfg.phase)).attention / rate)
+    init = param_counts(cfg).total / INIT_VALUES_PER_S if device_type == "cpu" else 0.0
+    return init + sum(max(budget_s, 7 * c) for c in calls)
 
 
 def run_mla_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0, budget_s: float = 0.3,

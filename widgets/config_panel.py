@@ -29,7 +29,9 @@ from core.config import (
 )
 from core.models.choices import ModelShape
 from core.presets import LAYOUT_DEFAULTS, load_presets
+from widgets.config_tips import TIPS, why_choices
 from widgets.layout_controls import LayoutControls
+from widgets.mla_controls import MLAControls, switch_attention
 from widgets.slider_spin import SliderSpin
 from widgets.style import set_style
 from widgets.wheel import FocusCombo
@@ -38,23 +40,6 @@ D_MODEL_CHOICES = list(range(32, 16384 + 1, 32))
 POW2 = [2**i for i in range(0, 18)]  # 1 .. 131072
 FREE_HEADS = list(range(1, 257))  # n_heads with a head width of its own
 
-TIPS = {
-    "d_model": "Width of the residual stream. The four projections are d_model x d_model under MHA.",
-    "n_heads": "Query heads. Only values that divide d_model are offered: head_dim = d_model / n_heads.",
-    "n_kv_heads": "Key/value heads. Only divisors of n_heads: each KV head serves n_heads / n_kv_heads "
-                  "query heads. Equal to n_heads is MHA, 1 is MQA, between is GQA.",
-    "seq_len": "Tokens per sequence (prefill), or the keys a decode step reads: seq_len - 1 cached plus the "
-                "new token's own. Log-scale slider; type any value in the box.",
-    "batch_size": "Sequences processed together.",
-    "n_layers": "Layers of the model: the whole-model figures (KV cache, attention parameters) sum them.",
-    "dtype": "Element type of weights and activations, and of the KV cache unless the Layout box sets its own.",
-    "causal": "Causal mask: each token sees only earlier tokens; halves the prefill core FLOPs.",
-    "bias": "Biases on the projections: all four (GPT-2, gpt-oss, BERT) or q, k and v only (Qwen2).",
-    "phase": "prefill: all seq_len tokens at once. decode: the new token's query per sequence against seq_len "
-             "keys (seq_len - 1 cached plus its own), the memory-bound step where fewer KV heads buy speed.",
-    "device": "Where the layer is timed. auto picks CUDA, then MPS, then the CPU.",
-    "preset": "Fill the architecture from a known model or the seeds' size table.",
-}
 
 
 class ConfigPanel(QWidget):
@@ -92,6 +77,7 @@ class ConfigPanel(QWidget):
         self.bias_which.addItem("q, k, v only", "qkv")
         self.bias_which.setToolTip(TIPS["bias"])
         self.layout_controls = LayoutControls()
+        self.mla_controls = MLAControls()
         self.device = FocusCombo()
         self.device.addItems(devices)
         self.badge = QLabel()
@@ -116,7 +102,7 @@ class ConfigPanel(QWidget):
 
     def _build(self) -> None:
         arch = QGroupBox("Architecture")
-        form = QFormLayout(arch)
+        self.arch_form = form = QFormLayout(arch)
         form.addRow("Preset", self.preset)
         form.addRow("d_model", self.d_model)
         form.addRow("n_heads", self.n_heads)
@@ -127,7 +113,9 @@ class ConfigPanel(QWidget):
         row.addWidget(self.bias_which)
         row.addStretch(1)
         row.addWidget(self.badge)
-        form.addRow("", row)
+        self.bias_row = QWidget()  # hidden for an MLA layer, which has no biases
+        self.bias_row.setLayout(row)
+        form.addRow("", self.bias_row)
         form.addRow(self.warnings)
         form.addRow(self.notice_label)
         work = QGroupBox("Workload")
@@ -146,6 +134,7 @@ class ConfigPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(arch)
+        lay.addWidget(self.mla_controls)
         lay.addWidget(self.layout_controls)
         lay.addWidget(work)
         lay.addStretch(1)
@@ -164,6 +153,7 @@ class ConfigPanel(QWidget):
         self.bias.toggled.connect(self._on_control_changed)
         self.bias_which.currentIndexChanged.connect(self._on_control_changed)
         self.layout_controls.changed.connect(self._on_layout_changed)
+        self.mla_controls.changed.connect(self._on_attention_changed)
         self.device.currentTextChanged.connect(self.device_changed)
         self.preset.activated.connect(self._on_preset_activated)
 
@@ -198,6 +188,7 @@ class ConfigPanel(QWidget):
         self.bias_which.setCurrentIndex(1 if cfg.bias == "qkv" else 0)
         self.bias_which.setEnabled(cfg.bias is not False and self.shape is None)
         self.layout_controls.write(cfg)
+        self.mla_controls.write(cfg)
         del blockers
         self._cfg = cfg
         self._intent = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}  # a preset, pin or model chose these
@@ -210,16 +201,22 @@ class ConfigPanel(QWidget):
             dtype=self.dtype.currentText(), causal=self.causal.isChecked(),
             bias=self.bias_which.currentData() if self.bias.isChecked() else False,
             phase=self.phase.currentText(), softmax_scale=self._cfg.softmax_scale, **self.layout_controls.fields(),
+            mla=self.mla_controls.dims(),
         )
 
     def _refresh_labels(self) -> None:
         cfg = self._cfg
-        colours = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3"}
+        colours = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3", "MLA": "#ea580c"}
         self.badge.setText(f" {cfg.mode_label} ")
         set_style(self.badge, f"background:{colours[cfg.mode]}; color:white; border-radius:4px; "
                                  "font-weight:bold; padding:2px 6px;")
         self.badge.setToolTip(f"{cfg.n_heads} query heads share {cfg.kv_heads} key/value heads: "
-                              f"{cfg.group_size} query head(s) per KV head.")
+                              f"{cfg.group_size} query head(s) per KV head." if cfg.mla is None else
+                              f"{cfg.n_heads} heads, each with its own key and value rebuilt from one latent of "
+                              f"{cfg.mla.latent_width} values a token.")
+        self.arch_form.setRowVisible(self.n_kv_heads, cfg.mla is None)  # MLA: one K and V per head, from the latent
+        self.bias_row.setVisible(cfg.mla is None)
+        self.layout_controls.set_kind(cfg.attention)
         notes = cfg.head_dim_warnings()
         self.warnings.setText("\n".join("⚠ " + n for n in notes))
         self.warnings.setVisible(bool(notes))
@@ -308,15 +305,7 @@ class ConfigPanel(QWidget):
 
     def why_choices(self, name: str) -> str:
         """Why the n_heads or n_kv_heads slider offers only the values it does."""
-        if name == "n_heads":
-            if self.shape:
-                return (f"Re-splitting {self.shape.name}'s width {self.shape.width}, n_heads must divide it and keep "
-                        "a whole KV sharing.")
-            return f"n_heads must divide d_model {self.d_model.value()} (head_dim = d_model / n_heads)."
-        heads = self.n_heads.value()
-        if self.shape:
-            return self.shape.why_kv_choices(heads)
-        return f"n_kv_heads must divide n_heads {heads}, so each KV head serves the same number of query heads."
+        return why_choices(name, self.shape, self.d_model.value(), self.n_heads.value())
 
     def _on_snapped(self, name: str, typed: int, kept: int) -> None:
         """A typed value that is not allowed: what it became, why, and what followed from it."""
@@ -369,6 +358,21 @@ class ConfigPanel(QWidget):
             self.n_heads.set_choices(self._head_choices(self.d_model.value(), tied), self._intent["n_heads"])
             self._snap_kv(self.n_heads.value())
         self._on_control_changed()
+
+    def _on_attention_changed(self) -> None:
+        """Standard <-> MLA: the layer that type implies, and what moved; widths within MLA: as any control."""
+        try:
+            dims = self.mla_controls.dims()
+        except ValueError as exc:  # an odd rope width: said, and the last valid widths are back
+            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
+            self._write(self._cfg)
+            return
+        if (dims is None) == (self._cfg.mla is None):
+            self._on_control_changed()
+            return
+        cfg, message = switch_attention(self._cfg, dims)
+        self.set_config(cfg)
+        self._say(message)
 
     def _on_control_changed(self, *_: object) -> None:
         try:

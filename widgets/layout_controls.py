@@ -100,24 +100,30 @@ class LayoutControls(QGroupBox):
         outer.addLayout(head)
         outer.addWidget(self.body)
         self.body.hide()
-        form = QFormLayout(self.body)
+        self.form = form = QFormLayout(self.body)
         form.setContentsMargins(0, 0, 0, 0)
         hrow = QHBoxLayout()  # short rows: the side panel keeps its width when this box opens
         hrow.addWidget(self.lock)
         hrow.addWidget(self.qk_norm)
         hrow.addStretch(1)
         form.addRow("head_dim", self.head_dim)
-        form.addRow("", hrow)
+        self.head_row = QWidget()  # rows a standard layer has and an MLA layer does not
+        self.head_row.setLayout(hrow)
+        form.addRow("", self.head_row)
         top = QHBoxLayout()
         top.addWidget(self.window_on)
         top.addWidget(self.pattern, 1)
-        form.addRow("layers", top)
+        self.layers_row = QWidget()
+        self.layers_row.setLayout(top)
+        form.addRow("layers", self.layers_row)
         form.addRow("window W", self.window)
         srow = QHBoxLayout()
         srow.addWidget(self.sinks)
         srow.addStretch(1)
         srow.addWidget(self.split)
-        form.addRow("", srow)
+        self.sinks_row = QWidget()
+        self.sinks_row.setLayout(srow)
+        form.addRow("", self.sinks_row)
         form.addRow("KV cache", self.kv_dtype)
 
     def _connect(self) -> None:
@@ -155,6 +161,12 @@ class LayoutControls(QGroupBox):
         on = self.window_on.isChecked() and self.isEnabled()
         self.window.setEnabled(on)
         self.pattern.setEnabled(on)
+
+    def set_kind(self, kind: str) -> None:
+        """An MLA layer has no head width of its own to set, no q/k norm, window or sinks: only its KV format."""
+        standard = kind == "standard"
+        for row in (self.head_dim, self.head_row, self.layers_row, self.window, self.sinks_row):
+            self.form.setRowVisible(row, standard)
 
     def fields(self) -> dict[str, Any]:
         """The config fields these controls set."""
@@ -212,6 +224,8 @@ def layout_is_set(cfg: AttentionConfig) -> bool:
 
 def summary(cfg: AttentionConfig) -> str:
     """One line of what the layout is: 'head_dim 128 (own), q/k norm, 52 local W 1024 + 10 global, KV q8_0'."""
+    if cfg.mla is not None:
+        return f"MLA: the latent cache in {cfg.kv_format}"
     parts = [f"head_dim {cfg.head_dim}" + (" (tied)" if cfg.head_dim_tied else " (own)")]
     parts += ["q/k norm"] if cfg.qk_norm else []
     local = sum(cfg.local_layers())

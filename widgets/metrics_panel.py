@@ -24,6 +24,7 @@ from core.counts import (
     layer_param_counts,
     model_counts,
 )
+from widgets.mla_costs import show_mla_costs
 from widgets.style import set_style
 
 BETTER = "#059669"
@@ -63,12 +64,18 @@ class MetricsPanel(QWidget):
         ("kv_token", "KV cache / token, all layers"), ("kv_total", "KV cache, B x T x L"),
         ("kv_split", "KV cache: local | global"), ("layers", "Layers: local | global"),
         ("params", "Params / layer"), ("params_model", "Attention params, all layers"),
-        ("q", "W_q params"), ("k", "W_k params"), ("v", "W_v params"), ("o", "W_o params"),
+        ("q", "W_q params"), ("k", "W_k params"), ("v", "W_v params"),
+        ("q_a", "q_a_proj params"), ("q_a_norm", "q_a_layernorm params"), ("q_b", "q_b_proj params"),
+        ("kv_a", "kv_a_proj_with_mqa params"), ("kv_a_norm", "kv_a_layernorm params"), ("kv_b", "kv_b_proj params"),
+        ("o", "W_o params"),
         ("extras", "q/k norm + sinks params"),
         ("flops_proj", "FLOPs projections"), ("flops_core", "FLOPs attention core"), ("flops", "FLOPs / layer"),
         ("flops_model", "FLOPs, all layers"),
         ("intensity", "Core FLOP/byte"),
+        ("mla_kv", "MLA KV / token / layer"), ("mla_equiv", "MLA latent as GQA heads"),
+        ("mla_decode", "MLA decode FLOP/byte"),
     ]
+    PROJECTIONS = ("q", "k", "v", "q_a", "q_a_norm", "q_b", "kv_a", "kv_a_norm", "kv_b", "o")
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -126,6 +133,11 @@ class MetricsPanel(QWidget):
             w.setToolTip(tip)
         self.deltas[key].setToolTip(f"{text} {self.delta_header.text()}: {tip}" if text else tip)
 
+    def set_tip(self, key: str, tip: str) -> None:
+        """Replace a row's tooltip (an MLA layer's formulas for the rows every layer shares)."""
+        for w in (self.values[key], self.shorts[key], self._name_labels[key]):
+            w.setToolTip(tip)
+
     def show_config(self, cfg: AttentionConfig, ctx: CostContext | None = None) -> None:
         ctx = ctx or CostContext.design(cfg)
         arch, base = ctx.arch, ctx.baseline
@@ -143,8 +155,6 @@ class MetricsPanel(QWidget):
                            "trained." if scope else "")
         self.scope.setVisible(bool(scope))
         where = f" ({scope})" if scope else ""
-        bias = {"none": "", "qkv": " + bias", "all": " + bias"}[spec.biases]
-        o_bias = " + bias" if spec.biases == "all" else ""
         vs = delta_text
         self._set("head_dim", str(h), "own" if H * h != d else "",
                   f"head_dim = width / n_heads = {H * h} / {H}" if H * h == d else
@@ -153,19 +163,14 @@ class MetricsPanel(QWidget):
         self._show_row("extras", bool(extras))
         self._set("extras", f"{extras:,}", "", f"q/k RMSNorm weights 2 x head_dim = {p.qk_norm:,}; sink logits, "
                   f"one per head = {p.sinks:,}. Sinks keep no KV bytes.", vs(extras, pm.qk_norm + pm.sinks))
-        self._set("q", f"{p.q:,}", format_count(p.q), f"W_q = d_model x n_heads x head_dim{bias} = {d} x {H} x {h}",
-                  vs(p.q, pm.q))
-        self._set("k", f"{p.k:,}", format_count(p.k), f"W_k = d_model x n_kv_heads x head_dim{bias} = {d} x {K} x {h}",
-                  vs(p.k, pm.k))
-        self._set("v", f"{p.v:,}", format_count(p.v), f"W_v = d_model x n_kv_heads x head_dim{bias} = {d} x {K} x {h}",
-                  vs(p.v, pm.v))
-        self._set("o", f"{p.o:,}", format_count(p.o), f"W_o = n_heads x head_dim x d_model{o_bias} = {H} x {h} x {d}",
-                  vs(p.o, pm.o))
-        self._set("params", f"{p.total:,}", format_count(p.total),
-                  f"2 x d_model x head_dim x (n_heads + n_kv_heads){bias}"
-                  + (" + q/k norm + sinks" if extras else "") + f"; the same layer as MHA (n_kv_heads = n_heads): "
-                  f"{p.total_mha:,}" + (f" (4 x d_model^2 = {4 * d * d:,} when head_dim is tied)" if H * h == d else ""),
-                  vs(p.total, pm.total))
+        shown = p.rows(d, spec)
+        base_rows = {key: n for key, _, n, _ in pm.rows(d, base_spec)}
+        for key in self.PROJECTIONS:
+            self._show_row(key, any(row[0] == key for row in shown))
+        for key, name, n, formula in shown:  # W_q..W_o, or an MLA layer's seven
+            self._name_labels[key].setText(f"{name} params")
+            self._set(key, f"{n:,}", format_count(n), formula, vs(n, base_rows[key]) if key in base_rows else None)
+        self._set("params", f"{p.total:,}", format_count(p.total), p.formula(d, spec), vs(p.total, pm.total))
         self._set("params_model", f"{mc.params:,}", format_count(mc.params),
                   f"attention parameters (W_q, W_k, W_v, W_o) of all {L} layers{where}: no MLP, no embeddings",
                   vs(mc.params, mb.params))
@@ -235,3 +240,7 @@ class MetricsPanel(QWidget):
         self._set("intensity", f"{f.attention / moved:,.1f}", "",
                   "attention-core FLOPs / bytes of Q, K, V and output read or written. Decode stays near "
                   "1-2 x group size: memory-bound; an H200's ridge point is about 206 FLOP/byte.")
+        for key in ("mla_kv", "mla_equiv", "mla_decode"):
+            self._show_row(key, spec.mla is not None)
+        if spec.mla is not None:
+            show_mla_costs(self, cfg, spec, d, where)

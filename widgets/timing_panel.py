@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.mla_counts import forms_summary
 from widgets.style import set_style
 
 
@@ -42,6 +43,10 @@ class TimingPanel(QWidget):
         ("phases", "Prefill / decode", "The whole layer for seq_len tokens at once, and for one new token "
                                         "against seq_len keys (seq_len - 1 cached plus its own; min(seq_len, W) in a local "
                                         "layer): decode reads the whole KV cache per token."),
+        ("forms", "MLA forms", "An MLA layer, run both ways: naive (every head's key and value decompressed from "
+                               "the latent, then per-head attention) and absorbed (W_uk folded into the query, scores "
+                               "against the latent itself, W_uv after), each timed for the prefill and one decode "
+                               "step. The panel's other rows show naive prefill and absorbed decode, as engines run."),
     ]
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -50,6 +55,7 @@ class TimingPanel(QWidget):
         grid = QGridLayout(box)
         grid.setVerticalSpacing(2)
         self.labels: dict[str, QLabel] = {}
+        self.names: dict[str, QLabel] = {}
         for i, (key, title, tip) in enumerate(self.FIELDS):
             label = QLabel("–")
             label.setWordWrap(True)  # long figures wrap instead of widening the window past 1280
@@ -59,6 +65,7 @@ class TimingPanel(QWidget):
             name.setToolTip(tip)
             name.setStyleSheet("color: #6b7280;")
             self.labels[key] = label
+            self.names[key] = name
             if i == 0:
                 continue  # the status row is laid out below, beside its button
             row, col = 1 + (i - 1) // 2, 2 * ((i - 1) % 2)
@@ -66,6 +73,8 @@ class TimingPanel(QWidget):
             grid.addWidget(label, row, col + 1)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
+        self.labels["forms"].hide()  # shown for an MLA layer's timing
+        self.names["forms"].hide()
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)  # indeterminate: we cannot know how many repeats remain
         self.busy.setMaximumHeight(6)
@@ -98,7 +107,7 @@ class TimingPanel(QWidget):
         self._stale(True)
 
     def _stale(self, stale: bool) -> None:
-        for key in ("device", "layer", "tflops", "qkv", "phases"):
+        for key in ("device", "layer", "tflops", "qkv", "phases", "forms"):
             set_style(self.labels[key], "color: #9ca3af;" if stale else "")
 
     def show_unmeasured(self) -> None:
@@ -121,7 +130,7 @@ class TimingPanel(QWidget):
         self.measure.setVisible(skipped)
         self.labels["state"].setText(message)
         set_style(self.labels["state"], "color: #b45309;" if skipped else "color: #dc2626;")
-        for key in ("device", "layer", "tflops", "qkv", "phases"):
+        for key in ("device", "layer", "tflops", "qkv", "phases", "forms"):
             self.labels[key].setText("–")
 
     def show_timing(self, t: dict[str, Any], config_text: str, batch: int = 1, seq_len: int = 1,
@@ -155,6 +164,10 @@ class TimingPanel(QWidget):
             achieved += (f"\nwindowed core {ms(t['core_median_ms'])} vs full causal {ms(t['full_core_ms'])}: "
                          f"x{ratio:.2f} the time for x{t['band_flop_ratio']:.2f} the FLOPs ({verdict})")
         self.labels["tflops"].setText(achieved)
+        forms = t.get("mla_forms")
+        self.labels["forms"].setText(forms_summary(forms).replace("; ", "\n") if forms else "–")
+        for w in (self.labels["forms"], self.names["forms"]):
+            w.setVisible(bool(forms))
         if t.get("fused_qkv_ms"):
             ratio = t["separate_qkv_ms"] / t["fused_qkv_ms"]
             self.labels["qkv"].setText(

@@ -1,0 +1,113 @@
+"""MLA in the window: the attention type, its widths, its costs, its heatmaps, its timing and its pins, each number
+against an independent reference (transformers' DeepseekV3Attention, our own naive layer, the check values)."""
+
+from __future__ import annotations
+
+import torch
+from transformers import DeepseekV3Config
+from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3Attention
+
+from core.arch.mla import MLADims
+from core.config import AttentionConfig
+from core.mla_layer import MLALayer
+from core.presets import find_preset
+
+TEXT = "one two three four five six seven eight nine ten eleven twelve"
+TINY = AttentionConfig(d_model=64, n_heads=4, seq_len=32, n_layers=2, causal=True, mla=MLADims(24, 32, 8, 4, 6))
+
+
+def pick_preset(w, name):
+    combo = w.config_panel.preset
+    combo.setCurrentIndex(combo.findText(name))
+    combo.activated.emit(combo.currentIndex())
+
+
+def test_deepseek_v3_preset_shows_its_projections_latent_and_badge(make_window):
+    w = make_window(text=TEXT, config=AttentionConfig(d_model=64, n_heads=4, seq_len=64, n_layers=2, causal=True,
+                                                      dtype="bfloat16"))
+    pick_preset(w, "DeepSeek-V3")
+    panel, m = w.config_panel, w.metrics
+    with torch.device("meta"):
+        ref = DeepseekV3Attention(DeepseekV3Config(num_key_value_heads=128), layer_idx=0)
+    assert m.values["params"].text() == f"{sum(p.numel() for p in ref.parameters()):,}" == "187,107,328"
+    for key, module in (("q_a", "q_a_proj"), ("q_b", "q_b_proj"), ("kv_a", "kv_a_proj_with_mqa"), ("kv_b", "kv_b_proj"),
+                        ("o", "o_proj"), ("kv_a_norm", "kv_a_layernorm")):
+        assert m.values[key].text() == f"{getattr(ref, module).weight.numel():,}"
+        assert m.values[key].isVisible()
+    assert not m.values["k"].isVisible() and not m.values["v"].isVisible()
+    assert m.values["mla_kv"].text() == "1,152 B" and m.shorts["mla_kv"].text() == "| 80 KiB"  # 81,920 B
+    assert m.values["mla_equiv"].text() == "2.25"
+    assert m.values["kv_token"].text() == f"{1152 * 61:,} B"
+    assert panel.badge.text().strip() == "MLA (latent 512 + rope 64)"
+    assert not panel.n_kv_heads.isVisible() and not panel.bias_row.isVisible()
+    assert panel.mla_controls.rows.isVisible() and panel.mla_controls.spins["kv_lora_rank"].value() == 512
+
+
+def test_switching_the_type_says_what_moved_and_comes_back(make_window):
+    w = make_window(text=TEXT)
+    panel = w.config_panel
+    kind = panel.mla_controls.kind
+    kind.setCurrentIndex(1)  # MLA, DeepSeek-V3's widths
+    cfg = w.config()
+    assert cfg.mla == MLADims() and cfg.kv_heads == cfg.n_heads and cfg.head_dim == 192
+    assert "Attention MLA" in panel.last_notice and "biases, q/k norm, window and sinks are off" in panel.last_notice
+    kind.setCurrentIndex(0)
+    back = w.config()
+    assert back.mla is None and back.mode == "MHA" and back.head_dim_tied
+    assert "Attention standard: MHA of 8 heads" in panel.last_notice
+
+
+def test_an_odd_rope_width_is_refused_and_nothing_changes(make_window):
+    w = make_window(text=TEXT, config=TINY)
+    spin = w.config_panel.mla_controls.spins["qk_rope_head_dim"]
+    spin.setValue(5)
+    assert w.config() == TINY and spin.value() == 4
+    assert "must be even" in w.config_panel.last_notice and "previous setting is kept" in w.config_panel.last_notice
+    w.config_panel.mla_controls.spins["kv_lora_rank"].setValue(16)
+    assert w.config().mla.kv_lora_rank == 16
+    assert w.metrics.values["mla_kv"].text() == f"{(16 + 4) * 4:,} B"  # float32
+
+
+def test_the_heatmaps_of_an_mla_layer_equal_the_naive_layers_probabilities(make_window):
+    w = make_window(text=TEXT, config=TINY)
+    probs = w.last_heatmaps.probs  # (H, T, T)
+    T = probs.shape[1]
+    layer = MLALayer(TINY, seed=w.last_heatmaps.seed)
+    from core.embedding import embed_tokens
+    from core.tokens import simple_tokenize
+
+    x = embed_tokens(simple_tokenize(TEXT)[:T], TINY.d_model, w.last_heatmaps.seed)
+    with torch.no_grad():
+        ref = layer.attention_probs(x, "naive")[0].numpy()
+    assert probs.shape == (4, T, T)
+    assert abs(probs - ref).max() < 1e-5
+
+
+def test_an_mla_timing_shows_both_forms_and_a_pin_beside_a_gqa_pin_dashes_what_does_not_apply(make_window):
+    w = make_window(text=TEXT, config=TINY)
+    t = w.timing.timing
+    assert t is not None and set(t["mla_forms"]) == {"naive_prefill_ms", "absorbed_prefill_ms", "naive_decode_ms",
+                                                     "absorbed_decode_ms"}
+    forms = w.timing.labels["forms"].text()
+    assert forms.startswith("prefill: naive") and f"{t['mla_forms']['naive_decode_ms']:.3g} ms" in forms
+    w.pins.pin_current()
+    w.config_panel.mla_controls.kind.setCurrentIndex(0)
+    w.pins.pin_current()
+    table = w.pins.table.table
+    labels = [table.verticalHeaderItem(r).text() for r in range(table.rowCount())]
+    row = labels.index("MLA latent / token / layer")
+    assert table.item(row, 0).text().startswith(f"{(32 + 4) * 4} B")
+    assert table.item(row, 1).text() == "–"
+    kv_row = labels.index("W_k + W_v parameters")
+    assert table.item(kv_row, 0).text() == "–"
+
+
+def test_kimi_k2_and_v2_lite_presets_follow_their_cards(make_window):
+    w = make_window(text=TEXT, config=TINY.with_(mla=None, dtype="bfloat16"))  # bf16: Kimi's timing waits (> 20 s)
+    pick_preset(w, "DeepSeek-V2-Lite")
+    assert w.metrics.values["q"].isVisible() and not w.metrics.values["q_a"].isVisible()  # a plain q_proj
+    assert w.metrics.values["q"].text() == f"{2048 * 16 * 192:,}"
+    pick_preset(w, "Kimi K2")
+    assert w.config() == find_preset("Kimi K2").apply(w.config()) and w.config().n_heads == 64
+    pick_preset(w, "Llama 3 8B")
+    assert w.config().mla is None and w.config_panel.n_kv_heads.isVisible()

@@ -1,0 +1,34 @@
+"""Tooltips of the configuration panel's controls, and why a slider offers the values it does."""
+
+from __future__ import annotations
+
+from core.models.choices import ModelShape
+
+TIPS = {
+    "d_model": "Width of the residual stream. The four projections are d_model x d_model under MHA.",
+    "n_heads": "Query heads. Only values that divide d_model are offered: head_dim = d_model / n_heads.",
+    "n_kv_heads": "Key/value heads. Only divisors of n_heads: each KV head serves n_heads / n_kv_heads "
+                  "query heads. Equal to n_heads is MHA, 1 is MQA, between is GQA.",
+    "seq_len": "Tokens per sequence (prefill), or the keys a decode step reads: seq_len - 1 cached plus the "
+                "new token's own. Log-scale slider; type any value in the box.",
+    "batch_size": "Sequences processed together.",
+    "n_layers": "Layers of the model: the whole-model figures (KV cache, attention parameters) sum them.",
+    "dtype": "Element type of weights and activations, and of the KV cache unless the Layout box sets its own.",
+    "causal": "Causal mask: each token sees only earlier tokens; halves the prefill core FLOPs.",
+    "bias": "Biases on the projections: all four (GPT-2, gpt-oss, BERT) or q, k and v only (Qwen2).",
+    "phase": "prefill: all seq_len tokens at once. decode: the new token's query per sequence against seq_len "
+             "keys (seq_len - 1 cached plus its own), the memory-bound step where fewer KV heads buy speed.",
+    "device": "Where the layer is timed. auto picks CUDA, then MPS, then the CPU.",
+    "preset": "Fill the architecture from a known model or the seeds' size table.",
+}
+
+
+def why_choices(name: str, shape: ModelShape | None, d_model: int, heads: int) -> str:
+    """Why the n_heads or n_kv_heads slider offers only the values it does (a real model's shape, or divisors)."""
+    if name == "n_heads":
+        if shape:
+            return f"Re-splitting {shape.name}'s width {shape.width}, n_heads must divide it and keep a whole KV sharing."
+        return f"n_heads must divide d_model {d_model} (head_dim = d_model / n_heads)."
+    if shape:
+        return shape.why_kv_choices(heads)
+    return f"n_kv_heads must divide n_heads {heads}, so each KV head serves the same number of query heads."

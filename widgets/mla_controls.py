@@ -1,0 +1,125 @@
+"""The attention type: standard (MHA/GQA/MQA, the sliders above) or multi-head latent attention with its widths.
+
+Torch-free. Emits `changed`; the config panel reads dims() (a ValueError it says and undoes), turns a change of
+type into the configuration it implies, and says what moved.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QWidget
+
+from core.arch.mla import MLA_MAX, MLADims
+from core.config import AttentionConfig
+from widgets.style import set_style
+from widgets.wheel import FocusCombo, FocusSpin
+
+# field, label, tooltip
+WIDTHS = [
+    ("q_lora_rank", "q_lora_rank", "The low-rank query: d_model -> q_lora_rank -> RMSNorm -> n_heads x (nope + rope). "
+                                   "0 builds a plain W_q (DeepSeek-V2-Lite). DeepSeek-V3: 1536."),
+    ("kv_lora_rank", "kv_lora_rank", "The latent every token caches: d_model -> kv_lora_rank (then RMSNorm); each head's "
+                                     "key and value are rebuilt from it by kv_b. DeepSeek-V3: 512."),
+    ("qk_nope_head_dim", "qk_nope", "Each head's query/key width without position, rebuilt from the latent. 128."),
+    ("qk_rope_head_dim", "qk_rope", "The RoPE part of each query, and of the one key all heads share (cached beside "
+                                    "the latent). Even: RoPE rotates pairs. 64."),
+    ("v_head_dim", "v_head_dim", "Each head's value width, rebuilt from the latent. 128."),
+]
+TYPE_TIP = ("Standard: each KV head caches its own key and value (MHA, GQA, MQA: the n_kv_heads slider). "
+            "MLA (DeepSeek-V2/V3, Kimi K2): every token caches one small latent and one shared RoPE key, and each "
+            "head's key and value are rebuilt from them; run naive (decompress, then per-head attention) or absorbed "
+            "(scores against the latent itself).")
+
+
+class MLAControls(QGroupBox):
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Attention type", parent)
+        self.kind = FocusCombo()
+        self.kind.addItem("standard: MHA / GQA / MQA", "standard")
+        self.kind.addItem("MLA: latent KV (DeepSeek)", "mla")
+        self.kind.setToolTip(TYPE_TIP)
+        self.spins: dict[str, FocusSpin] = {}
+        self._last = MLADims()  # DeepSeek-V3's widths, until the user or a preset sets others
+        form = QFormLayout(self)
+        form.setContentsMargins(6, 4, 6, 4)
+        form.addRow("type", self.kind)
+        self.rows = QWidget()
+        grid = QFormLayout(self.rows)
+        grid.setContentsMargins(0, 0, 0, 0)
+        pair: QHBoxLayout | None = None
+        for i, (name, label, tip) in enumerate(WIDTHS):
+            spin = FocusSpin()
+            spin.setRange(0 if name == "q_lora_rank" else 1, MLA_MAX)
+            spin.setKeyboardTracking(False)  # typing 64 must not pass through an odd 6... on the way
+            spin.setSingleStep(2 if name == "qk_rope_head_dim" else 64 if "rank" in name else 16)
+            spin.setToolTip(tip)
+            spin.setAccessibleName(name)
+            self.spins[name] = spin
+            if i % 2 == 0:
+                pair = QHBoxLayout()
+                grid.addRow(label, pair)
+                pair.addWidget(spin, 1)
+            else:
+                assert pair is not None
+                tag = QLabel(label)
+                tag.setToolTip(tip)
+                pair.addWidget(tag)
+                pair.addWidget(spin, 1)
+        self.note = QLabel("")
+        self.note.setWordWrap(True)
+        set_style(self.note, "color: #6b7280;")
+        grid.addRow(self.note)
+        form.addRow(self.rows)
+        self.rows.hide()
+        self.kind.currentIndexChanged.connect(self._emit)
+        for spin in self.spins.values():
+            spin.valueChanged.connect(self._emit)
+
+    def dims(self) -> MLADims | None:
+        """The widths shown, or None for standard; a ValueError (odd rope ...) when they are not valid."""
+        if self.kind.currentData() != "mla":
+            return None
+        return MLADims(**{name: spin.value() for name, spin in self.spins.items()})
+
+    def _emit(self, *_: object) -> None:
+        if self.kind.currentData() == "mla" and self.rows.isHidden():
+            self.write_dims(self._last)  # back to MLA: the widths it had
+        self.rows.setVisible(self.kind.currentData() == "mla")
+        self.changed.emit()
+
+    def write_dims(self, dims: MLADims) -> None:
+        blockers = [QSignalBlocker(s) for s in self.spins.values()]
+        for name, spin in self.spins.items():
+            spin.setValue(getattr(dims, name))
+        del blockers
+
+    def write(self, cfg: AttentionConfig) -> None:
+        """Show cfg's attention type and widths (standard keeps the last MLA widths for a switch back)."""
+        with QSignalBlocker(self.kind):
+            self.kind.setCurrentIndex(1 if cfg.mla is not None else 0)
+        if cfg.mla is not None:
+            self._last = cfg.mla
+            self.write_dims(cfg.mla)
+            spec = cfg.layer_spec()
+            m = cfg.mla
+            self.note.setText(f"Caches {m.kv_lora_rank} + {m.qk_rope_head_dim} = {m.latent_width} values a token a "
+                              f"layer ({m.latent_width / (2 * m.v_head_dim):.3g} GQA heads of {m.v_head_dim}); "
+                              f"{spec.n_heads} heads of q/k {m.qk_head_dim}, v {m.v_head_dim} rebuilt from it.")
+        self.rows.setVisible(cfg.mla is not None)
+
+
+def switch_attention(cfg: AttentionConfig, dims: MLADims | None) -> tuple[AttentionConfig, str]:
+    """The layer a change of attention type implies, and the sentence that says what moved: to MLA, the extras
+    an MLA layer has none of are off; to standard, MHA of the same heads, head_dim tied when d_model allows."""
+    H = cfg.n_heads
+    if dims is not None:
+        return (cfg.with_(mla=dims, bias=False, qk_norm=False, window=None, layer_pattern="global", sinks=False),
+                f"Attention MLA: {H} heads, each key and value rebuilt from a {dims.latent_width}-value latent "
+                "(n_kv_heads follows n_heads); biases, q/k norm, window and sinks are off.")
+    width = cfg.mla.v_head_dim if cfg.mla is not None else cfg.head_dim
+    tied = cfg.d_model % H == 0
+    return (cfg.with_(mla=None, n_kv_heads=H, explicit_head_dim=None if tied else width),
+            f"Attention standard: MHA of {H} heads, head_dim "
+            + (f"{cfg.d_model // H} (d_model / n_heads)." if tied else f"{width} (its own, as MLA's values)."))
