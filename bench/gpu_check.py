@@ -95,6 +95,41 @@ def time_windowed(device: torch.device, dtype: str, smoke: bool) -> dict:
             "time_ratio": {k: v / full for k, v in ms.items()}}
 
 
+def check_mla(device: torch.device, dtype: str, smoke: bool) -> dict:
+    """DeepSeek-V3's MLA layer: naive == absorbed on the device, and both decode forms timed at 4k..32k keys
+    (the absorbed form reads 1/71 of the bytes; is it faster?)."""
+    from core.mla_layer import MLALayer
+    from core.presets import find_preset
+
+    base = find_preset("deepseek-v3").apply(AttentionConfig(dtype=dtype, causal=True))
+    if smoke:
+        base = base.with_(d_model=256, n_heads=4)
+    dt = TORCH_DTYPES[dtype]
+    layer = MLALayer(base.with_(seq_len=256), device=device, dtype=dt).eval()
+    x = torch.randn(1, 256, base.d_model, device=device, dtype=dt)
+    with torch.inference_mode():
+        a, b = layer(x, form="naive").float(), layer(x, form="absorbed").float()
+    rel = (a - b).abs().max().item() / a.abs().max().item()
+    out: dict = {"forms_rel": rel, "ok": rel < 3e-2, "decode": []}
+    for T in ([256, 512] if smoke else [4096, 8192, 16384, 32768]):
+        out["decode"].append(time_mla_decode(layer, T, device, dt))
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return out
+
+
+def time_mla_decode(layer, T: int, device: torch.device, dt: torch.dtype) -> dict:
+    """One decode step against T keys: the naive form on the decompressed cache, the absorbed on the latent."""
+    xt = torch.randn(1, T, layer.cfg.d_model, device=device, dtype=dt)
+    x_new = torch.randn(1, 1, layer.cfg.d_model, device=device, dtype=dt)
+    with torch.inference_mode():
+        c, pe = layer.latent(xt)
+        k, v = layer.decompress(c, pe)
+        naive = measure(lambda: layer.decode_naive(x_new, k, v), device, budget_s=0.2).median_ms
+        absorbed = measure(lambda: layer.decode_absorbed(x_new, c, pe), device, budget_s=0.2).median_ms
+    return {"T": T, "naive_ms": naive, "absorbed_ms": absorbed, "absorbed_speedup": naive / absorbed}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes on the CPU, to test this script")
@@ -156,15 +191,20 @@ def main() -> int:
     for row in result["layouts"]:
         print(f"layout {row['layout']}: display==timed rel_err={row['rel']:.2e} {'OK' if row['ok'] else 'FAIL'} "
               f"({row['kernel']})")
+    result["mla"] = check_mla(device, dtype, args.smoke)
+    print(f"mla naive==absorbed rel_err={result['mla']['forms_rel']:.2e} {'OK' if result['mla']['ok'] else 'FAIL'}; "
+          "decode " + ", ".join(f"T={r['T']}: naive {r['naive_ms']:.3f} ms, absorbed {r['absorbed_ms']:.3f} ms "
+                                f"(x{r['absorbed_speedup']:.2f})" for r in result["mla"]["decode"]))
     result["windowed"] = time_windowed(device, dtype, args.smoke)
     wt = result["windowed"]
     print(f"windowed T={wt['T']} W={wt['W']} band/full FLOPs {wt['flop_ratio']:.3f}: " + ", ".join(
         f"{k} {v:.3f} ms (x{wt['time_ratio'][k]:.2f})" for k, v in wt["ms"].items()))
     result["seconds"] = time.perf_counter() - t_start
-    ok = all(r["ok"] for r in result["display_equals_sdpa"]) and all(r["ok"] for r in result["layouts"])
+    ok = (all(r["ok"] for r in result["display_equals_sdpa"]) and all(r["ok"] for r in result["layouts"])
+          and result["mla"]["ok"])
     within = all(0.95 <= r["core_ratio"] <= 1.05 and 0.95 <= r["app_vs_direct"] <= 1.05 for r in rows)
     result["display_ok"], result["timing_within_5pct"] = ok, within
-    print(json.dumps({k: v for k, v in result.items() if k not in ("timing", "display_equals_sdpa", "layouts")}))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("timing", "display_equals_sdpa", "layouts", "mla")}))
     return 0 if ok else 1
 
 

@@ -156,6 +156,10 @@ def forms_summary(forms: dict[str, float]) -> str:
     for phase in ("prefill", "decode"):
         naive, absorbed = forms[f"naive_{phase}_ms"], forms[f"absorbed_{phase}_ms"]
         win, ratio = ("naive", absorbed / naive) if naive <= absorbed else ("absorbed", naive / absorbed)
-        parts.append(f"{phase}: naive {naive:.3g} ms, absorbed {absorbed:.3g} ms ({win} x{ratio:.2f} faster)")
+        parts.append(f"{phase}: naive {_ms(naive)}, absorbed {_ms(absorbed)} ({win} x{ratio:.2f} faster)")
     return "; ".join(parts)
 
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.0f} ms" if value >= 100 else f"{value:.3g} ms"

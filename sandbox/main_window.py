@@ -279,6 +279,7 @@ class MainWindow(QMainWindow):
             self.weights_note.setVisible(result.model is None)  # random weights say what they can show
         # Side by side, trained and changed heads share one grid (and, linked, one zoom).
         self.mosaic.sink_share = result.sink_share
+        self.mosaic.sharing = result.layer_spec.kv_sharing if result.layer_spec is not None else ""
         self.mosaic_relaid = self.mosaic.set_data(result.probs, result.tokens, cfg.group_size,
                                                   cols=self.models.shared_cols(result))
         self.roles.show(result)

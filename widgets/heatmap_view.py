@@ -103,6 +103,7 @@ class HeatmapMosaic(QWidget):
         self.layout_: MosaicLayout | None = None
         self._fixed_cols: int | None = None  # the cols the caller fixed, if any
         self.group_size = 1
+        self.sharing = ""  # how heads get K and V when it is neither their own nor a group's (MLA's latent)
         self.diverging = False  # True: showing a difference of two pins
         self.diff_names = ("A", "B")  # the diff shows first minus second
         self.hover_prefix = ""  # side by side: "as trained · " or "changed · ", so a reading names its side
@@ -240,7 +241,9 @@ class HeatmapMosaic(QWidget):
             return
         n_heads = len(self.probs)
         g = self.group_size
-        if g == 1:
+        if self.sharing:
+            text = self.sharing
+        elif g == 1:
             text = f"{n_heads} heads, each with its own K and V (MHA): grey frames, no groups."
         else:
             n_groups = n_heads // g

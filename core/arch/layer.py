@@ -99,6 +99,15 @@ class LayerSpec:
         return "global" if self.window is None else f"local W={self.window}"
 
     @property
+    def kv_sharing(self) -> str:
+        """How heads get their keys and values, when not from KV heads of their own or in groups (the heatmaps'
+        legend): '' for a standard layer."""
+        if self.mla is None:
+            return ""
+        return (f"{self.n_heads} heads, each key and value rebuilt from one shared latent of {self.mla.latent_width} "
+                "values a token (MLA): grey frames, no groups.")
+
+    @property
     def kv_width(self) -> int:
         """Values cached per token for K (and as many for V): n_kv_heads x head_dim."""
         return self.n_kv_heads * self.head_dim

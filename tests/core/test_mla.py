@@ -122,3 +122,29 @@ def test_mla_refuses_the_standard_layer_extras_and_warns_of_ranks_that_compress_
     notes = cfg.head_dim_warnings()
     assert any("q_lora_rank 128 is not below d_model 64" in n for n in notes)
     assert any("kv_lora_rank 64 is not below d_model 64" in n for n in notes)
+
+
+def test_the_latent_vs_grouped_lesson_compares_mla_with_gqa_2_and_reads_measured_times():
+    from core.lessons import find_lesson
+    from core.sweep import SweepResult, plan_sweep, run_point
+
+    lesson = find_lesson("latent")
+    base = lesson.base_config(AttentionConfig(dtype="bfloat16"))
+    fake = {"median_ms": 1.0, "p25_ms": 1.0, "p75_ms": 1.0, "tflops": 1.0, "core_median_ms": 1.0, "core_tflops": 1.0,
+            "prefill_ms": 10.0, "decode_ms": 2.0, "device": "cpu"}
+
+    def timing(cfg):
+        if cfg.mla is None:
+            return fake
+        return {**fake, "prefill_ms": 8.0, "mla_forms": {"naive_prefill_ms": 8.0, "absorbed_prefill_ms": 9.0,
+                                                          "naive_decode_ms": 3.0, "absorbed_decode_ms": 1.5}}
+
+    result = SweepResult(lesson.knob, [run_point(p, timing) for p in plan_sweep(base, lesson.knob, lesson.values)])
+    text = lesson.caption(result)
+    gqa = find_preset("deepseek-v3").apply(AttentionConfig(dtype="bfloat16", seq_len=512)).with_(
+        mla=None, n_kv_heads=2, explicit_head_dim=128)
+    assert "MLA caches 1,152 B a token a layer" in text and "2.25 GQA heads' worth" in text
+    assert "GQA-2 of width 128 caches 1,024 B" in text
+    assert f"Parameters 187M vs {param_counts(gqa).total / 1e6:.0f}M" in text
+    assert f"vs {flop_counts(gqa.with_(phase='decode')).total / 1e6:.0f}M at 512 tokens" in text
+    assert "measured prefill 8 ms vs 10 ms, decode 1.5 ms absorbed / 3 ms naive vs 2 ms (cpu)" in text
