@@ -115,6 +115,7 @@ class ConfigPanel(QWidget):
         row.addWidget(self.badge)
         self.bias_row = QWidget()  # hidden for an MLA layer, which has no biases
         self.bias_row.setLayout(row)
+        row.setContentsMargins(0, 0, 0, 0)
         form.addRow("", self.bias_row)
         form.addRow(self.warnings)
         form.addRow(self.notice_label)

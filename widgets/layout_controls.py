@@ -109,6 +109,7 @@ class LayoutControls(QGroupBox):
         form.addRow("head_dim", self.head_dim)
         self.head_row = QWidget()  # rows a standard layer has and an MLA layer does not
         self.head_row.setLayout(hrow)
+
         form.addRow("", self.head_row)
         top = QHBoxLayout()
         top.addWidget(self.window_on)
@@ -125,6 +126,8 @@ class LayoutControls(QGroupBox):
         self.sinks_row.setLayout(srow)
         form.addRow("", self.sinks_row)
         form.addRow("KV cache", self.kv_dtype)
+        for row in (hrow, top, srow):  # rows in widgets of their own (hidden for MLA): no extra margins
+            row.setContentsMargins(0, 0, 0, 0)
 
     def _connect(self) -> None:
         self.toggle.toggled.connect(self.set_open)
