@@ -84,7 +84,7 @@ def main() -> int:
     gqa = equal_kv_gqa(base)
     kv_m = build_report(base)["kv_cache"]["bytes_per_token_per_layer"]
     kv_g = build_report(gqa)["kv_cache"]["bytes_per_token_per_layer"]
-    print(f"# {args.preset} on {device.type} {dtype}: MLA {base.mla.label}, {kv_m:,} B a token a layer; "
+    print(f"# {args.preset} on {device.type} {dtype}: {base.mla.label}, {kv_m:,} B a token a layer; "
           f"partner {gqa.mode_label} of head_dim {gqa.head_dim}, {kv_g:,} B; torch {torch.__version__}")
     rows = []
     for T in [int(t) for t in args.seq.split(",")]:

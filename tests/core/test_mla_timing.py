@@ -77,3 +77,25 @@ def test_the_heatmaps_layer_without_o_proj_draws_the_timed_layers_weights():
     assert sinks is None and probs.shape == (1, 4, 16, 16)
     assert torch.allclose(probs.sum(-1), torch.ones(1, 4, 16)) and probs[0, :, 0, 1:].abs().max() == 0  # causal
     assert display_bytes(cfg) == 4 * sum(p.numel() for p in shown.parameters())
+
+
+def test_a_workspace_with_mla_and_gqa_pins_reads_back_exactly(tmp_path):
+    import json
+
+    from core.latent_vs_grouped import equal_kv_gqa
+    from core.workspace import load_workspace, save_workspace
+    from tests.core.test_compare_workspace import _pin
+
+    mla = CFG.with_(seq_len=16)
+    timing = run_timing(mla, CPU, budget_s=0.0).to_report()
+    pins = [_pin("A", mla, timing), _pin("B", equal_kv_gqa(mla))]
+    path = tmp_path / "w.json"
+    save_workspace(path, pins)
+    back = load_workspace(path)
+    assert [(p.config, p.report) for p in back] == [(p.config, p.report) for p in pins]
+    assert back[0].report["timing"]["mla_forms"] == timing["mla_forms"]
+    data = json.loads(path.read_text())  # a pin whose MLA count was edited is refused
+    data["pins"][0]["report"]["kv_cache"]["bytes_per_token_per_layer_latent"] += 1
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError):
+        load_workspace(path)
