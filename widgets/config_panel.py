@@ -280,6 +280,9 @@ class ConfigPanel(QWidget):
     def _snap_kv(self, n_heads: int) -> list[str]:
         """Put n_kv_heads at the allowed value nearest the user's choice; say why when it differs."""
         old, wanted = self.n_kv_heads.value(), self._intent["n_kv_heads"]
+        if self._cfg.mla is not None:  # hidden: an MLA layer's K and V heads follow n_heads, nothing to say
+            self._intent["n_kv_heads"] = self.n_kv_heads.set_choices(self._kv_choices(n_heads), n_heads)
+            return []
         new = self.n_kv_heads.set_choices(self._kv_choices(n_heads), wanted)
         if new == old or new == wanted:
             return []

@@ -33,6 +33,16 @@ def window_series(rows: list) -> list[tuple[str, list[float | None], str]]:
     return [("local layers", local, "b"), ("global layers", glob, "c"), ("every layer global", every, "e")]
 
 
+def mla_form_series(timing: list) -> list[tuple[str, list[float | None], str]]:
+    """A timed sweep of an MLA layer: the other form of each phase (the prefill line is the naive form's, the
+    decode line the absorbed form's), so a seq_len sweep shows where the forms cross; none for other layers."""
+    forms = [t.get("mla_forms") if t else None for t in timing]
+    if not any(forms):
+        return []
+    return [("prefill, absorbed (MLA)", [f["absorbed_prefill_ms"] if f else None for f in forms], "d"),
+            ("decode, naive (MLA)", [f["naive_decode_ms"] if f else None for f in forms], "e")]
+
+
 def wants_log(values: list[float]) -> bool:
     pos = [v for v in values if v > 0]
     return len(pos) >= 2 and max(pos) / min(pos) > 16
@@ -145,7 +155,10 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         get = lambda sec, k: [r.report[sec][k] for r in rows]  # noqa: E731
         timing = [r.report["timing"] for r in rows]
         series = {
-            "params": [("total", get("params", "total"), "a"), ("W_k + W_v", [a + b for a, b in zip(get("params", "k"), get("params", "v"), strict=True)], "b")],
+            # an MLA layer has no W_k, W_v (its keys and values come from kv_b): no point on that line
+            "params": [("total", get("params", "total"), "a"),
+                       ("W_k + W_v", [p["k"] + p["v"] if "k" in p else None for p in (r.report["params"] for r in rows)],
+                        "b")],
             "flops": [("total", get("flops", "total"), "a"), ("core", get("flops", "attention"), "b"), ("projections", get("flops", "projections"), "c")],
             "kv": [("KV cache", get("kv_cache", "bytes_total"), "a"), ("if MHA", get("kv_cache", "bytes_total_mha"), "d")]
             + window_series(rows),
@@ -153,7 +166,7 @@ class SweepPlots(pg.GraphicsLayoutWidget):
             "time": [("prefill (the layer timed)" if rows[0].report["config"]["phase"] == "prefill" else "prefill",
                       [t["prefill_ms"] if t else None for t in timing], "b"),
                      ("decode" if rows[0].report["config"]["phase"] == "prefill" else "decode (the layer timed)",
-                      [t["decode_ms"] if t else None for t in timing], "c")],
+                      [t["decode_ms"] if t else None for t in timing], "c")] + mla_form_series(timing),
             "tflops": [("layer", [t["tflops"] if t else None for t in timing], "a"),
                        ("core", [t["core_tflops"] if t else None for t in timing], "b")],
         }

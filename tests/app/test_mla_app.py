@@ -3,6 +3,7 @@ against an independent reference (transformers' DeepseekV3Attention, our own nai
 
 from __future__ import annotations
 
+import pytest
 import torch
 from transformers import DeepseekV3Config
 from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3Attention
@@ -111,3 +112,32 @@ def test_kimi_k2_and_v2_lite_presets_follow_their_cards(make_window):
     assert w.config() == find_preset("Kimi K2").apply(w.config()) and w.config().n_heads == 64
     pick_preset(w, "Llama 3 8B")
     assert w.config().mla is None and w.config_panel.n_kv_heads.isVisible()
+
+
+def test_a_timed_seq_len_sweep_of_an_mla_layer_draws_both_forms_of_each_phase(make_window):
+    w = make_window(text=TEXT, config=TINY)
+    w.sweeps.run("seq_len", "8,16", timed=True)
+    plots = w.sweeps.panel.plots
+    rows = plots.result.ok_rows()
+    lines = {item.name(): item for item in plots.plots["time"].listDataItems()}
+    assert {"prefill (the layer timed)", "decode", "prefill, absorbed (MLA)", "decode, naive (MLA)"} <= set(lines)
+    y = lines["decode, naive (MLA)"].yData  # as given (getData() would be log10 on a log axis)
+    assert list(y) == pytest.approx([r.report["timing"]["mla_forms"]["naive_decode_ms"] for r in rows])
+    names = {item.name() for item in plots.plots["params"].listDataItems()}
+    assert names == {"total"}  # no W_k + W_v points: an MLA layer has neither
+
+
+def test_n_heads_moves_in_mla_without_notices_about_the_hidden_kv_slider(make_window):
+    w = make_window(text=TEXT, config=TINY)
+    panel = w.config_panel
+    panel.n_heads.spin.setValue(6)
+    cfg = w.config()
+    assert cfg.n_heads == 6 and cfg.kv_heads == 6 and cfg.mla == TINY.mla
+    assert "n_kv_heads" not in panel.last_notice
+    assert w.metrics.values["params"].text() == f"{sum(n for _, _, n, _ in param_rows(cfg)):,}"
+
+
+def param_rows(cfg):
+    from core.counts import param_counts
+
+    return param_counts(cfg).rows(cfg.d_model, cfg.layer_spec())
