@@ -87,6 +87,8 @@ def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
     if section == "timing" and key == "mla_decode":
         forms = part.get("mla_forms")
         return f"{forms['naive_decode_ms']:.4g} | {forms['absorbed_decode_ms']:.4g} ms" if forms else None
+    if section == "config" and key == "n_kv_heads" and part.get("attention") == "mla":
+        return "– (latent)"  # an MLA layer's keys and values are rebuilt per head from one latent
     if section == "config" and key == "workload":
         return f"{part['seq_len']:,} x {part['batch_size']}"
     if section == "config" and key == "precision":
@@ -129,7 +131,7 @@ def format_value(value: Any, kind: str) -> str:
     if kind == "bytes":
         return format_bytes(value)
     if kind == "ms":
-        return f"{value:.4g} ms"
+        return f"{value:,.0f} ms" if value >= 1000 else f"{value:.4g} ms"
     if kind == "rate":
         return f"{value:.3g}"
     if kind == "bits":

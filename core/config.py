@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from core.arch.formats import check_kv_format
+from core.arch.formats import KV_FORMATS, check_kv_format
 from core.arch.layer import LayerSpec, normalise_bias
 from core.arch.mla import MLADims
 from core.arch.model import Architecture
@@ -65,8 +65,8 @@ class AttentionConfig:
         if self.mla is not None and not isinstance(self.mla, MLADims):
             raise ValueError(f"mla must be the MLA widths or none, not {short_repr(self.mla)}.")
         if self.mla is not None:  # its heads are rebuilt from the latent: one K and V per query head, nope + rope wide
-            object.__setattr__(self, "n_kv_heads", self.n_heads)
-            object.__setattr__(self, "explicit_head_dim", self.mla.qk_head_dim)
+            check_mla_heads(self.n_heads, self.n_kv_heads, self.explicit_head_dim, self.mla)
+            object.__setattr__(self, "explicit_head_dim", None)  # head_dim is the MLA widths' nope + rope
         if self.n_kv_heads is None:
             object.__setattr__(self, "n_kv_heads", self.n_heads)
         for name in ("d_model", "n_heads", "n_kv_heads", "seq_len", "batch_size", "n_layers"):
@@ -83,7 +83,7 @@ class AttentionConfig:
             raise ValueError(f"head_dim must be a whole number from 1 to {2**20:,}, not {short_repr(h)}.")
         if h is not None and self.n_heads * h > 2**24:
             raise ValueError(f"n_heads x head_dim ({self.n_heads:,} x {h:,}) is too wide; at most 16,777,216.")
-        if h is None and self.d_model % self.n_heads:
+        if h is None and self.mla is None and self.d_model % self.n_heads:
             raise ValueError(
                 f"n_heads={self.n_heads} does not divide d_model={self.d_model}; "
                 f"choose n_heads from {short_list(valid_n_heads(self.d_model))}."
@@ -112,17 +112,22 @@ class AttentionConfig:
         if any(local) and not self.causal:
             raise ValueError("a sliding window needs a causal mask (a query sees the W keys up to itself); "
                              "turn the causal mask on, or the window off.")
-        for width in (self.head_dim,) if self.mla is None else (self.mla.kv_lora_rank, self.mla.qk_rope_head_dim):
-            check_kv_format(self.kv_format, width)
+        if self.mla is None:
+            check_kv_format(self.kv_format, self.head_dim)
+        else:
+            check_mla_kv_format(self.kv_format, self.mla)
         self.layer_spec()  # the scale's check, and an MLA layer's
 
     @property
     def head_dim(self) -> int:
+        """d_model / n_heads (tied), a width of its own, or an MLA layer's query/key width nope + rope."""
+        if self.mla is not None:
+            return self.mla.qk_head_dim
         return self.explicit_head_dim if self.explicit_head_dim is not None else self.d_model // self.n_heads
 
     @property
     def head_dim_tied(self) -> bool:
-        return self.explicit_head_dim is None
+        return self.explicit_head_dim is None and self.mla is None
 
     @property
     def kv_format(self) -> str:
@@ -231,6 +236,31 @@ class AttentionConfig:
         if self.mla is not None:
             notes += self.mla.warnings(self.d_model)
         return notes
+
+
+def check_mla_heads(n_heads: object, n_kv_heads: object, head_dim: object, mla: MLADims) -> None:
+    """An MLA layer has one key and value per query head, nope + rope wide: n_kv_heads and head_dim are not its
+    own to set (None, or the values they must be)."""
+    if n_kv_heads is not None and (isinstance(n_kv_heads, bool) or n_kv_heads != n_heads):
+        raise ValueError(f"an MLA layer rebuilds one key and value per query head from its latent, so n_kv_heads is "
+                         f"n_heads ({short_repr(n_heads)}), not {short_repr(n_kv_heads)}; leave n_kv_heads unset.")
+    if head_dim is not None and (isinstance(head_dim, bool) or head_dim != mla.qk_head_dim):
+        raise ValueError(f"an MLA layer's head_dim is qk_nope + qk_rope = {mla.qk_head_dim}, not "
+                         f"{short_repr(head_dim)}; set the MLA widths instead of head_dim.")
+
+
+def check_mla_kv_format(name: str, mla: MLADims) -> None:
+    """A block KV format (q8_0, q4_0) must fit every width the MLA caches hold: the latent, the rope key, and the
+    decompressed per-head key (nope + rope) and value."""
+    check_kv_format(name, 32)  # the name itself (32 values fill a block of every format)
+    for field, width in (("kv_lora_rank", mla.kv_lora_rank), ("qk_rope_head_dim", mla.qk_rope_head_dim),
+                         ("qk_nope + qk_rope", mla.qk_head_dim), ("v_head_dim", mla.v_head_dim)):
+        try:
+            check_kv_format(name, width)
+        except ValueError:
+            block = KV_FORMATS[name][1]
+            raise ValueError(f"the {name} KV format stores blocks of {block} values, and MLA's {field} {width} is not "
+                             f"a multiple of {block}; choose MLA widths that are, or another KV format.") from None
 
 
 MAX_DIVISOR_SEARCH = 2**40  # trial division up to sqrt(n): about a million steps at this bound

@@ -247,18 +247,24 @@ def timing_bytes(cfg: AttentionConfig, materialises_scores: bool = False) -> int
 
 
 def mla_timing_bytes(cfg: AttentionConfig, materialises_scores: bool) -> int:
-    """An MLA timing's peak (core/mla_timing.py): the weights; the input, the query, the latent cache and the
-    decompressed per-head cache it keeps; one forward's temporaries (the absorbed query and latent outputs, or
-    the naive form's concatenated keys and per-head outputs, the larger), and the T x T scores on the math path."""
+    """An MLA timing's peak (core/mla_timing.py): the weights; what it keeps (the input, the query, the latent cache
+    and the decompressed per-head cache); one forward's temporaries: the low-rank query and the latent with their
+    RMSNorms (four copies each: the projection, its square, the result, a spare), then the larger of the naive form's
+    (kv_b's output, the concatenated keys and queries, the output and its reshape) and the absorbed form's (the
+    absorbed query, its concatenation, the latent outputs, the values and their reshape, the key [c | k_pe]); and
+    the T x T scores and mask on the math path (tests/core/test_mla_timing.py holds it above a run's growth)."""
     m, b = cfg.mla, cfg.dtype_bytes
     assert m is not None
     B, T, H, d = cfg.batch_size, cfg.seq_len, cfg.n_heads, cfg.d_model
+    n, r, v, r_kv = m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.kv_lora_rank
     weights = param_counts(cfg).total * b
-    kept = B * T * (d + H * m.qk_head_dim + m.latent_width + m.decompressed_width(H)) * b
-    temporaries = B * T * max(H * (m.latent_width + m.kv_lora_rank + m.v_head_dim),
-                              H * (2 * m.qk_head_dim + 2 * m.v_head_dim) + m.decompressed_width(H)) * b
-    scores = B * H * T * T * 4 if materialises_scores else 0
-    return weights + kept + temporaries + scores
+    kept = d + H * m.qk_head_dim + m.latent_width + m.decompressed_width(H)
+    paths = 4 * m.q_lora_rank + H * m.qk_head_dim + 4 * m.latent_width
+    naive = H * (n + v) + 2 * H * m.qk_head_dim + 2 * H * v + d
+    absorbed = H * (3 * r_kv + r + r_kv + 2 * v) + m.latent_width + d
+    # the math path: the scores, their masked copy and the softmax (float32), and a T x T causal mask
+    scores = 3 * B * H * T * T * 4 + T * T * 4 if materialises_scores else 0
+    return weights + B * T * (kept + paths + max(naive, absorbed)) * b + scores
 
 
 def mask_bytes(cfg: AttentionConfig) -> int:

@@ -96,6 +96,7 @@ def guard_memory(
         raise ValueError(
             f"this run needs about {format_bytes(check.needed_bytes)} on {device.type}, but the "
             f"device has {format_bytes(check.free_bytes)} free (the guard allows "
-            f"{MEMORY_GUARD_FRACTION:.0%}); lower seq_len, batch_size or d_model."
+            f"{MEMORY_GUARD_FRACTION:.0%}); lower seq_len, batch_size or d_model"
+            + (", or the MLA ranks and head widths." if cfg.mla is not None else ".")
         )
     return check

@@ -64,9 +64,11 @@ def check_display_bytes(cfg: AttentionConfig) -> None:
     need = display_bytes(cfg)
     limit = min(DISPLAY_MAX_BYTES, int(free_memory_bytes(torch.device("cpu")) * 0.8))
     if need > limit:
-        raise ValueError(f"the heatmaps of d_model {cfg.d_model}, {cfg.n_heads} + {cfg.kv_heads} heads of width "
-                         f"{cfg.head_dim} need {format_bytes(need)} of weights, more than {format_bytes(limit)} the "
-                         "display may use; lower d_model, the heads or head_dim.")
+        what = (f"an MLA layer of d_model {cfg.d_model} and {cfg.n_heads} heads" if cfg.mla is not None else
+                f"d_model {cfg.d_model}, {cfg.n_heads} + {cfg.kv_heads} heads of width {cfg.head_dim}")
+        fix = "the MLA ranks and head widths" if cfg.mla is not None else "head_dim"
+        raise ValueError(f"the heatmaps of {what} need {format_bytes(need)} of weights, more than {format_bytes(limit)} "
+                         f"the display may use; lower d_model, the heads or {fix}.")
 
 
 def _skip(gen: torch.Generator, n: int) -> None:

@@ -13,7 +13,7 @@ from core.sweep import SweepResult, fitted_exponent
 
 
 def _ms(x: float) -> str:
-    return f"{x:.3g} ms"
+    return f"{x:,.0f} ms" if x >= 100 else f"{x:.3g} ms"
 
 
 def _spread(values: list[float]) -> float:
@@ -121,6 +121,7 @@ def caption_latent(result: SweepResult) -> str:
     return text + "."
 
 
+STANDARD = {"mla": None, "explicit_head_dim": None}  # the seeds' lessons are about standard layers, tied widths
 LESSON_LATENT_BASE = {**find_preset("DeepSeek-V3").fields, "seq_len": 512, "batch_size": 1, "phase": "prefill"}
 LESSON_WINDOWS_BASE = {**find_preset("Gemma 3 27B").fields, "dtype": "bfloat16", "batch_size": 1,
                        "phase": "prefill"}
@@ -143,11 +144,13 @@ class Lesson:
 
 LESSONS = [
     Lesson("heads", "Heads at fixed width", "n_heads", [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64],
-           {"d_model": 768, "n_heads": 12, "n_kv_heads": 12, "seq_len": 512, "batch_size": 1, "phase": "prefill"},
+           {"d_model": 768, "n_heads": 12, "n_kv_heads": 12, "seq_len": 512, "batch_size": 1, "phase": "prefill",
+            **STANDARD},
            True, caption_heads,
            "n_heads 1 to 64 at d_model 768 (MHA): parameters and FLOPs stay flat; the split into heads is a reshape."),
     Lesson("kv", "Sharing KV heads", "n_kv_heads", [32, 16, 8, 4, 2, 1],
-           {"d_model": 4096, "n_heads": 32, "n_kv_heads": 32, "seq_len": 512, "batch_size": 1, "phase": "prefill"},
+           {"d_model": 4096, "n_heads": 32, "n_kv_heads": 32, "seq_len": 512, "batch_size": 1, "phase": "prefill",
+            **STANDARD},
            True, caption_kv,
            "n_kv_heads 32 down to 1 at d_model 4096: the KV cache falls linearly, prefill barely moves, decode speeds up."),
     Lesson("seq", "Sequence length", "seq_len", [128, 256, 512, 1024, 2048, 4096, 8192, 16384],
@@ -160,7 +163,7 @@ LESSONS = [
            "stops growing at W, the global layers' cache grows linearly; the caption compares the same model with every "
            "layer global (counts only)."),
     Lesson("latent", "Latent vs grouped", "attention", ["mla", "gqa"], LESSON_LATENT_BASE, True, caption_latent,
-           "DeepSeek-V3's MLA layer against the GQA layer of nearly equal KV bytes (2 KV heads of 128), 512 tokens: "
+           "DeepSeek-V3's MLA layer against the GQA layer of the nearest KV bytes (2 KV heads of 128), 512 tokens: "
            "parameters, FLOPs, KV bytes and measured prefill and decode (on a CPU about two minutes)."),
 ]
 

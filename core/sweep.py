@@ -23,16 +23,18 @@ KNOBS = {"n_heads": "n_heads", "n_kv_heads": "n_kv_heads", "seq_len": "seq_len",
          "kv_dtype": "kv_dtype", "kv_lora_rank": "mla", "attention": "mla"}
 # Knobs whose values are names, not numbers; plotted at a number each name stands for.
 CATEGORICAL: dict[str, tuple[str, ...]] = {"kv_dtype": tuple(KV_FORMATS), "attention": ("mla", "gqa")}
-AXIS_LABELS = {"kv_dtype": "kv_dtype (bytes per value)", "attention": "attention (1 MLA, 2 GQA at equal KV bytes)"}
+AXIS_LABELS = {"kv_dtype": "kv_dtype (bytes per value)", "attention": "attention (1 MLA, 2 GQA of the nearest KV bytes)"}
 
 
 def parse_knob_values(knob: str, text: str) -> list[Any]:
     """parse_values for a numeric knob; for kv_dtype, names like 'float16,fp8_e4m3,q8_0,q4_0'; for attention,
-    mla and gqa (the GQA layer of equal KV bytes)."""
+    mla and gqa (the GQA layer of the nearest KV bytes)."""
     names = CATEGORICAL.get(knob.strip())
     if names is None:
         return parse_values(text)
     parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+    if knob.strip() == "attention":
+        parts = [p.lower() for p in parts]  # MLA, GQA as well as mla, gqa
     if not parts:
         raise ValueError(f"enter at least one {knob}, e.g. {','.join(names[1:3])}.")
     unknown = [p for p in parts if p not in names]
@@ -144,6 +146,9 @@ def plan_sweep(base: AttentionConfig, knob: str, values: list[Any]) -> list[Swee
     field_name = KNOBS[knob]
     if field_name == "mla" and base.mla is None:
         raise ValueError(f"{knob} sweeps an MLA layer; choose attention MLA (a DeepSeek preset) first.")
+    if base.mla is not None and field_name in ("n_kv_heads", "explicit_head_dim", "window"):
+        raise ValueError(f"{knob} does not apply to an MLA layer (its heads' keys and values come from the latent); "
+                         "sweep kv_lora_rank, or choose standard attention.")
     follow_mha = knob == "n_heads" and base.mode == "MHA"
     points = []
     for v in values:

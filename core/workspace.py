@@ -134,7 +134,7 @@ def check_timing(t: Any, where: str) -> dict[str, Any] | None:
         if set(forms) != set(MLA_FORM_MS):
             raise ValueError(f"{where}.mla_forms must hold {', '.join(MLA_FORM_MS)}.")
         for k in MLA_FORM_MS:
-            schema.number(forms[k], f"{where}.mla_forms.{k}")
+            schema.number(forms[k], f"{where}.mla_forms.{k}", 1e-9)  # a measured time is never zero
     if set(t) != expected:
         raise ValueError(f"{where} has the wrong fields (missing: {', '.join(sorted(expected - set(t))) or 'none'}; "
                          f"unknown: {', '.join(sorted(repr(k)[:20] for k in set(t) - expected)) or 'none'})")
@@ -171,6 +171,9 @@ def pin_from_json(d: Any) -> Pin:
     cfg = AttentionConfig.from_dict(schema.mapping(d.get("config"), "config"))
     report = schema.mapping(d.get("report"), "report")
     timing = check_timing(report.get("timing"), "report.timing")
+    if timing is not None and ("mla_forms" in timing) != (cfg.mla is not None):
+        raise ValueError(f"its timing's MLA forms do not match its configuration ({cfg.mode_label}): an MLA layer's "
+                         "timing has them, a standard layer's has none")
     arch = Architecture.from_dict(d["architecture"]) if d.get("architecture") is not None else None
     model = check_model_context(d["model"], "model") if d.get("model") is not None else None
     if model is not None and arch is None:

@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--vary", required=True, metavar="KNOB=VALUES",
                     help="n_heads, n_kv_heads, seq_len, d_model, batch, head_dim, window, kv_dtype, kv_lora_rank or "
                          "attention; values like 1,2,4 or 128..16384 log (kv_dtype: names such as "
-                         "float16,fp8_e4m3,q8_0,q4_0; attention: mla,gqa, the GQA layer of equal KV bytes)")
+                         "float16,fp8_e4m3,q8_0,q4_0; attention: mla,gqa, the GQA layer of the nearest KV bytes)")
     sw.add_argument("--time", action="store_true", help="also time every point")
     sw.add_argument("--force", action="store_true", help="time points whose estimate is over a minute")
     fmt = sw.add_mutually_exclusive_group()

@@ -148,4 +148,10 @@ def mla_from_args(args: argparse.Namespace, preset: MLADims | None) -> MLADims |
         return None
     if attention is None and not widths:
         return preset
-    return replace(preset or MLADims(), **widths)
+    try:
+        return replace(preset or MLADims(), **widths)
+    except ValueError as exc:  # name the flag beside the field: "MLA's qk_rope_head_dim (--qk-rope-dim) ..."
+        text = str(exc)
+        for dest, field in MLA_FLAG_FIELDS.items():
+            text = text.replace(f"MLA's {field} ", f"MLA's {field} (--{dest.replace('_', '-')}) ", 1)
+        raise ValueError(text) from None

@@ -69,6 +69,7 @@ class ComputeRunner(QObject):
     timing_ready = Signal(object)  # TimingOutcome
     failed = Signal(object)  # Failure
     sweep_progress = Signal(object)  # SweepProgress
+    sweep_step = Signal(int, str)  # sweep id, the timing step now running in a point ("naive prefill (3/7)")
     sweep_done = Signal(object)  # (sweep_id, SweepResult)
     model_progress = Signal(str, float)  # what is happening, fraction done
     model_loaded = Signal(object)  # (key, ModelShape)
@@ -272,9 +273,10 @@ class ComputeRunner(QObject):
             timing_fn = None
             if job.device:
                 device = resolve_device(job.device)
+                step = lambda text: self.sweep_step.emit(sid, f"point {index + 1} of {len(job.points)}: {text}")  # noqa: E731
                 timing_fn = lambda cfg: run_timing(  # noqa: E731
                     cfg, device, budget_s=job.budget_s, should_stop=lambda: self._sweep_stopped(sid),
-                    include_qkv=False).to_report()
+                    include_qkv=False, progress=step).to_report()
             t0 = time.perf_counter()
             try:
                 row = run_point(job.points[index], timing_fn)

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFileDialog
 from core.atomic import ExportError, staged, write_text_atomic
 from core.config import AttentionConfig
 from core.lessons import find_lesson
-from core.sweep import KNOBS, SweepResult, flatten, parse_knob_values, plan_sweep
+from core.sweep import KNOBS, SweepResult, flatten, knob_value, parse_knob_values, plan_sweep
 from sandbox.export import render_png
 from sandbox.runner import SweepProgress
 from widgets.sweep_panel import SweepPanel
@@ -48,6 +48,8 @@ class SweepController(QObject):
         self.panel.export_png_requested.connect(lambda: self._ask_path("png"))
         self.panel.export_csv_requested.connect(lambda: self._ask_path("csv"))
         window.runner.sweep_progress.connect(self._on_runner_sweep_progress)
+        window.runner.sweep_step.connect(lambda sid, text: self.panel.set_step(text)
+                                         if sid == self.window.runner.current_sweep_id else None)
         window.runner.sweep_done.connect(self._on_runner_sweep_done)
 
     def run(self, knob: str, values_text: str, timed: bool) -> int | None:
@@ -98,8 +100,8 @@ class SweepController(QObject):
         field = KNOBS[self.knob]
         marks = []
         for pin in self.window.pins.pins:
-            value = pin.config.kv_format if field == "kv_dtype" else getattr(pin.config, field)
-            changes = {field: value}
+            value = pin.config.kv_format if field == "kv_dtype" else knob_value(pin.config, self.knob)
+            changes = {field: value} if field != "mla" else {"mla": pin.config.mla}  # an MLA width: the pin's widths
             if self.knob == "n_heads" and self.base.mode == "MHA":
                 changes["n_kv_heads"] = value
             try:

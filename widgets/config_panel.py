@@ -29,7 +29,7 @@ from core.config import (
 )
 from core.models.choices import ModelShape
 from core.presets import LAYOUT_DEFAULTS, load_presets
-from widgets.config_tips import TIPS, why_choices
+from widgets.config_tips import TIPS, model_tips, why_choices
 from widgets.layout_controls import LayoutControls
 from widgets.mla_controls import MLAControls, switch_attention
 from widgets.slider_spin import SliderSpin
@@ -196,14 +196,14 @@ class ConfigPanel(QWidget):
         self._refresh_labels()
 
     def _read(self) -> AttentionConfig:
+        mla = self.mla_controls.dims()  # an MLA layer's KV heads and head_dim follow from n_heads and its widths
         return AttentionConfig(
-            d_model=self.d_model.value(), n_heads=self.n_heads.value(), n_kv_heads=self.n_kv_heads.value(),
+            d_model=self.d_model.value(), n_heads=self.n_heads.value(), n_kv_heads=None if mla else self.n_kv_heads.value(),
             seq_len=self.seq_len.value(), batch_size=self.batch_size.value(), n_layers=self.n_layers.value(),
             dtype=self.dtype.currentText(), causal=self.causal.isChecked(),
             bias=self.bias_which.currentData() if self.bias.isChecked() else False,
             phase=self.phase.currentText(), softmax_scale=self._cfg.softmax_scale, **self.layout_controls.fields(),
-            mla=self.mla_controls.dims(),
-        )
+            mla=mla)
 
     def _refresh_labels(self) -> None:
         cfg = self._cfg
@@ -218,6 +218,7 @@ class ConfigPanel(QWidget):
         self.arch_form.setRowVisible(self.n_kv_heads, cfg.mla is None)  # MLA: one K and V per head, from the latent
         self.bias_row.setVisible(cfg.mla is None)
         self.layout_controls.set_kind(cfg.attention)
+        self.mla_controls.d_model = cfg.d_model  # a first switch to MLA fits its ranks to this width
         notes = cfg.head_dim_warnings()
         self.warnings.setText("\n".join("⚠ " + n for n in notes))
         self.warnings.setVisible(bool(notes))
@@ -256,22 +257,15 @@ class ConfigPanel(QWidget):
         self.shape = shape
         model = shape is not None
         for w in (self.d_model, self.n_layers, self.causal, self.bias, self.bias_which, self.preset,
-                  self.layout_controls):
+                  self.layout_controls, self.mla_controls):  # a real model is standard attention, as trained
             w.setEnabled(not model)
         encoder = shape is not None and shape.kind == "encoder"
         self.phase.setEnabled(not encoder)
-        self.phase.setToolTip("An encoder reads its whole input at once: it has no decode step and no KV cache."
-                              if encoder else TIPS["phase"])
+        for name, tip in model_tips(shape).items():
+            getattr(self, name).setToolTip(tip)
         if shape is None:
-            self.d_model.setToolTip(TIPS["d_model"])
-            self.n_kv_heads.setToolTip(TIPS["n_kv_heads"])
             self.set_config(self._cfg)
             return
-        self.d_model.setToolTip(f"d_model is {shape.name}'s own ({shape.d_model}): its trained weights fix it.")
-        self.n_kv_heads.setToolTip(shape.why_not_more_kv())
-        self.n_heads.setToolTip(f"Re-split {shape.name}'s {shape.n_heads} x {shape.head_dim} query width into other "
-                                "head widths: merging heads sums their scores under one softmax, splitting gives "
-                                "each part its own. Parameters stay the same.")
         self.set_config(self._cfg.with_(**LAYOUT_DEFAULTS, kv_dtype=None,
                                         d_model=shape.d_model, n_heads=shape.n_heads, n_kv_heads=shape.n_kv_heads,
                                         n_layers=shape.n_layers, causal=shape.kind == "causal", bias=shape.bias,
@@ -374,7 +368,12 @@ class ConfigPanel(QWidget):
         if (dims is None) == (self._cfg.mla is None):
             self._on_control_changed()
             return
-        cfg, message = switch_attention(self._cfg, dims)
+        try:
+            cfg, message = switch_attention(self._cfg, dims)
+        except ValueError as exc:  # q8_0 on the head width the other type would have: said, nothing changes
+            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
+            self._write(self._cfg)
+            return
         self.set_config(cfg)
         self._say(message)
 

@@ -32,3 +32,16 @@ def why_choices(name: str, shape: ModelShape | None, d_model: int, heads: int) -
     if shape:
         return shape.why_kv_choices(heads)
     return f"n_kv_heads must divide n_heads {heads}, so each KV head serves the same number of query heads."
+
+
+def model_tips(shape: ModelShape | None) -> dict[str, str]:
+    """The tooltips of the controls a real model constrains (its own d_model, its KV heads, its query width)."""
+    if shape is None:
+        return {name: TIPS[name] for name in ("d_model", "n_heads", "n_kv_heads", "phase")}
+    return {"d_model": f"d_model is {shape.name}'s own ({shape.d_model}): its trained weights fix it.",
+            "n_kv_heads": shape.why_not_more_kv(),
+            "n_heads": f"Re-split {shape.name}'s {shape.n_heads} x {shape.head_dim} query width into other head widths: "
+                       "merging heads sums their scores under one softmax, splitting gives each part its own. "
+                       "Parameters stay the same.",
+            "phase": "An encoder reads its whole input at once: it has no decode step and no KV cache."
+                     if shape.kind == "encoder" else TIPS["phase"]}

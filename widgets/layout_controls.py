@@ -70,6 +70,7 @@ class LayoutControls(QGroupBox):
         self.head_dim = SliderSpin(HEAD_DIMS, 64, free=True, maximum=2**20, tooltip=TIPS["head_dim"])
         self.head_dim.setEnabled(False)
         self.own_head_dim: int | None = None  # the user's own width, kept while the lock is on
+        self.kind = "standard"  # or "mla": no head width of its own to set (set_kind)
         self.qk_norm = QCheckBox("q/k RMSNorm")
         self.window_on = QCheckBox("windowed")
         self.window = SliderSpin(WINDOWS, 4096, free=True, maximum=MAX_WINDOW, tooltip=TIPS["window"])
@@ -167,6 +168,7 @@ class LayoutControls(QGroupBox):
 
     def set_kind(self, kind: str) -> None:
         """An MLA layer has no head width of its own to set, no q/k norm, window or sinks: only its KV format."""
+        self.kind = kind
         standard = kind == "standard"
         for row in (self.head_dim, self.head_row, self.layers_row, self.window, self.sinks_row):
             self.form.setRowVisible(row, standard)
@@ -174,7 +176,7 @@ class LayoutControls(QGroupBox):
     def fields(self) -> dict[str, Any]:
         """The config fields these controls set."""
         return {
-            "explicit_head_dim": None if self.lock.isChecked() else self.head_dim.value(),
+            "explicit_head_dim": None if self.lock.isChecked() or self.kind == "mla" else self.head_dim.value(),
             "qk_norm": self.qk_norm.isChecked(),
             "window": self.window.value() if self.window_on.isChecked() else None,
             "layer_pattern": self.pattern.currentText() if self.window_on.isChecked() else "global",

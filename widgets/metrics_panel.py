@@ -72,7 +72,7 @@ class MetricsPanel(QWidget):
         ("flops_proj", "FLOPs projections"), ("flops_core", "FLOPs attention core"), ("flops", "FLOPs / layer"),
         ("flops_model", "FLOPs, all layers"),
         ("intensity", "Core FLOP/byte"),
-        ("mla_kv", "MLA KV / token / layer"), ("mla_equiv", "MLA latent as GQA heads"),
+        ("mla_kv", "MLA latent | decompressed"), ("mla_equiv", "MLA latent as GQA heads"),
         ("mla_decode", "MLA decode FLOP/byte"),
     ]
     PROJECTIONS = ("q", "k", "v", "q_a", "q_a_norm", "q_b", "kv_a", "kv_a_norm", "kv_b", "o")

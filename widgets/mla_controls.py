@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QWidg
 
 from core.arch.mla import MLA_MAX, MLADims
 from core.config import AttentionConfig
+from core.counts import format_bytes, layer_kv_bytes_per_token
 from widgets.style import set_style
 from widgets.wheel import FocusCombo, FocusSpin
 
@@ -41,7 +42,8 @@ class MLAControls(QGroupBox):
         self.kind.addItem("MLA: latent KV (DeepSeek)", "mla")
         self.kind.setToolTip(TYPE_TIP)
         self.spins: dict[str, FocusSpin] = {}
-        self._last = MLADims()  # DeepSeek-V3's widths, until the user or a preset sets others
+        self.d_model = 768  # the width the first switch to MLA fits its ranks to
+        self._last: MLADims | None = None  # the widths to come back to; None: widths that fit d_model (fitting_dims)
         form = QFormLayout(self)
         form.setContentsMargins(6, 4, 6, 4)
         form.addRow("type", self.kind)
@@ -51,11 +53,12 @@ class MLAControls(QGroupBox):
         pair: QHBoxLayout | None = None
         for i, (name, label, tip) in enumerate(WIDTHS):
             spin = FocusSpin()
-            spin.setRange(0 if name == "q_lora_rank" else 1, MLA_MAX)
+            spin.setRange({"q_lora_rank": 0, "qk_rope_head_dim": 2}.get(name, 1), MLA_MAX)
             spin.setKeyboardTracking(False)  # typing 64 must not pass through an odd 6... on the way
             spin.setSingleStep(2 if name == "qk_rope_head_dim" else 64 if "rank" in name else 16)
             spin.setToolTip(tip)
             spin.setAccessibleName(name)
+            spin.setMaximumWidth(96)  # two a row: the side panel keeps its width
             self.spins[name] = spin
             if i % 2 == 0:
                 pair = QHBoxLayout()
@@ -85,8 +88,14 @@ class MLAControls(QGroupBox):
 
     def _emit(self, *_: object) -> None:
         if self.kind.currentData() == "mla" and self.rows.isHidden():
-            self.write_dims(self._last)  # back to MLA: the widths it had
+            self.write_dims(self._last or fitting_dims(self.d_model))  # back to MLA: the widths it had
         self.rows.setVisible(self.kind.currentData() == "mla")
+        try:
+            self._last = self.dims() or self._last  # the widths to come back to after a spell of standard
+            if self.kind.currentData() == "mla" and self._last is None:
+                self._last = fitting_dims(self.d_model)
+        except ValueError:
+            pass  # the panel says why and puts the last valid widths back
         self.changed.emit()
 
     def write_dims(self, dims: MLADims) -> None:
@@ -97,6 +106,7 @@ class MLAControls(QGroupBox):
 
     def write(self, cfg: AttentionConfig) -> None:
         """Show cfg's attention type and widths (standard keeps the last MLA widths for a switch back)."""
+        self.d_model = cfg.d_model
         with QSignalBlocker(self.kind):
             self.kind.setCurrentIndex(1 if cfg.mla is not None else 0)
         if cfg.mla is not None:
@@ -110,16 +120,33 @@ class MLAControls(QGroupBox):
         self.rows.setVisible(cfg.mla is not None)
 
 
+def fitting_dims(d_model: int) -> MLADims:
+    """DeepSeek-V3's widths at its width and above; below it a latent of about d_model / 4 (DeepSeek-V2-Lite: 512 at
+    2048) and no low-rank query under 4096 (V2-Lite has none), so a first switch to MLA compresses something."""
+    if d_model >= 7168:
+        return MLADims()
+    rank = max(32, min(512, d_model // 4 // 32 * 32))
+    return MLADims(q_lora_rank=1536 if d_model >= 4096 else 0, kv_lora_rank=rank)
+
+
 def switch_attention(cfg: AttentionConfig, dims: MLADims | None) -> tuple[AttentionConfig, str]:
     """The layer a change of attention type implies, and the sentence that says what moved: to MLA, the extras
     an MLA layer has none of are off; to standard, MHA of the same heads, head_dim tied when d_model allows."""
     H = cfg.n_heads
     if dims is not None:
-        return (cfg.with_(mla=dims, bias=False, qk_norm=False, window=None, layer_pattern="global", sinks=False),
-                f"Attention MLA: {H} heads, each key and value rebuilt from a {dims.latent_width}-value latent "
-                "(n_kv_heads follows n_heads); biases, q/k norm, window and sinks are off.")
+        new = cfg.with_(mla=dims, n_kv_heads=None, explicit_head_dim=None, bias=False, qk_norm=False, window=None,
+                        layer_pattern="global", sinks=False)
+        return new, (f"Attention MLA: {H} heads, each key and value rebuilt from a {dims.latent_width}-value latent "
+                     f"(n_kv_heads follows n_heads); biases, q/k norm, window and sinks are off. {kv_move(cfg, new)}")
     width = cfg.mla.v_head_dim if cfg.mla is not None else cfg.head_dim
     tied = cfg.d_model % H == 0
-    return (cfg.with_(mla=None, n_kv_heads=H, explicit_head_dim=None if tied else width),
-            f"Attention standard: MHA of {H} heads, head_dim "
-            + (f"{cfg.d_model // H} (d_model / n_heads)." if tied else f"{width} (its own, as MLA's values)."))
+    new = cfg.with_(mla=None, n_kv_heads=H, explicit_head_dim=None if tied else width)
+    return new, (f"Attention standard: MHA of {H} heads, head_dim "
+                 + (f"{cfg.d_model // H} (d_model / n_heads). " if tied else f"{width} (its own, as MLA's values). ")
+                 + kv_move(cfg, new))
+
+
+def kv_move(old: AttentionConfig, new: AttentionConfig) -> str:
+    """'KV cache per token per layer: 2,304 B -> 57 KiB.'"""
+    a, b = (layer_kv_bytes_per_token(c.layer_spec(), c.kv_format) for c in (old, new))
+    return f"KV cache a token a layer: {format_bytes(a)} -> {format_bytes(b)}."

@@ -29,7 +29,12 @@ def show_mla_costs(panel: Any, cfg: AttentionConfig, spec: LayerSpec, d: int, wh
                f"The latent cache: (kv_lora_rank + rope) x bytes = ({m.kv_lora_rank} + {m.qk_rope_head_dim}) x {kb:g} "
                f"= {latent:,} B a token a layer (DeepSeek's code, vLLM, SGLang, FlashMLA and transformers 5 keep "
                f"this). Decompressed into per-head keys and values: {H} x ({m.qk_head_dim} + {m.v_head_dim}) x {kb:g} "
-               f"= {full:,} B (x{full / latent:.1f}), what an engine without MLA kernels keeps.")
+               f"= {full:,} B (x{full / latent:.1f}), what an engine without MLA kernels keeps. Both a token a layer. "
+               "Under tensor parallelism the latent cannot be split by heads: every GPU keeps all of it (DeepSeek "
+               "serves attention data-parallel for this reason), where GQA's KV heads are split across GPUs.")
+    panel._set("head_dim", str(spec.head_dim), f"{m.qk_nope_head_dim} + {m.qk_rope_head_dim}",
+               f"An MLA head's query and key are qk_nope + qk_rope = {m.qk_nope_head_dim} + {m.qk_rope_head_dim} = "
+               f"{m.qk_head_dim} wide (the softmax scale is 1/sqrt of it), its value v_head_dim = {m.v_head_dim}.")
     heads = equivalent_gqa_heads(spec)
     panel._set("mla_equiv", f"{heads:.3g}", f"of width {m.v_head_dim}",
                f"The latent's {m.latent_width} values a token equal {heads:.3g} GQA KV heads of width {m.v_head_dim} "

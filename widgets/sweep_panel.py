@@ -113,7 +113,8 @@ class SweepPanel(QWidget):
         self.result: SweepResult | None = None
 
     def _lesson_timed(self, key: str) -> bool:
-        return next(x for x in LESSONS if x.key == key).timed
+        """A timed lesson measures only while "measure time" is ticked (unticked: its counts alone)."""
+        return next(x for x in LESSONS if x.key == key).timed and self.timed.isChecked()
 
     def show_knob(self, knob: str, values_text: str) -> None:
         """A lesson's knob and values shown in the Vary row, as if typed."""
@@ -139,6 +140,11 @@ class SweepPanel(QWidget):
         self.eta.setText(f"about {eta_s:.0f} s left" if done < total else "")
         if note:
             self.notes.setText((self.notes.text() + "\n" + note).strip())
+
+    def set_step(self, text: str) -> None:
+        """What the point being timed is doing now (a V3-width MLA point takes a minute on a CPU)."""
+        if self.cancel.isEnabled():
+            self.eta.setText(text)
 
     def show_error(self, message: str) -> None:
         self.caption.setText(message)

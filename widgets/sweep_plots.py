@@ -148,8 +148,10 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         def line(key: str, ys: list[float | None], name: str, pen: str) -> bool:
             pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and (y > 0 or not logy[key])]
             if pts:
-                self.plots[key].plot([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen(pen, width=2),
-                                     symbol="o", symbolSize=6, symbolBrush=pen, name=name)
+                joined = knob != "attention"  # MLA and GQA are two kinds, not a trend: points only
+                self.plots[key].plot([p[0] for p in pts], [p[1] for p in pts],
+                                     pen=pg.mkPen(pen, width=2) if joined else None, symbol="o",
+                                     symbolSize=6 if joined else 10, symbolBrush=pen, name=name)
             return bool(pts)
 
         get = lambda sec, k: [r.report[sec][k] for r in rows]  # noqa: E731

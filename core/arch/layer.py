@@ -142,6 +142,10 @@ def check_mla_layer(spec: LayerSpec) -> None:
     if spec.n_kv_heads != spec.n_heads or spec.head_dim != mla.qk_head_dim:
         raise ValueError(f"an MLA layer has n_kv_heads = n_heads and head_dim = qk_nope + qk_rope = {mla.qk_head_dim}; "
                          f"this one has {spec.n_kv_heads} KV heads of width {spec.head_dim}.")
+    widest = max(mla.qk_head_dim, mla.v_head_dim, mla.qk_nope_head_dim + mla.v_head_dim)
+    if spec.n_heads * widest > 2**24:  # q_b's, kv_b's and o_proj's widths
+        raise ValueError(f"an MLA layer's n_heads x its widest head ({spec.n_heads:,} x {widest:,}: qk_nope + v_head_dim "
+                         "or nope + rope) is too wide; at most 16,777,216: lower n_heads or the head widths.")
     extras = [name for name, on in (("the biases", spec.bias is not False), ("q/k norm", spec.qk_norm),
                                     ("the sliding window", spec.window is not None), ("sinks", spec.sinks)) if on]
     if extras:

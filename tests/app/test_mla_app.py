@@ -12,6 +12,7 @@ from core.arch.mla import MLADims
 from core.config import AttentionConfig
 from core.mla_layer import MLALayer
 from core.presets import find_preset
+from tests.app.conftest import SMALL
 
 TEXT = "one two three four five six seven eight nine ten eleven twelve"
 TINY = AttentionConfig(d_model=64, n_heads=4, seq_len=32, n_layers=2, causal=True, mla=MLADims(24, 32, 8, 4, 6))
@@ -37,6 +38,7 @@ def test_deepseek_v3_preset_shows_its_projections_latent_and_badge(make_window):
         assert m.values[key].isVisible()
     assert not m.values["k"].isVisible() and not m.values["v"].isVisible()
     assert m.values["mla_kv"].text() == "1,152 B" and m.shorts["mla_kv"].text() == "| 80 KiB"  # 81,920 B
+    assert m.shorts["head_dim"].text() == "128 + 64"
     assert m.values["mla_equiv"].text() == "2.25"
     assert m.values["kv_token"].text() == f"{1152 * 61:,} B"
     assert panel.badge.text().strip() == "MLA (latent 512 + rope 64)"
@@ -48,14 +50,20 @@ def test_switching_the_type_says_what_moved_and_comes_back(make_window):
     w = make_window(text=TEXT)
     panel = w.config_panel
     kind = panel.mla_controls.kind
-    kind.setCurrentIndex(1)  # MLA, DeepSeek-V3's widths
+    kind.setCurrentIndex(1)  # MLA, widths that fit d_model 64: a latent of 32, no low-rank query
     cfg = w.config()
-    assert cfg.mla == MLADims() and cfg.kv_heads == cfg.n_heads and cfg.head_dim == 192
+    assert cfg.mla == MLADims(q_lora_rank=0, kv_lora_rank=32) and cfg.kv_heads == cfg.n_heads and cfg.head_dim == 192
     assert "Attention MLA" in panel.last_notice and "biases, q/k norm, window and sinks are off" in panel.last_notice
+    kv_before = 2 * SMALL.kv_heads * SMALL.head_dim * 4  # float32
+    assert f"KV cache a token a layer: {kv_before} B -> {(32 + 64) * 4} B." in panel.last_notice
+    assert not cfg.head_dim_warnings()  # nothing that compresses nothing
+    panel.mla_controls.spins["kv_lora_rank"].setValue(64)
     kind.setCurrentIndex(0)
     back = w.config()
     assert back.mla is None and back.mode == "MHA" and back.head_dim_tied
     assert "Attention standard: MHA of 8 heads" in panel.last_notice
+    kind.setCurrentIndex(1)
+    assert w.config().mla.kv_lora_rank == 64  # the widths it had, not the defaults again
 
 
 def test_an_odd_rope_width_is_refused_and_nothing_changes(make_window):
@@ -141,3 +149,20 @@ def param_rows(cfg):
     from core.counts import param_counts
 
     return param_counts(cfg).rows(cfg.d_model, cfg.layer_spec())
+
+
+def test_the_type_is_locked_while_a_real_model_is_open_and_a_q8_0_switch_is_refused(make_window):
+    from core.models.choices import ModelShape
+
+    w = make_window(text=TEXT, config=TINY.with_(mla=MLADims(0, 32, 32, 32, 32)))  # widths q8_0's blocks fit
+    panel = w.config_panel
+    panel.layout_controls.kv_dtype.setCurrentIndex(panel.layout_controls.kv_dtype.findText("q8_0"))
+    cfg = w.config()
+    assert cfg.kv_format == "q8_0" and cfg.mla is not None
+    panel.mla_controls.kind.setCurrentIndex(0)  # standard: head_dim 64 / 4 = 16 does not fit q8_0's blocks
+    assert w.config() == cfg and panel.mla_controls.kind.currentIndex() == 1
+    assert "not a multiple of 32" in panel.last_notice and "previous setting is kept" in panel.last_notice
+    # a real model's shape (SmolLM2-135M's): the type box is locked to standard, as the model is trained
+    panel.set_model_shape(ModelShape("SmolLM2-135M", "causal", 30, 9, 3, 64, 576, False))
+    assert not panel.mla_controls.isEnabled() and w.config().mla is None and w.config().kv_heads == 3
+    assert panel.mla_controls.kind.currentIndex() == 0

@@ -148,3 +148,46 @@ def test_the_latent_vs_grouped_lesson_compares_mla_with_gqa_2_and_reads_measured
     assert f"Parameters 187M vs {param_counts(gqa).total / 1e6:.0f}M" in text
     assert f"vs {flop_counts(gqa.with_(phase='decode')).total / 1e6:.0f}M at 512 tokens" in text
     assert "measured prefill 8 ms vs 10 ms, decode 1.5 ms absorbed / 3 ms naive vs 2 ms (cpu)" in text
+
+
+def test_knobs_an_mla_layer_does_not_have_are_refused_and_the_seeds_lessons_run_standard_layers():
+    from core.lessons import find_lesson
+    from core.sweep import plan_sweep
+
+    v3 = find_preset("deepseek-v3").apply(AttentionConfig())
+    for knob in ("n_kv_heads", "head_dim", "window"):
+        with pytest.raises(ValueError, match="does not apply to an MLA layer"):
+            plan_sweep(v3, knob, [1, 2])
+    for key in ("heads", "kv"):
+        base = find_lesson(key).base_config(v3)
+        assert base.mla is None and base.head_dim_tied
+
+
+def test_mla_fields_a_file_cannot_hold_and_block_formats_that_do_not_fit_every_cache():
+    dims = MLADims(24, 32, 8, 4, 6)
+    for bad in (dict(n_kv_heads=3), dict(n_kv_heads="garbage"), dict(explicit_head_dim=999)):
+        with pytest.raises(ValueError, match="MLA layer"):
+            AttentionConfig(d_model=64, n_heads=4, mla=dims, **bad)
+    assert AttentionConfig(d_model=64, n_heads=4, mla=dims, n_kv_heads=4, explicit_head_dim=12).explicit_head_dim is None
+    # q8_0 blocks of 32: the latent (32) fits, the decompressed key (2 + 32) does not: refused, naming the width
+    with pytest.raises(ValueError, match="MLA's qk_nope \\+ qk_rope 34 is not a multiple of 32"):
+        AttentionConfig(d_model=64, n_heads=1, mla=MLADims(24, 32, 2, 32, 32), kv_dtype="q8_0")
+    with pytest.raises(ValueError, match="lower n_heads or the head widths"):
+        AttentionConfig(d_model=64, n_heads=65536, mla=MLADims(24, 32, 128, 64, 65536))
+
+
+def test_a_standard_pin_with_mla_forms_is_refused(tmp_path):
+    import json
+
+    from core.workspace import load_workspace, save_workspace
+    from tests.core.test_compare_workspace import FULL_TIMING, _pin
+
+    std = AttentionConfig(d_model=64, n_heads=4)
+    path = tmp_path / "w.json"
+    save_workspace(path, [_pin("A", std, FULL_TIMING)])
+    data = json.loads(path.read_text())
+    data["pins"][0]["report"]["timing"]["mla_forms"] = {"naive_prefill_ms": 1.0, "absorbed_prefill_ms": 1.0,
+                                                         "naive_decode_ms": 1.0, "absorbed_decode_ms": 1.0}
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="MLA forms do not match"):
+        load_workspace(path)
