@@ -64,7 +64,8 @@ class TileTitles(pg.GraphicsObject):
         for head, title in enumerate(self._titles):
             x, y = lay.origin(head)
             pt = t.map(QPointF(x, y))
-            title = fitted(fm, [title, title.split(" · ")[0]], tile_px)  # "h3 · kv1", else "h3"
+            short = title.split(" · ")[0]
+            title = fitted(fm, [title, short, short.lstrip("h")], tile_px)  # "h3 · kv1", else "h3", else "103"
             if not title:
                 continue
             rect = QRectF(pt.x(), pt.y(), fm.horizontalAdvance(title) + 6, fm.height() + 2)
