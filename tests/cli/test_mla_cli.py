@@ -47,7 +47,7 @@ def test_widths_over_a_preset_and_a_plain_q_proj(capsys):
 
 @pytest.mark.parametrize(("argv", "words"), [
     (["--attention", "mla", "--qk-rope-dim", "63"], "must be even"),
-    (["--attention", "mla", "--kv-lora-rank", "0"], "kv_lora_rank must be a whole number from 1"),
+    (["--attention", "mla", "--kv-lora-rank", "0"], "kv_lora_rank (--kv-lora-rank) must be a whole number from 1"),
     (["--preset", "deepseek-v3", "--kv-heads", "8"], "drop --kv-heads"),
     (["--attention", "standard", "--v-head-dim", "64"], "--v-head-dim is an MLA width"),
     (["--preset", "deepseek-v3", "--window", "128"], "turn off the sliding window"),
