@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -89,9 +90,10 @@ class SweepPanel(QWidget):
         lessons.setColumnStretch(3, 1)
         prog = QHBoxLayout()
         prog.addWidget(self.timed)
-        prog.addWidget(self.progress, 1)
-        prog.addWidget(self.eta)
-        prog.addStretch(1)
+        prog.addWidget(self.progress, 3)
+        # the step of a timed point ("point 1 of 2: naive prefill (3/7)") must not widen the tab: it takes what is left
+        self.eta.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        prog.addWidget(self.eta, 2)
         prog.addWidget(export_png)
         prog.addWidget(export_csv)
         lay = QVBoxLayout(self)
@@ -145,6 +147,7 @@ class SweepPanel(QWidget):
         """What the point being timed is doing now (a V3-width MLA point takes a minute on a CPU)."""
         if self.cancel.isEnabled():
             self.eta.setText(text)
+            self.eta.setToolTip(text)
 
     def show_error(self, message: str) -> None:
         self.caption.setText(message)
