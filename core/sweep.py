@@ -23,7 +23,7 @@ KNOBS = {"n_heads": "n_heads", "n_kv_heads": "n_kv_heads", "seq_len": "seq_len",
          "kv_dtype": "kv_dtype", "kv_lora_rank": "mla", "attention": "mla"}
 # Knobs whose values are names, not numbers; plotted at a number each name stands for.
 CATEGORICAL: dict[str, tuple[str, ...]] = {"kv_dtype": tuple(KV_FORMATS), "attention": ("mla", "gqa")}
-AXIS_LABELS = {"kv_dtype": "kv_dtype (bytes per value)", "attention": "attention (1 MLA, 2 GQA of the nearest KV bytes)"}
+AXIS_LABELS = {"kv_dtype": "kv_dtype (bytes per value)", "attention": "attention: MLA, and GQA of the nearest KV bytes"}
 
 
 def parse_knob_values(knob: str, text: str) -> list[Any]:
