@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -15,6 +16,7 @@ from core.attention import AttentionLayer, SeparateQKV
 from core.band import cached_tokens
 from core.config import AttentionConfig
 from core.counts import flop_counts, layer_flop_counts
+from core.cpu_load import other_cores, read_times, timing_threads
 from core.device import TORCH_DTYPES, device_name, guard_memory
 from core.timing import BACKEND_NAMES, Cancelled, TimingStats, measure, pick_backend
 
@@ -37,6 +39,8 @@ class TimingResult:
     full_core: TimingStats | None = None  # a local layer: the same core without its window (full causal SDPA)
     band_flop_ratio: float | None = None  # a local layer: its core FLOPs over the full causal core's
     forms: dict[str, float] | None = None  # an MLA layer: naive/absorbed x prefill/decode medians (core/mla_timing.py)
+    threads: int | None = None  # CPU: the intra-op threads it ran on (the cores idle at its start)
+    other_load: float | None = None  # CPU: cores other processes kept busy during it, on average
 
     def to_report(self) -> dict[str, object]:
         """The report's timing object (README: JSON keys)."""
@@ -62,6 +66,8 @@ class TimingResult:
             **({"full_core_ms": self.full_core.median_ms, "band_flop_ratio": self.band_flop_ratio}
                if self.full_core is not None else {}),
             **({"mla_forms": dict(self.forms)} if self.forms is not None else {}),
+            **({"threads": self.threads} if self.threads is not None else {}),
+            **({"other_load": round(self.other_load, 3)} if self.other_load is not None else {}),
         }
 
 
@@ -131,7 +137,25 @@ def allocate(cfg: AttentionConfig, device: torch.device, seed: int = 0, spec: La
     )
 
 
-def run_timing(
+def run_timing(cfg: AttentionConfig, device: torch.device, **kw: Any) -> TimingResult:
+    """measure_layer on as many CPU threads as there are idle cores (core/cpu_load.py: a thread that waits for a
+    busy core at every barrier multiplies small ops' time by up to a thousand), naming the count and the load
+    other processes put on the machine meanwhile; elsewhere as it is."""
+    if device.type != "cpu":
+        return measure_layer(cfg, device, **kw)
+    threads, start = timing_threads(torch.get_num_threads())
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        result = measure_layer(cfg, device, **kw)
+    finally:
+        torch.set_num_threads(before)
+    end = read_times() if start is not None else None
+    load = other_cores(start, end) if start is not None and end is not None else None
+    return replace(result, threads=threads, other_load=load)
+
+
+def measure_layer(
     cfg: AttentionConfig,
     device: torch.device,
     *,

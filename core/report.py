@@ -259,7 +259,11 @@ def format_report(report: dict[str, Any]) -> str:
     if t:
         lines += ["", f"Timing on {t['device_name']} ({t['device']}), SDPA backend {t['backend']}, {t['dtype']}"]
         lines.append(_row("layer median", f"{t['median_ms']:.4g} ms",
-                          f"p25 {t['p25_ms']:.4g} / p75 {t['p75_ms']:.4g}, {t['reps']} reps"))
+                          f"p25 {t['p25_ms']:.4g} / p75 {t['p75_ms']:.4g}, {t['reps']} reps"
+                          + (f", on {t['threads']} CPU thread(s)" if t.get("threads") else "")))
+        if (t.get("other_load") or 0.0) >= 0.25:
+            lines.append(f"  busy: other processes kept {t['other_load']:.1f} cores busy during the run; the figures "
+                         "may be inflated")
         lines.append(_row("layer throughput", f"{t['tflops']:.4g} TFLOP/s"))
         lines.append(_row("core median", f"{t['core_median_ms']:.4g} ms", f"{t['core_tflops']:.4g} TFLOP/s"))
         if t.get("fused_qkv_ms") is not None:

@@ -128,6 +128,12 @@ def check_timing(t: Any, where: str) -> dict[str, Any] | None:
         if k in t:
             expected.add(k)
             schema.number(t[k], f"{where}.{k}")
+    if "threads" in t:  # a CPU timing: the threads it ran on, and other processes' load meanwhile
+        expected.add("threads")
+        schema.whole(t["threads"], f"{where}.threads", 1, 4096)
+    if "other_load" in t:
+        expected.add("other_load")
+        schema.number(t["other_load"], f"{where}.other_load", 0.0, 4096.0)
     if "mla_forms" in t:  # an MLA layer: both forms' prefill and decode medians
         expected.add("mla_forms")
         forms = schema.mapping(t["mla_forms"], f"{where}.mla_forms")

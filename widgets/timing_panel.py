@@ -17,8 +17,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.cpu_load import BUSY_CORES
 from core.mla_counts import forms_summary
 from widgets.style import set_style
+
+
+def busy_note(t: dict[str, Any]) -> str:
+    """' — other processes kept 1.0 core busy: ...' when a CPU timing shared the machine (core/cpu_load.py)."""
+    load = t.get("other_load")
+    if load is None or load < BUSY_CORES:
+        return ""
+    return (f" — other processes kept {load:.1f} core{'s' if load >= 1.5 else ''} busy meanwhile: the figures may be "
+            "inflated; measure again (Ctrl+M) when the machine is idle")
 
 
 def ms(value: float) -> str:
@@ -142,20 +152,24 @@ class TimingPanel(QWidget):
         self.measure.hide()
         self.timing = t
         cpu = " — CPU run (GPU figures differ)" if t["device"] == "cpu" else ""
-        self.labels["state"].setText(f"measured {config_text}{cpu}")
+        busy = busy_note(t)
+        self.labels["state"].setText(f"measured {config_text}{cpu}{busy}")
         set_style(self.labels["state"], "color: #b45309;" if t["device"] == "cpu" else "color: #059669;")
         kernel = t.get("kernel", "SDPA")
         # A window or sinks: flex_attention on CUDA; blockwise SDPA once T >= 2W, SDPA with a mask below, elsewhere.
         masked = (" · flex_attention" if kernel.startswith("flex") else " · blockwise" if kernel.startswith("blockwise")
                   else " + mask" if "explicit mask" in kernel else "")
-        self.labels["device"].setText(f"{t['device_name']} · SDPA {t['backend']}{masked} · {t['dtype']}")
+        threads = f" · on {t['threads']} thread{'s' if t['threads'] > 1 else ''}" if t.get("threads") else ""
+        self.labels["device"].setText(f"{t['device_name']}{threads} · SDPA {t['backend']}{masked} · {t['dtype']}")
         self.labels["device"].setToolTip(f"The core ran as {kernel}, backend {t['backend']}, in the compute dtype "
                                          f"{t['dtype']} (a KV-cache format changes the bytes counted, not the "
                                          "timing). A T x T mask saves no time in SDPA, which still scores every "
                                          "pair; blockwise SDPA (each W queries against their 2W keys) and "
                                          "flex_attention (CUDA) skip what lies outside the band.")
+        iqr = (t["p75_ms"] - t["p25_ms"]) / t["median_ms"] if t["median_ms"] > 0 else 0.0
         self.labels["layer"].setText(
-            f"{ms(t['median_ms'])}  (p25 {ms(t['p25_ms'])} – p75 {ms(t['p75_ms'])}, {t['reps']} reps)"
+            f"{ms(t['median_ms'])}  (p25 {ms(t['p25_ms'])} – p75 {ms(t['p75_ms'])}: IQR {iqr:.0%} of the median, "
+            f"{t['reps']} reps)"
         )
         achieved = f"{t['tflops']:.3g} TFLOP/s layer · {t['core_tflops']:.3g} TFLOP/s core ({ms(t['core_median_ms'])})"
         if t.get("full_core_ms"):  # a local layer: what its window saves, in time against FLOPs

@@ -1,0 +1,25 @@
+"""The timing panel says how a CPU timing ran: its thread count, its spread as a share of the median, and a
+warning when other processes kept the machine busy meanwhile."""
+
+from __future__ import annotations
+
+from widgets.timing_panel import TimingPanel
+
+T = {"device": "cpu", "device_name": "CPU (2 threads)", "backend": "flash", "dtype": "float32", "median_ms": 2.0,
+     "p25_ms": 1.9, "p75_ms": 2.3, "tflops": 0.1, "reps": 9, "core_median_ms": 1.0, "core_p25_ms": 1.0,
+     "core_p75_ms": 1.0, "core_tflops": 0.1, "fused_qkv_ms": None, "separate_qkv_ms": None, "prefill_ms": 2.0,
+     "decode_ms": 0.5}
+
+
+def test_threads_spread_and_a_busy_machine_are_said(qtbot):
+    panel = TimingPanel()
+    qtbot.addWidget(panel)
+    panel.show_timing({**T, "threads": 1, "other_load": 0.02}, "MHA")
+    assert "on 1 thread ·" in panel.labels["device"].text()
+    assert "IQR 20% of the median" in panel.labels["layer"].text()  # (2.3 - 1.9) / 2.0
+    assert "busy" not in panel.labels["state"].text()
+    panel.show_timing({**T, "threads": 1, "other_load": 1.04}, "MHA")
+    state = panel.labels["state"].text()
+    assert "other processes kept 1.0 core busy meanwhile" in state and "measure again" in state
+    panel.show_timing(T, "MHA")  # a GPU-less older report without the fields: nothing claimed
+    assert "thread" not in panel.labels["device"].text().split("·", 1)[1]
