@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from core.counts import format_bytes, format_count
+from core.noise import Ratio, ratio_ci
 
 # (label, section, key, kind, lower_is_better). kind: count, bytes, ms, rate, bits, percent, loss, text.
 # Rows of the "model" section (a real model's context and fidelity) appear only when a pin has them.
@@ -143,6 +144,16 @@ def format_value(value: Any, kind: str) -> str:
     return str(value)
 
 
+SAMPLES_OF = {"median_ms": "layer", "core_median_ms": "core", "prefill_ms": "prefill", "decode_ms": "decode"}
+
+
+def timing_ratio(report: dict[str, Any], base: dict[str, Any], key: str) -> Ratio | None:
+    """report's time over base's for a timing row, with its bootstrap interval, when both kept their repeats."""
+    name = SAMPLES_OF.get(key)
+    a, b = (((r.get("timing") or {}).get("samples_ms") or {}).get(name or "") for r in (report, base))
+    return ratio_ci(a, b) if a and b else None
+
+
 def relation(value: Any, base: Any, kind: str) -> str:
     """'x0.25' for bytes and times, '-37.5%' for counts, '' where it does not apply."""
     if kind == "text" or value is None or base in (None, 0):
@@ -185,6 +196,11 @@ def comparison(reports: list[dict[str, Any]], baseline: int) -> list[TableRow]:
             better = None
             if rel not in ("", "=") and lower is not None:
                 better = (value < base) if lower else (value > base)
+            sure = timing_ratio(rep, reports[baseline], key) if i != baseline and section == "timing" else None
+            if sure is not None:  # two measured times: the ratio with its 95% interval, no direction within noise
+                rel = (f"x{sure.ratio:.3g} ({sure.low:.3g}-{sure.high:.3g})" if sure.measurable
+                       else f"≈ x{sure.ratio:.3g} ({sure.low:.3g}-{sure.high:.3g}: no measurable difference)")
+                better = better if sure.measurable else None
             cells.append(Cell(format_value(value, kind), rel, better))
         rows.append(TableRow(label, cells))
     return rows

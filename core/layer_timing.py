@@ -42,6 +42,15 @@ class TimingResult:
     threads: int | None = None  # CPU: the intra-op threads it ran on (the cores idle at its start)
     other_load: float | None = None  # CPU: cores other processes kept busy during it, on average
 
+    def samples(self) -> dict[str, list[float]]:
+        """Each measurement's repeats (ms, 6 significant digits): the confidence of a comparison (core/noise.py)."""
+        out = {}
+        for name in ("layer", "core", "prefill", "decode", "fused_qkv", "separate_qkv"):
+            stats = getattr(self, name)
+            if stats is not None and stats.samples_ms:
+                out[name] = [float(f"{x:.6g}") for x in stats.samples_ms]
+        return out
+
     def to_report(self) -> dict[str, object]:
         """The report's timing object (README: JSON keys)."""
         return {
@@ -66,6 +75,7 @@ class TimingResult:
             **({"full_core_ms": self.full_core.median_ms, "band_flop_ratio": self.band_flop_ratio}
                if self.full_core is not None else {}),
             **({"mla_forms": dict(self.forms)} if self.forms is not None else {}),
+            "samples_ms": self.samples(),
             **({"threads": self.threads} if self.threads is not None else {}),
             **({"other_load": round(self.other_load, 3)} if self.other_load is not None else {}),
         }

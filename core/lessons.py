@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from core.compare import timing_ratio
 from core.config import AttentionConfig
 from core.counts import flop_counts, format_bytes, format_count, kv_cache_bytes
 from core.latent_vs_grouped import equal_kv_gqa
@@ -18,6 +19,18 @@ def _ms(x: float) -> str:
 
 def _spread(values: list[float]) -> float:
     return (max(values) - min(values)) / max(values) if values and max(values) else 0.0
+
+
+def change(report: dict, base: dict, key: str) -> str:
+    """'-97%, 95% CI -97% to -96%' from both timings' repeats, 'no measurable difference (+2%)' when the interval
+    holds no change, or just '-97%' for timings without repeats (older reports)."""
+    ratio = report["timing"][key] / base["timing"][key]
+    sure = timing_ratio(report, base, key)
+    if sure is None:
+        return f"{ratio - 1:+.0%}"
+    if not sure.measurable:
+        return f"no measurable difference: {ratio - 1:+.0%}, 95% CI {sure.low - 1:+.0%} to {sure.high - 1:+.0%}"
+    return f"{ratio - 1:+.0%}, 95% CI {sure.low - 1:+.0%} to {sure.high - 1:+.0%}"
 
 
 def caption_heads(result: SweepResult) -> str:
@@ -49,8 +62,8 @@ def caption_kv(result: SweepResult) -> str:
             f"(x{kv1 / kv0:.3g}, {linear}); core FLOPs unchanged at {format_count(first['flops']['attention'])}")
     t0, t1 = first["timing"], last["timing"]
     if t0 and t1:
-        text += (f"; prefill {_ms(t0['prefill_ms'])}→{_ms(t1['prefill_ms'])} ({t1['prefill_ms'] / t0['prefill_ms'] - 1:+.0%}), "
-                 f"decode {_ms(t0['decode_ms'])}→{_ms(t1['decode_ms'])} ({t1['decode_ms'] / t0['decode_ms'] - 1:+.0%})")
+        text += (f"; prefill {_ms(t0['prefill_ms'])}→{_ms(t1['prefill_ms'])} ({change(last, first, 'prefill_ms')}), "
+                 f"decode {_ms(t0['decode_ms'])}→{_ms(t1['decode_ms'])} ({change(last, first, 'decode_ms')})")
     return text + "."
 
 
@@ -115,9 +128,10 @@ def caption_latent(result: SweepResult) -> str:
     tm, tg = mla["timing"], gqa["timing"]
     if tm and tg:
         forms = tm["mla_forms"]
-        text += (f"; measured prefill {_ms(tm['prefill_ms'])} vs {_ms(tg['prefill_ms'])}, decode "
-                 f"{_ms(forms['absorbed_decode_ms'])} absorbed / {_ms(forms['naive_decode_ms'])} naive vs "
-                 f"{_ms(tg['decode_ms'])} ({tm['device']})")
+        text += (f"; measured prefill {_ms(tm['prefill_ms'])} vs {_ms(tg['prefill_ms'])} "
+                 f"({change(mla, gqa, 'prefill_ms')}), decode {_ms(forms['absorbed_decode_ms'])} absorbed / "
+                 f"{_ms(forms['naive_decode_ms'])} naive vs {_ms(tg['decode_ms'])} "
+                 f"(absorbed {change(mla, gqa, 'decode_ms')}) ({tm['device']})")
     return text + "."
 
 

@@ -213,6 +213,8 @@ def flatten(report: dict[str, Any]) -> dict[str, Any]:
     layer's forms) as 'mla.forms.naive.prefill_flops'."""
     out: dict[str, Any] = {}
     for section, values in report.items():
+        if section == "samples_ms":
+            continue  # a timing's repeats: in the JSON, not one column each
         if section == "layer_kinds":  # [{kind: "global", ...}, ...] -> layer_kinds.global.kv_bytes_total, ...
             for kind in values:
                 out.update({f"{section}.{kind['kind']}.{k}": v for k, v in kind.items() if k != "kind"})

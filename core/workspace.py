@@ -20,6 +20,7 @@ from core import schema
 from core.arch.model import Architecture
 from core.atomic import write_text_atomic
 from core.config import AttentionConfig
+from core.noise import MAX_SAMPLES
 from core.report import build_report, check_model_context
 
 APP = "attention-sandbox"
@@ -113,6 +114,7 @@ TIMING_TEXT = ("device", "device_name", "backend", "dtype")
 TIMING_MS = ("median_ms", "p25_ms", "p75_ms", "tflops", "core_median_ms", "core_p25_ms", "core_p75_ms",
              "core_tflops", "prefill_ms", "decode_ms")
 TIMING_OPTIONAL_MS = ("fused_qkv_ms", "separate_qkv_ms")
+SAMPLED = ("layer", "core", "prefill", "decode", "fused_qkv", "separate_qkv")
 MLA_FORM_MS = ("naive_prefill_ms", "absorbed_prefill_ms", "naive_decode_ms", "absorbed_decode_ms")
 
 
@@ -128,6 +130,15 @@ def check_timing(t: Any, where: str) -> dict[str, Any] | None:
         if k in t:
             expected.add(k)
             schema.number(t[k], f"{where}.{k}")
+    if "samples_ms" in t:  # each measurement's repeats, for the confidence of comparisons
+        expected.add("samples_ms")
+        samples = schema.mapping(t["samples_ms"], f"{where}.samples_ms")
+        unknown = sorted(repr(k)[:20] for k in set(samples) - set(SAMPLED))
+        if unknown:
+            raise ValueError(f"{where}.samples_ms has unknown measurement(s): {', '.join(unknown)}")
+        for k, values in samples.items():
+            for x in schema.sequence(values, f"{where}.samples_ms.{k}", MAX_SAMPLES):
+                schema.number(x, f"{where}.samples_ms.{k}")
     if "threads" in t:  # a CPU timing: the threads it ran on, and other processes' load meanwhile
         expected.add("threads")
         schema.whole(t["threads"], f"{where}.threads", 1, 4096)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from core.cpu_load import BUSY_CORES
 from core.mla_counts import forms_summary
+from core.noise import ratio_ci
 from widgets.style import set_style
 
 
@@ -184,9 +185,10 @@ class TimingPanel(QWidget):
             w.setVisible(bool(forms))
         if t.get("fused_qkv_ms"):
             ratio = t["separate_qkv_ms"] / t["fused_qkv_ms"]
-            self.labels["qkv"].setText(
-                f"{ms(t['fused_qkv_ms'])} fused · {ms(t['separate_qkv_ms'])} separate (x{ratio:.2f})"
-            )
+            kept = t.get("samples_ms") or {}
+            sure = ratio_ci(kept.get("separate_qkv") or [], kept.get("fused_qkv") or [])  # separate over fused
+            self.labels["qkv"].setText(f"{ms(t['fused_qkv_ms'])} fused · {ms(t['separate_qkv_ms'])} separate "
+                                       + (f"(x{ratio:.2f})" if sure is None else f"({sure.text()})"))
         else:
             self.labels["qkv"].setText("–")
         prefill_per_token = t["prefill_ms"] / max(1, batch * seq_len)
