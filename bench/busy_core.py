@@ -59,7 +59,8 @@ def main() -> int:
                "busy_app_ms": busy_app, "busy_threads": busy_threads, "busy_default_ms": busy_default,
                "app_busy_over_idle": busy_app / idle_app, "default_busy_over_idle": busy_default / idle_default}
         rows.append(row)
-        print(f"round {i + 1}: idle app {idle_app:.3f} ms ({idle_threads} threads), default {idle_default:.3f} ms | "
+        print(f"round {i + 1}: idle app {idle_app:.3f} ms ({idle_threads} thread{'s' if idle_threads > 1 else ''}), "
+              f"default {idle_default:.3f} ms | "
               f"busy app {busy_app:.3f} ms ({busy_threads} thread{'s' if busy_threads > 1 else ''}) "
               f"x{row['app_busy_over_idle']:.2f}, default {busy_default:.3f} ms x{row['default_busy_over_idle']:.2f}",
               flush=True)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 PROC_STAT = Path("/proc/stat")
 SELF_STAT = Path("/proc/self/stat")
+PROC = Path("/proc")
+SNAPSHOTS = 3  # readings of other processes' runnable threads before a timing (about 2 ms each here)
 BUSY_CORES = 0.25  # other processes holding a quarter of a core or more during a run make it "busy"
 
 
@@ -74,12 +76,31 @@ def procs_running(text: str) -> int:
     raise ValueError("no procs_running line")
 
 
+def others_running(proc: Path | None = None) -> int:
+    """Threads of other processes runnable now (state R in /proc/PID/task/TID/stat): a process that holds a core
+    is one of them whenever it is looked at. Ours are left out, OpenMP workers spinning after an op included."""
+    own = str(os.getpid())
+    count = 0
+    for task in (proc or PROC).glob("[0-9]*/task/*/stat"):
+        if task.parts[-4] == own:
+            continue
+        try:
+            text = task.read_text()
+        except OSError:  # a thread that ended meanwhile
+            continue
+        if text[text.rindex(")") + 2:].startswith("R"):
+            count += 1
+    return count
+
+
 def timing_threads(default: int) -> tuple[int, CpuTimes | None]:
-    """The intra-op thread count for a CPU timing: the cores no other runnable thread holds right now (at least 1,
-    at most default), and the reading the run's load is measured from. Instant: no probe to wait for."""
+    """The intra-op thread count for a CPU timing: the cores no other process's runnable thread holds right now
+    (at least 1, at most default), and the reading the run's load is measured from. Instant: no probe to wait for."""
     try:
+        # the fewest others over a few readings: a process that holds a core is runnable in every one of them,
+        # a task that wakes for a moment is not
+        others = min(others_running() for _ in range(SNAPSHOTS))
         text = PROC_STAT.read_text()
-        others = procs_running(text) - 1  # the thread reading it is ours
         start = CpuTimes(parse_proc_stat(text), parse_self_stat(SELF_STAT.read_text()), time.perf_counter())
     except (OSError, ValueError, IndexError):
         return max(1, default), None

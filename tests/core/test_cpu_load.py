@@ -46,14 +46,30 @@ def test_other_cores_subtracts_our_own_time():
 
 
 def test_the_thread_count_is_the_cores_no_other_runnable_thread_holds(tmp_path, monkeypatch):
+    import os
+
     own = tmp_path / "self"
     own.write_text("1 (python) S " + " ".join(["0"] * 20))
     stat = tmp_path / "stat"
+    stat.write_text(STAT)
+    proc = tmp_path / "proc"
     monkeypatch.setattr(cpu_load, "SELF_STAT", own)
     monkeypatch.setattr(cpu_load, "PROC_STAT", stat)
-    for running, threads in ((1, 2), (2, 1), (5, 1)):
-        stat.write_text(STAT.replace("procs_running 3", f"procs_running {running}"))
-        assert timing_threads(2)[0] == threads
+    monkeypatch.setattr(cpu_load, "PROC", proc)
+
+    def task(pid: int, tid: int, state: str) -> None:
+        path = proc / str(pid) / "task" / str(tid)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "stat").write_text(f"{tid} (a (b) c) {state} 1 2 3")
+
+    task(os.getpid(), os.getpid(), "R")  # ours, spinning: not another process's
+    task(os.getpid(), 99999, "R")
+    task(11, 11, "S")  # asleep
+    assert timing_threads(2)[0] == 2
+    task(12, 12, "R")  # another process holds a core
+    assert timing_threads(2)[0] == 1
+    task(12, 13, "R")
+    assert timing_threads(2)[0] == 1  # at least one
     assert timing_threads(1)[0] == 1
     monkeypatch.setattr(cpu_load, "PROC_STAT", tmp_path / "missing")
     assert timing_threads(2) == (2, None)  # no /proc: torch's own count, nothing measured
