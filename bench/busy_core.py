@@ -20,7 +20,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.config import AttentionConfig  # noqa: E402
-from core.cpu_load import PROC_STAT, procs_running  # noqa: E402
+from core.cpu_load import others_running  # noqa: E402
 from core.layer_timing import measure_layer, run_timing  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def main() -> int:
         idle_app, idle_threads, idle_default = both(cfg, args.budget)
         burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
         try:
-            while procs_running(PROC_STAT.read_text()) < 2:
+            while others_running() < 1:
                 pass  # until the burner is running
             busy_app, busy_threads, busy_default = both(cfg, args.budget)
         finally:

@@ -87,9 +87,8 @@ def test_a_cpu_timing_names_its_threads_and_restores_torchs():
 def test_a_second_process_holding_a_core_makes_the_timing_use_one_thread_and_flag_it():
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        reading = ""
-        while procs_running(reading or cpu_load.PROC_STAT.read_text()) < 2:  # until the burner runs (a condition)
-            reading = cpu_load.PROC_STAT.read_text()
+        while cpu_load.others_running() < 1:  # until the burner is seen running (a condition, not a sleep)
+            pass
         res = run_timing(AttentionConfig(d_model=64, n_heads=4, seq_len=64), torch.device("cpu"), budget_s=0.3)
     finally:
         burner.kill()
