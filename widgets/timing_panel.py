@@ -3,6 +3,7 @@ prefill vs decode. Takes the report's timing dict (plain values), never tensors.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -46,7 +47,8 @@ class TimingPanel(QWidget):
         ("state", "Status", "Timing runs once the sliders settle; a new change interrupts it."),
         ("device", "Device", "Where the layer ran, and which scaled_dot_product_attention backend was pinned."),
         ("layer", "Layer forward", "Median of the whole layer (QKV, attention, W_o) for the chosen phase, "
-                                   "with the 25th-75th percentile spread and the repeat count."),
+                                   "with the 25th-75th percentile spread, the interquartile range as a share of "
+                                   "the median (IQR) and the repeat count."),
         ("tflops", "Achieved", "FLOPs of the layer / median time. Core: attention-core FLOPs / core median, "
                                "the figure comparable with FlashAttention's published numbers."),
         ("qkv", "QKV fused / 3", "One (H+2K)*h projection against three with the same weights: "
@@ -160,8 +162,10 @@ class TimingPanel(QWidget):
         # A window or sinks: flex_attention on CUDA; blockwise SDPA once T >= 2W, SDPA with a mask below, elsewhere.
         masked = (" · flex_attention" if kernel.startswith("flex") else " · blockwise" if kernel.startswith("blockwise")
                   else " + mask" if "explicit mask" in kernel else "")
-        threads = f" · on {t['threads']} thread{'s' if t['threads'] > 1 else ''}" if t.get("threads") else ""
-        self.labels["device"].setText(f"{t['device_name']}{threads} · SDPA {t['backend']}{masked} · {t['dtype']}")
+        name = t["device_name"]
+        if t.get("threads"):  # "CPU (2 threads)" -> "CPU (1 of 2 threads)": the ones the timing ran on
+            name = re.sub(r"\((\d+) threads?\)", lambda m: f"({t['threads']} of {m.group(1)} threads)", name)
+        self.labels["device"].setText(f"{name} · SDPA {t['backend']}{masked} · {t['dtype']}")
         self.labels["device"].setToolTip(f"The core ran as {kernel}, backend {t['backend']}, in the compute dtype "
                                          f"{t['dtype']} (a KV-cache format changes the bytes counted, not the "
                                          "timing). A T x T mask saves no time in SDPA, which still scores every "
@@ -169,8 +173,7 @@ class TimingPanel(QWidget):
                                          "flex_attention (CUDA) skip what lies outside the band.")
         iqr = (t["p75_ms"] - t["p25_ms"]) / t["median_ms"] if t["median_ms"] > 0 else 0.0
         self.labels["layer"].setText(
-            f"{ms(t['median_ms'])}  (p25 {ms(t['p25_ms'])} – p75 {ms(t['p75_ms'])}: IQR {iqr:.0%} of the median, "
-            f"{t['reps']} reps)"
+            f"{ms(t['median_ms'])}  (p25 {ms(t['p25_ms'])} – p75 {ms(t['p75_ms'])}, IQR {iqr:.0%}, {t['reps']} reps)"
         )
         achieved = f"{t['tflops']:.3g} TFLOP/s layer · {t['core_tflops']:.3g} TFLOP/s core ({ms(t['core_median_ms'])})"
         if t.get("full_core_ms"):  # a local layer: what its window saves, in time against FLOPs
@@ -188,7 +191,7 @@ class TimingPanel(QWidget):
             kept = t.get("samples_ms") or {}
             sure = ratio_ci(kept.get("separate_qkv") or [], kept.get("fused_qkv") or [])  # separate over fused
             self.labels["qkv"].setText(f"{ms(t['fused_qkv_ms'])} fused · {ms(t['separate_qkv_ms'])} separate "
-                                       + (f"(x{ratio:.2f})" if sure is None else f"({sure.text()})"))
+                                       + (f"(x{ratio:.2f})" if sure is None else f"· separate/fused {sure.text()}"))
         else:
             self.labels["qkv"].setText("–")
         prefill_per_token = t["prefill_ms"] / max(1, batch * seq_len)

@@ -15,11 +15,11 @@ def test_threads_spread_and_a_busy_machine_are_said(qtbot):
     panel = TimingPanel()
     qtbot.addWidget(panel)
     panel.show_timing({**T, "threads": 1, "other_load": 0.02}, "MHA")
-    assert "on 1 thread ·" in panel.labels["device"].text()
-    assert "IQR 20% of the median" in panel.labels["layer"].text()  # (2.3 - 1.9) / 2.0
+    assert panel.labels["device"].text().startswith("CPU (1 of 2 threads) ·")
+    assert "IQR 20%, 9 reps" in panel.labels["layer"].text()  # (2.3 - 1.9) / 2.0
     assert "busy" not in panel.labels["state"].text()
     panel.show_timing({**T, "threads": 1, "other_load": 1.04}, "MHA")
     state = panel.labels["state"].text()
     assert "other processes kept 1.0 core busy meanwhile" in state and "measure again" in state
     panel.show_timing(T, "MHA")  # a GPU-less older report without the fields: nothing claimed
-    assert "thread" not in panel.labels["device"].text().split("·", 1)[1]
+    assert panel.labels["device"].text().startswith("CPU (2 threads) ·")
