@@ -28,6 +28,12 @@ class Ratio:
         """Whether the interval excludes 1.0: a and b differ beyond their noise."""
         return not self.low <= 1.0 <= self.high
 
+    def short(self) -> str:
+        """'x0.53, CI 0.50-0.56' or 'x1.02: no measurable difference', for a narrow panel."""
+        if self.measurable:
+            return f"x{self.ratio:.2f}, CI {self.low:.2f}-{self.high:.2f}"
+        return f"x{self.ratio:.2f}: no measurable difference"
+
     def text(self) -> str:
         """'x0.53 (95% CI 0.50-0.56)', or 'no measurable difference (x1.02, 95% CI 0.97-1.08)'."""
         ci = f"95% CI {self.low:.3g}-{self.high:.3g}"

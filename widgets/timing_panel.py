@@ -191,7 +191,9 @@ class TimingPanel(QWidget):
             kept = t.get("samples_ms") or {}
             sure = ratio_ci(kept.get("separate_qkv") or [], kept.get("fused_qkv") or [])  # separate over fused
             self.labels["qkv"].setText(f"{ms(t['fused_qkv_ms'])} fused · {ms(t['separate_qkv_ms'])} separate "
-                                       + (f"(x{ratio:.2f})" if sure is None else f"· separate/fused {sure.text()}"))
+                                       + (f"(x{ratio:.2f})" if sure is None else f"({sure.short()})"))
+            self.labels["qkv"].setToolTip(self.FIELDS[4][2] + (f" Separate over fused: {sure.text()}, from both "
+                                                               "measurements' repeats." if sure else ""))
         else:
             self.labels["qkv"].setText("–")
         prefill_per_token = t["prefill_ms"] / max(1, batch * seq_len)

@@ -25,6 +25,8 @@ def test_a_real_difference_is_measurable_and_noise_is_not():
     same = ratio_ci(repeats(5.0, 0.2), repeats(5.0, 0.2))
     assert same is not None and not same.measurable and same.low < 1.0 < same.high
     assert same.text().startswith("no measurable difference (x")
+    assert same.short() == f"x{same.ratio:.2f}: no measurable difference"
+    assert twice.short() == f"x{twice.ratio:.2f}, CI {twice.low:.2f}-{twice.high:.2f}"
     assert ratio_ci([1.0], [1.0, 2.0]) is None  # one repeat: nothing to resample
     assert ratio_ci([1.0, 2.0], [0.0, 0.0]) is None
     assert ratio_ci([3.0, 4.0], [1.0, 2.0], seed=1) == ratio_ci([3.0, 4.0], [1.0, 2.0], seed=1)  # seeded
