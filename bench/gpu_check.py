@@ -103,7 +103,7 @@ def check_mla(device: torch.device, dtype: str, smoke: bool) -> dict:
 
     base = find_preset("deepseek-v3").apply(AttentionConfig(dtype=dtype, causal=True))
     if smoke:
-        base = base.with_(d_model=256, n_heads=4)
+        base = base.with_(d_model=256, n_heads=4, n_kv_heads=None)  # an MLA layer's KV heads follow n_heads
     dt = TORCH_DTYPES[dtype]
     layer = MLALayer(base.with_(seq_len=256), device=device, dtype=dt).eval()
     x = torch.randn(1, 256, base.d_model, device=device, dtype=dt)

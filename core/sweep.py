@@ -149,7 +149,7 @@ def plan_sweep(base: AttentionConfig, knob: str, values: list[Any]) -> list[Swee
     if base.mla is not None and field_name in ("n_kv_heads", "explicit_head_dim", "window"):
         raise ValueError(f"{knob} does not apply to an MLA layer (its heads' keys and values come from the latent); "
                          "sweep kv_lora_rank, or choose standard attention.")
-    follow_mha = knob == "n_heads" and base.mode == "MHA"
+    follow_mha = knob == "n_heads" and base.mode in ("MHA", "MLA")  # MLA: one K and V per head, always
     points = []
     for v in values:
         changes: dict[str, Any] = {field_name: v}

@@ -192,3 +192,12 @@ def test_a_standard_pin_with_mla_forms_is_refused(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match="MLA forms do not match"):
         load_workspace(path)
+
+
+def test_an_n_heads_sweep_of_an_mla_layer_keeps_one_key_and_value_per_head():
+    from core.sweep import plan_sweep
+
+    v3 = find_preset("deepseek-v3").apply(AttentionConfig())
+    points = plan_sweep(v3, "n_heads", [32, 64, 128])
+    assert all(p.config is not None and p.config.kv_heads == p.value and p.config.mla == v3.mla for p in points)
+    assert [param_counts(p.config).o for p in points] == [h * 128 * 7168 for h in (32, 64, 128)]
