@@ -198,8 +198,7 @@ def comparison(reports: list[dict[str, Any]], baseline: int) -> list[TableRow]:
                 better = (value < base) if lower else (value > base)
             sure = timing_ratio(rep, reports[baseline], key) if i != baseline and section == "timing" else None
             if sure is not None:  # two measured times: the ratio with its 95% interval, no direction within noise
-                rel = (f"x{sure.ratio:.3g} ({sure.low:.3g}-{sure.high:.3g})" if sure.measurable
-                       else f"≈ x{sure.ratio:.3g} ({sure.low:.3g}-{sure.high:.3g}: no measurable difference)")
+                rel = sure.cell()
                 better = better if sure.measurable else None
             cells.append(Cell(format_value(value, kind), rel, better))
         rows.append(TableRow(label, cells))

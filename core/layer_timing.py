@@ -18,6 +18,7 @@ from core.config import AttentionConfig
 from core.counts import flop_counts, layer_flop_counts
 from core.cpu_load import other_cores, read_times, timing_threads
 from core.device import TORCH_DTYPES, device_name, guard_memory
+from core.noise import SAMPLED
 from core.timing import BACKEND_NAMES, Cancelled, TimingStats, measure, pick_backend
 
 
@@ -45,7 +46,7 @@ class TimingResult:
     def samples(self) -> dict[str, list[float]]:
         """Each measurement's repeats (ms, 6 significant digits): the confidence of a comparison (core/noise.py)."""
         out = {}
-        for name in ("layer", "core", "prefill", "decode", "fused_qkv", "separate_qkv"):
+        for name in SAMPLED:
             stats = getattr(self, name)
             if stats is not None and stats.samples_ms:
                 out[name] = [float(f"{x:.6g}") for x in stats.samples_ms]

@@ -16,7 +16,7 @@ from core.arch.layer import LayerSpec
 from core.config import AttentionConfig
 from core.counts import layer_flop_counts, param_counts
 from core.device import TORCH_DTYPES, device_name, guard_memory
-from core.layer_timing import TimingResult, tflops
+from core.layer_timing import ASSUMED_FLOPS_PER_S, TimingResult, tflops
 from core.mla_counts import usual_form
 from core.mla_layer import MLALayer
 from core.timing import BACKEND_NAMES, Cancelled, measure, pick_backend
@@ -36,8 +36,6 @@ def estimate_mla_timing_s(cfg: AttentionConfig, device_type: str, budget_s: floa
     """About how long run_mla_timing takes: the weights' initialisation, then five measurements (naive and absorbed
     prefill, two decode steps, the core) of at least 7 calls each; a call costs its FLOPs at the device's rate plus
     reading the weights (a decode step at short context is nothing else)."""
-    from core.layer_timing import ASSUMED_FLOPS_PER_S
-
     rate = CPU_MLA_FLOPS_PER_S[cfg.dtype] if device_type == "cpu" else ASSUMED_FLOPS_PER_S.get(device_type, 1e11)
     weights = param_counts(cfg).total * cfg.dtype_bytes / BYTES_PER_S.get(device_type, 1e10)
     spec, d = cfg.layer_spec(), cfg.d_model

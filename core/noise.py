@@ -15,6 +15,7 @@ import numpy as np
 
 BOOTSTRAP = 2000  # resamples: the 2.5% and 97.5% points move by about 1% of the interval between seeds
 MAX_SAMPLES = 1000  # repeats a report keeps per measurement (measure() takes at most 200)
+SAMPLED = ("layer", "core", "prefill", "decode", "fused_qkv", "separate_qkv")  # the measurements a timing keeps
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,11 @@ class Ratio:
     def measurable(self) -> bool:
         """Whether the interval excludes 1.0: a and b differ beyond their noise."""
         return not self.low <= 1.0 <= self.high
+
+    def cell(self) -> str:
+        """'x0.53 (0.50-0.56)' or '≈ x1.02 (0.97-1.08: no measurable difference)', for a table cell."""
+        ci = f"{self.low:.3g}-{self.high:.3g}"
+        return f"x{self.ratio:.3g} ({ci})" if self.measurable else f"≈ x{self.ratio:.3g} ({ci}: no measurable difference)"
 
     def short(self) -> str:
         """'x0.53, CI 0.50-0.56' or 'x1.02: no measurable difference', for a narrow panel."""

@@ -54,6 +54,7 @@ def mla_section(cfg: AttentionConfig) -> dict[str, Any]:
     """An MLA layer's widths, its equivalent GQA heads, and each form's prefill and decode FLOPs, the bytes a
     decode step reads and its core's arithmetic intensity (FLOP per cache byte)."""
     spec, d, B, T = cfg.layer_spec(), cfg.d_model, cfg.batch_size, cfg.seq_len
+    assert spec.mla is not None
     forms = {}
     for form in FORMS:
         prefill = layer_flop_counts(d, spec, cfg.with_(phase="prefill"), form)
@@ -62,7 +63,6 @@ def mla_section(cfg: AttentionConfig) -> dict[str, Any]:
                        "decode_flops": decode.total, "decode_core_flops": decode.attention,
                        "decode_bytes_read": decode_bytes_read(spec, T, B, cfg.kv_format, form),
                        "decode_intensity": decode_intensity(spec, T, B, cfg.kv_format, form)}
-    assert spec.mla is not None
     return {**spec.mla.to_dict(), "qk_head_dim": spec.mla.qk_head_dim, "latent_width": spec.mla.latent_width,
             "equivalent_gqa_heads": equivalent_gqa_heads(spec), "forms": forms,
             "flops_form": "naive" if cfg.phase == "prefill" else "absorbed"}

@@ -20,7 +20,7 @@ from core import schema
 from core.arch.model import Architecture
 from core.atomic import write_text_atomic
 from core.config import AttentionConfig
-from core.noise import MAX_SAMPLES
+from core.noise import MAX_SAMPLES, SAMPLED
 from core.report import build_report, check_model_context
 
 APP = "attention-sandbox"
@@ -114,7 +114,6 @@ TIMING_TEXT = ("device", "device_name", "backend", "dtype")
 TIMING_MS = ("median_ms", "p25_ms", "p75_ms", "tflops", "core_median_ms", "core_p25_ms", "core_p75_ms",
              "core_tflops", "prefill_ms", "decode_ms")
 TIMING_OPTIONAL_MS = ("fused_qkv_ms", "separate_qkv_ms")
-SAMPLED = ("layer", "core", "prefill", "decode", "fused_qkv", "separate_qkv")
 MLA_FORM_MS = ("naive_prefill_ms", "absorbed_prefill_ms", "naive_decode_ms", "absorbed_decode_ms")
 
 
