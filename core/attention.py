@@ -20,8 +20,8 @@ from core.band_kernel import blockwise_band_attention
 from core.config import AttentionConfig
 from core.flex_band import flex_band_attention
 from core.masking import allowed_keys, sdpa_inputs, softmax_with_sinks
+from core.tokens import MAX_DISPLAY_TOKENS  # re-exported: the layer code reads it here
 
-MAX_DISPLAY_TOKENS = 256
 SINK_BOUND = 1.0  # random sink logits are drawn from U(-1, 1), after every projection's weights
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+MAX_DISPLAY_TOKENS = 256  # the most tokens a heatmap shows (the text beyond is counted, not drawn)
 DEFAULT_TEXT = "The chef who trained in Lucknow cooked biryani"
 # A word (letters, digits, apostrophes), or any single visible character that is not a space.
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*|[^\w\s]|_", re.UNICODE)

@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 
 from core.arch.layer import LayerSpec
@@ -18,67 +16,15 @@ from core.device import resolve_device
 from core.display import DisplayProjector, display_bytes, display_layer, guard_display_maps
 from core.embedding import embed_tokens
 from core.head_roles import head_scores, induction_probe_text
-from core.layer_timing import TimingResult, estimate_timing_s, run_timing
+from core.layer_timing import estimate_timing_s, run_timing
 from core.mla_layer import MLALayer
 from core.models.forward_cache import ForwardCache
 from core.models.source import LoadedModel
 from core.tokens import display_tokens, simple_tokenize
-from sandbox.model_compute import ModelView, compute_model_view
+from sandbox.compute_types import ComputeRequest, Failure, HeatmapResult, TimingOutcome
+from sandbox.model_compute import compute_model_view
 
-
-@dataclass(frozen=True)
-class ComputeRequest:
-    config: AttentionConfig
-    text: str
-    device: str = "auto"  # auto, cpu, cuda, mps (timing only; heatmaps run on the CPU)
-    seed: int = 0
-    want_timing: bool = True
-    timing_budget_s: float = 0.15
-    model: str | None = None  # a loaded real model's key (None: random weights)
-    layer: int = 0  # the layer shown (real models: and changed; a design with a window: local or global)
-    all_layers: bool = False  # real models: change every layer, not only `layer`
-    probe: str = "text"  # text: the user's text; induction: a seeded random sequence repeated twice
-    max_timing_s: float | None = 20.0  # skip (with the estimate) a timing expected to take longer
-
-
-@dataclass(frozen=True)
-class HeatmapResult:
-    request_id: int
-    config: AttentionConfig
-    tokens: list[str]
-    probs: np.ndarray  # (H, T, T) float32, rows sum to 1
-    n_text_tokens: int  # before the display limit
-    seed: int = 0
-    model: ModelView | None = None  # real models: every layer, before and after, fidelity
-    roles: dict[str, np.ndarray] | None = None  # {role: (L, H)}: every layer of a real model, one row here
-    shown_roles: dict[str, np.ndarray] | None = None  # {role: (H,)} of the heads on screen
-    probe: str = "text"
-    sink_share: np.ndarray | None = None  # (H, T): the mass each row gives to its head's sink (None: no sinks)
-    layer_spec: LayerSpec | None = None  # the layer shown (design mode)
-    view_layer: int = 0  # its index (design mode)
-
-
-@dataclass(frozen=True)
-class TimingOutcome:
-    request_id: int
-    config: AttentionConfig
-    result: TimingResult
-    device: str = "auto"  # the device choice it was asked for
-    layer_spec: LayerSpec | None = None  # the layer timed (a design's local or global layer)
-
-    def measures(self, config: AttentionConfig, device: str, spec: LayerSpec | None = None) -> bool:
-        """Timing runs random inputs of the configured shapes: it holds for any text, layer or probe,
-        except a layer of another kind (local or global) when spec is given."""
-        return (self.config == config and self.device == device
-                and (spec is None or self.layer_spec is None or self.layer_spec == spec))
-
-
-@dataclass(frozen=True)
-class Failure:
-    request_id: int
-    stage: str  # heatmaps or timing
-    message: str
-    detail: str = field(default="")
+__all__ = ["ComputeRequest", "Failure", "HeatmapResult", "TimingOutcome", "compute_heatmaps", "compute_timing"]
 
 
 @contextmanager

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 import PySide6
-import torch
 from PySide6.QtCore import QPoint, QRectF, QSize, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QWidget
 
 from core.atomic import ExportError, staged
+from sandbox.compute_types import starting_info
 
 FORMATS = ("png", "svg", "npy", "csv")
 
@@ -37,7 +37,8 @@ class ExportJob:
 
 
 def versions() -> dict[str, str]:
-    return {"torch": torch.__version__, "qt": PySide6.QtCore.qVersion(), "pyside6": PySide6.__version__,
+    return {"torch": starting_info().torch_version,  # from its metadata: the window never imports torch
+            "qt": PySide6.QtCore.qVersion(), "pyside6": PySide6.__version__,
             "numpy": np.__version__, "python": platform.python_version()}
 
 

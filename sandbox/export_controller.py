@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, QStandardPaths, Qt
 
 from core.atomic import ExportError
 from core.report import build_report
-from sandbox.compute import HeatmapResult
+from sandbox.compute_types import HeatmapResult
 from sandbox.export import ExportJob, export
 from widgets.export_dialog import ExportDialog, default_export_folder
 from widgets.head_view import HeadView

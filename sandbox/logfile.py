@@ -7,7 +7,7 @@ import logging
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
-from core.models.source import cache_dir
+from core.models.catalog import cache_dir
 
 LOG_NAME = "attention-sandbox.log"
 _handler: RotatingFileHandler | None = None

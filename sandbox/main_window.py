@@ -6,8 +6,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import PySide6
-import torch
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -23,20 +21,20 @@ from PySide6.QtWidgets import (
 )
 
 from core.config import AttentionConfig
-from core.device import default_dtype, device_name, resolve_device
-from core.models.source import SHIPPED, shipped_unavailable_reason
+from core.models.catalog import SHIPPED, shipped_unavailable_reason
 from core.tokens import DEFAULT_TEXT
-from sandbox.compute import ComputeRequest, Failure, HeatmapResult, TimingOutcome
+from sandbox.compute_types import ComputeRequest, Failure, HeatmapResult, TimingOutcome
 from sandbox.export import ExportJob
 from sandbox.export_controller import ExportController
 from sandbox.menus import build_menus
 from sandbox.models_controller import ModelController
 from sandbox.pins import PinController
+from sandbox.process_runner import ProcessRunner
 from sandbox.roles import RolesController
-from sandbox.runner import ComputeRunner
 from sandbox.settings_store import load_settings, save_settings
 from sandbox.sweeps import SweepController
 from sandbox.view_text import describe_view
+from sandbox.worker_status import WorkerStatus
 from widgets.config_panel import ConfigPanel
 from widgets.export_dialog import ExportDialog
 from widgets.head_view import HeadView
@@ -55,17 +53,8 @@ OPENING_CONFIG = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=
                                  n_layers=12, causal=True)
 
 
-def available_devices() -> list[str]:
-    devices = ["auto", "cpu"]
-    if torch.cuda.is_available():
-        devices.append("cuda")
-    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-        devices.append("mps")
-    return devices
-
-
 class MainWindow(QMainWindow):
-    def __init__(self, runner: ComputeRunner | None = None, settings: QSettings | None = None,
+    def __init__(self, runner: Any = None, settings: QSettings | None = None,
                  config: AttentionConfig | None = None, text: str | None = None, seed: int = 0,
                  timing_budget_s: float = 0.15, max_timing_s: float | None = 20.0, live_timing: bool = True,
                  quit_wait_s: float | None = None) -> None:
@@ -76,7 +65,7 @@ class MainWindow(QMainWindow):
         self.timing_budget_s = timing_budget_s  # per measurement; six measurements make one timing
         self.max_timing_s = max_timing_s  # live timings expected to take longer wait for "Measure now"
         self.setWindowTitle("Attention Sandbox")
-        self.runner = runner or ComputeRunner(parent=self)
+        self.runner = runner if runner is not None else ProcessRunner(parent=self)  # or ComputeRunner
         self.settings = settings
         self.seed = seed
         self.last_heatmaps: HeatmapResult | None = None
@@ -95,11 +84,12 @@ class MainWindow(QMainWindow):
         self.head_views: list[HeadView] = []
         saved = load_settings(self.settings)
         cfg = config or saved.get("config") or OPENING_CONFIG
-        device = saved.get("device", "auto")
+        self.saved_device = saved.get("device", "auto")  # cuda may be known only once the worker has started
         if config is None and "config" not in saved:
-            cfg = cfg.with_(dtype=default_dtype(resolve_device("auto")))
-        self.config_panel = ConfigPanel(cfg, available_devices())
-        self.config_panel.set_device_choice(device)
+            cfg = cfg.with_(dtype=self.runner.info.default_dtype)
+        self.config_panel = ConfigPanel(cfg, list(self.runner.info.devices))
+        self.config_panel.set_device_choice(self.saved_device)
+        self._pick_dtype = config is None and "config" not in saved
         self.metrics = MetricsPanel()
         self.timing = TimingPanel()
         self.text = QLineEdit(text if text is not None else saved.get("text", DEFAULT_TEXT))
@@ -195,9 +185,8 @@ class MainWindow(QMainWindow):
         self.export_action, self.pin_action = build_menus(self)
 
     def _build_status(self) -> None:
-        dev = resolve_device("auto")
-        self.device_label = QLabel(f"{device_name(dev)} · torch {torch.__version__} · Qt {PySide6.QtCore.qVersion()}")
-        self.statusBar().addPermanentWidget(self.device_label)
+        self.worker_status = WorkerStatus(self, self._pick_dtype)
+        self.device_label = self.worker_status.label
 
     def _connect(self) -> None:
         self.config_panel.config_changed.connect(self._on_config_changed)
@@ -298,7 +287,7 @@ class MainWindow(QMainWindow):
         if self.runner.is_current(request_id):
             choice = self.config_panel.device_choice()
             self.measuring = (self.config(), choice, self._forced)
-            self.timing.show_measuring(resolve_device(choice).type.upper() if choice != "cuda" else "CUDA")
+            self.timing.show_measuring(self.worker_status.device_kind(choice))
 
     def _on_runner_timing_ready(self, outcome: TimingOutcome) -> None:
         if self.measuring is not None and self.measuring[:2] == (outcome.config, outcome.device):

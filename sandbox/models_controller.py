@@ -12,10 +12,10 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
 from core.config import AttentionConfig
+from core.models.catalog import SHIPPED, check_folder, shipped_unavailable_reason
 from core.models.choices import ModelShape
-from core.models.source import SHIPPED, check_folder, shipped_unavailable_reason
 from core.report import model_context
-from sandbox.compute import Failure, HeatmapResult
+from sandbox.compute_types import Failure, HeatmapResult
 from widgets.fidelity_panel import FidelityPanel
 from widgets.heatmap_view import HeatmapMosaic
 from widgets.metrics_panel import CostContext

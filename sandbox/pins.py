@@ -20,7 +20,7 @@ from core.workspace import (
     pin_report,
     save_workspace,
 )
-from sandbox.compute import TimingOutcome
+from sandbox.compute_types import TimingOutcome
 from widgets.compare_table import CompareTable
 from widgets.heatmap_view import HeatmapMosaic
 

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from core.atomic import ExportError, write_text_atomic
 from core.head_roles import ROLES
-from sandbox.compute import HeatmapResult
+from sandbox.compute_types import HeatmapResult
 from widgets.role_badges import badges_for, legend_html, legend_tooltip
 from widgets.roles_panel import RolesPanel
 from widgets.wheel import FocusCombo

@@ -1,4 +1,5 @@
-"""The one compute runner: all torch work on one worker thread, newest request wins.
+"""The thread runner: all torch work on one worker thread of this process, newest request wins (tests,
+the CLI and benchmarks; the app runs the same jobs in a process of their own, sandbox/process_runner.py).
 
 - submit() returns a request id; a new request supersedes the pending one (queued jobs whose id
   is not the newest return at once) and wakes a job waiting for the sliders to settle.
@@ -14,53 +15,18 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-import time
-import traceback
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 
-import torch
 from PySide6.QtCore import QObject, Signal
 
-from core.device import resolve_device
-from core.layer_timing import run_timing
-from core.models.forward_cache import ForwardCache
-from core.models.source import LoadedModel, load_model, warm_imports
-from core.sweep import SweepPoint, SweepResult, SweepRow, run_point
-from core.timing import Cancelled
-from sandbox.compute import ComputeRequest, Failure, LayerCache, compute_heatmaps, compute_timing
-from sandbox.logfile import setup_log_file
-from sandbox.model_compute import shape_of
+from core.models.source import warm_imports
+from core.sweep import SweepPoint, SweepResult
+from sandbox.compute_types import ComputeRequest, SweepJob, SweepProgress, WorkerInfo
+from sandbox.worker import Worker, describe_error, worker_info
 
+__all__ = ["ComputeRunner", "SweepProgress", "describe_error"]
 log = logging.getLogger(__name__)
 GIL_SWITCH_S = 0.001
-
-
-def describe_error(exc: BaseException) -> str:
-    if isinstance(exc, torch.OutOfMemoryError):
-        return "out of memory on the device; lower seq_len, batch_size or d_model."
-    if isinstance(exc, ValueError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
-
-
-@dataclass
-class SweepJob:
-    sweep_id: int
-    points: list[SweepPoint]
-    device: str
-    budget_s: float
-    result: SweepResult
-    started: float = field(default_factory=time.perf_counter)
-
-
-@dataclass(frozen=True)
-class SweepProgress:
-    sweep_id: int
-    done: int
-    total: int
-    eta_s: float  # seconds left, from the mean of the timed points so far
-    row: SweepRow
 
 
 class ComputeRunner(QObject):
@@ -74,6 +40,8 @@ class ComputeRunner(QObject):
     model_progress = Signal(str, float)  # what is happening, fraction done
     model_loaded = Signal(object)  # (key, ModelShape)
     idle = Signal()
+    ready = Signal(object)  # WorkerInfo (a thread's worker is ready at once: see `info`)
+    worker_died = Signal(str)  # never from a thread; the process runner's sentence
 
     def __init__(self, sync: bool = False, settle_s: float = 0.35, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -88,9 +56,8 @@ class ComputeRunner(QObject):
             # The worker's Python code holds the GIL for up to the switch interval (5 ms by default)
             # before the GUI thread gets it back: 1 ms keeps a slider drag from stalling.
             sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
-        self._cache = LayerCache()
-        self._forwards = ForwardCache()  # a real model's unchanged run of the tokens on screen
-        self._models: dict[str, LoadedModel] = {}  # loaded real models, by key or folder
+        self._worker = Worker(self._emit, self._stale, self._sweep_stopped)
+        self.info: WorkerInfo = worker_info()
         self._futures: list[Future] = []
         self._sweep_id = 0
         self._sweep_cancelled = False
@@ -137,56 +104,29 @@ class ComputeRunner(QObject):
     def _stale(self, rid: int) -> bool:
         return rid != self._latest
 
-    def _fail(self, rid: int, stage: str, exc: BaseException) -> None:
-        detail = "".join(traceback.format_exception(exc))
-        message = describe_error(exc)
-        if not isinstance(exc, ValueError):  # a user's input never lands here; a bug does
-            path = setup_log_file()
-            log.error("worker error in %s:\n%s", stage, detail)
-            if path is not None:
-                for handler in logging.getLogger().handlers:
-                    handler.flush()
-                message += f" (details in {path})"
-        self.failed.emit(Failure(rid, stage, message, detail))
+    def _emit(self, name: str, *args: object) -> None:
+        if name == "sweep_done":
+            self._sweep_active = False
+        getattr(self, name).emit(*args)
 
     def _run(self, rid: int, req: ComputeRequest, wake: threading.Event, settle_s: float) -> None:
         try:
-            if self._stale(rid):
-                return
-            try:
-                self.heatmaps_ready.emit(compute_heatmaps(req, rid, self._cache, self._models, self._forwards))
-            except Exception as exc:  # shown in the window; the worker serves the next request
-                self._fail(rid, "heatmaps", exc)
+            self._worker.heatmaps(rid, req)
             if not req.want_timing or self._stale(rid):
                 return
             if settle_s > 0 and wake.wait(settle_s):
                 return  # a newer request arrived while the sliders were moving
-            if self._stale(rid):
-                return
-            self.timing_started.emit(rid)
-            try:
-                outcome = compute_timing(req, rid, should_stop=lambda: self._stale(rid))
-            except Cancelled:
-                return
-            except Exception as exc:
-                self._fail(rid, "timing", exc)
-                return
-            if not self._stale(rid):
-                self.timing_ready.emit(outcome)
+            self._worker.timing(rid, req)
         finally:
             self._job_done()
 
     def clear_caches(self) -> None:
         """Drop the cached display projections (bounded, but up to 512 MiB). The clearing runs on the
         worker, after what is queued, and this call waits for it (for memory checks, not the GUI)."""
-        def clear() -> None:
-            self._cache.clear()
-            self._forwards.clear()
-
         if self._executor is None:
-            clear()
+            self._worker.clear()
         else:
-            self._executor.submit(clear).result()
+            self._executor.submit(self._worker.clear).result()
 
     def warm_up_models(self) -> None:
         """Import transformers in a thread of its own once the app is idle, so opening a model later
@@ -221,11 +161,7 @@ class ComputeRunner(QObject):
 
     def _load(self, key: str, allow_pickle: bool) -> None:
         try:
-            if key not in self._models:
-                self._models[key] = load_model(key, progress=self.model_progress.emit, allow_pickle=allow_pickle)
-            self.model_loaded.emit((key, shape_of(self._models[key])))
-        except Exception as exc:  # shown in the window; the app stays on the model it had
-            self._fail(-1, "model", exc)
+            self._worker.load(key, allow_pickle)
         finally:
             self._job_done()
 
@@ -264,43 +200,10 @@ class ComputeRunner(QObject):
             self._futures = [f for f in self._futures if not f.done()] + [self._executor.submit(self._sweep_step, job, index)]
 
     def _sweep_step(self, job: SweepJob, index: int) -> None:
-        result, sid = job.result, job.sweep_id
-        finished = True
         try:
-            if self._sweep_stopped(sid):
-                result.partial, result.stopped_reason = True, "cancelled"
-                return
-            timing_fn = None
-            if job.device:
-                device = resolve_device(job.device)
-                step = lambda text: self.sweep_step.emit(sid, f"point {index + 1} of {len(job.points)}: {text}")  # noqa: E731
-                timing_fn = lambda cfg: run_timing(  # noqa: E731
-                    cfg, device, budget_s=job.budget_s, should_stop=lambda: self._sweep_stopped(sid),
-                    include_qkv=False, progress=step).to_report()
-            t0 = time.perf_counter()
-            try:
-                row = run_point(job.points[index], timing_fn)
-            except Cancelled:
-                result.partial, result.stopped_reason = True, "cancelled"
-                return
-            except Exception as exc:  # shown on the row; the sweep goes on
-                row = SweepRow(job.points[index].value, "failed", describe_error(exc))
-            row.seconds = time.perf_counter() - t0
-            result.rows.append(row)
-            timed = [r.seconds for r in result.rows if r.status == "ok"]
-            left = [p for p in job.points[index + 1:] if p.config is not None]
-            eta = (sum(timed) / len(timed)) * len(left) if timed else 0.0
-            self.sweep_progress.emit(SweepProgress(sid, index + 1, len(job.points), eta, row))
-            if row.status == "refused":
-                result.partial, result.stopped_reason = True, row.reason
-                return
-            if index + 1 < len(job.points):
-                finished = False
+            if self._worker.sweep_step(job, index):
                 self._schedule_step(job, index + 1)
         finally:
-            if finished:
-                self._sweep_active = False
-                self.sweep_done.emit((sid, result))
             self._job_done()
 
     def shutdown(self, wait_s: float | None = None) -> bool:

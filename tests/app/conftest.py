@@ -5,6 +5,7 @@ from PySide6.QtCore import QSettings
 
 from core.config import AttentionConfig
 from sandbox.main_window import MainWindow
+from sandbox.process_runner import ProcessRunner
 from sandbox.runner import ComputeRunner
 
 SMALL = AttentionConfig(d_model=64, n_heads=8, n_kv_heads=2, seq_len=64, n_layers=2, causal=True)
@@ -24,8 +25,11 @@ def make_window(qtbot, settings):
     """A main window; sync=True runs compute inside submit (no thread)."""
     made = []
 
-    def make(sync=True, config=SMALL, text=None, use_settings=True, **kw):
-        runner = ComputeRunner(sync=sync, settle_s=0.0 if sync else 0.05)
+    def make(sync=True, config=SMALL, text=None, use_settings=True, kind="thread", **kw):
+        if sync or kind == "thread":
+            runner = ComputeRunner(sync=sync, settle_s=0.0 if sync else 0.05)
+        else:  # the app's runner: worker processes
+            runner = ProcessRunner(settle_s=0.05)
         kw.setdefault("timing_budget_s", 0.002)
         w = MainWindow(runner=runner, settings=settings if use_settings else None, config=config, text=text, **kw)
         qtbot.addWidget(w)
@@ -38,6 +42,15 @@ def make_window(qtbot, settings):
     for w in made:
         w.close()
     assert runner_threads() == [], "a runner thread outlived its window"
+    for w in made:
+        if isinstance(w.runner, ProcessRunner):
+            assert w.runner.worker_pids() == [], "a worker process outlived its window"
+
+
+@pytest.fixture(params=["thread", "process"])
+def async_kind(request):
+    """The runner contract holds for the thread runner and for the app's process runner."""
+    return request.param
 
 
 @pytest.fixture(scope="session", autouse=True)

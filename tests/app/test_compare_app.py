@@ -28,8 +28,8 @@ def test_pins_hold_exact_numbers_timing_and_heatmaps(make_window):
     assert "KV cache, B x T x L" in table.text() and "| metric | A (baseline) | B |" in table.markdown()
 
 
-def test_pin_waits_for_its_timing_in_async_mode(make_window, qtbot):
-    w = make_window(sync=False)
+def test_pin_waits_for_its_timing_in_async_mode(make_window, async_kind, qtbot):
+    w = make_window(sync=False, kind=async_kind)
     qtbot.waitUntil(w.view_is_current, timeout=20000)
     pin = w.pins.pin_current()
     qtbot.waitUntil(lambda: pin.report["timing"] is not None, timeout=20000)
@@ -115,8 +115,8 @@ def test_invalid_sweep_values_are_reported_per_value_and_bad_lists_ask_for_corre
     assert w.sweeps.run("seq_len", "1..500", timed=False) is None and "at most 64" in w.sweeps.panel.caption.text()
 
 
-def test_cancelling_mid_sweep_keeps_finished_points_marked_partial(make_window, qtbot):
-    w = make_window(sync=False)
+def test_cancelling_mid_sweep_keeps_finished_points_marked_partial(make_window, async_kind, qtbot):
+    w = make_window(sync=False, kind=async_kind)
     qtbot.waitUntil(w.runner.is_idle, timeout=20000)
     done = []
     w.runner.sweep_progress.connect(lambda p: (done.append(p.done), w.sweeps.cancel() if p.done == 2 else None))

@@ -12,21 +12,21 @@ from sandbox.export import ExportJob
 
 
 def test_an_unexpected_worker_error_is_shown_logged_with_its_traceback_and_survived(make_window, monkeypatch, tmp_path):
-    import sandbox.runner
+    import sandbox.worker
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     w = make_window()
-    real = sandbox.runner.compute_heatmaps
+    real = sandbox.worker.compute_heatmaps
 
     def broken(*args, **kwargs):
         raise RuntimeError("the display path broke")
 
-    monkeypatch.setattr(sandbox.runner, "compute_heatmaps", broken)
+    monkeypatch.setattr(sandbox.worker, "compute_heatmaps", broken)
     w.config_panel.seq_len.spin.setValue(99)
     assert "RuntimeError: the display path broke" in w.last_error and "details in" in w.last_error
     log = (tmp_path / "attention-sandbox" / "attention-sandbox.log").read_text()
     assert "Traceback (most recent call last)" in log and "RuntimeError: the display path broke" in log
-    monkeypatch.setattr(sandbox.runner, "compute_heatmaps", real)
+    monkeypatch.setattr(sandbox.worker, "compute_heatmaps", real)
     w.config_panel.seq_len.spin.setValue(98)
     assert w.last_error == "" and w.view_is_current()
 

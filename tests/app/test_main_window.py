@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -89,8 +91,8 @@ def test_empty_text_gives_a_message_not_a_crash(make_window):
     assert w.last_heatmaps.tokens == ["back", "again"] and w.last_error == ""
 
 
-def test_rapid_changes_end_on_the_last_config_without_stale_views(make_window, qtbot):
-    w = make_window(sync=False)
+def test_rapid_changes_end_on_the_last_config_without_stale_views(make_window, async_kind, qtbot):
+    w = make_window(sync=False, kind=async_kind)
     shown = []
     w.runner.heatmaps_ready.connect(lambda r: shown.append((r.request_id, w.runner.latest_id)))
     panel = w.config_panel
@@ -162,13 +164,17 @@ def test_a_damaged_saved_config_falls_back_to_the_default(make_window, settings)
     assert w.config().d_model == 768
 
 
-def test_closing_stops_the_worker_thread(make_window, qtbot):
+def test_closing_stops_the_worker_thread(make_window, async_kind, qtbot):
     from tests.app.conftest import runner_threads
 
-    w = make_window(sync=False)
+    w = make_window(sync=False, kind=async_kind)
     qtbot.waitUntil(w.runner.is_idle, timeout=20000)
+    pids = w.runner.worker_pids() if async_kind == "process" else []
+    assert async_kind == "thread" or len(pids) >= 2  # the main worker and the timing worker
     w.close()
     assert runner_threads() == []
+    assert all(not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+               for pid in pids), "a worker process outlived its window"
 
 
 def test_editing_the_text_keeps_the_measurement_of_an_unchanged_configuration(make_window):
@@ -187,8 +193,8 @@ def test_editing_the_text_keeps_the_measurement_of_an_unchanged_configuration(ma
     assert len(timings) == 1 and w.last_timing is not first
 
 
-def test_a_text_edit_during_a_measurement_shows_at_once_and_measures_again(make_window, qtbot):
-    w = make_window(sync=False, max_timing_s=0.0)  # live timings are skipped: only Measure now times
+def test_a_text_edit_during_a_measurement_shows_at_once_and_measures_again(make_window, async_kind, qtbot):
+    w = make_window(sync=False, kind=async_kind, max_timing_s=0.0)  # live timings are skipped: only Measure now times
     qtbot.waitUntil(lambda: w.runner.is_idle() and w.last_heatmaps is not None, timeout=30000)
     started, ready = [], []
     w.runner.timing_started.connect(started.append)

@@ -1,0 +1,382 @@
+"""The app's runner: the same contract as sandbox/runner.py (ids, newest wins, `idle`, the same signals),
+with every torch call in worker processes, so the window never imports torch, never shares its GIL,
+and outlives a worker that crashes.
+
+- The main worker computes heatmaps, loads models and runs sweeps (sandbox/worker_process.py).
+- Live timings run in a timing worker of their own: a newer request kills a timing in progress at once
+  (SIGKILL: no kernel call to wait for) and a warm spare, started beforehand, takes its place.
+- A worker that dies unasked (a segfault in a kernel, an out-of-memory kill) is replaced; the window
+  gets one sentence (`worker_died`), models that were open are loaded again, the request that was
+  running is not retried, and everything the window holds (pins, sweep rows, the workspace) stays.
+Signals are emitted from the reader threads; Qt queues them to the window's thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from core.sweep import SweepPoint, SweepResult
+from sandbox.compute_types import ComputeRequest, SweepJob, SweepProgress, WorkerInfo, starting_info
+
+log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parents[1]  # where the sandbox package is, for the worker to import it
+MAX_FAILED_STARTS = 3  # workers dying before they said hello, in a row: a broken install, not a crash
+STAGES = {"heatmaps": "computing the heatmaps", "timing": "timing the layer", "load": "loading a model",
+          "sweep": "running a sweep", "clear": "clearing its caches", "warm": "preparing to open models"}
+
+
+@dataclass
+class _Child:
+    role: str  # main or timing
+    process: Any
+    conn: Connection
+    ready: threading.Event = field(default_factory=threading.Event)
+    jobs: dict[int, str] = field(default_factory=dict)  # token -> kind, sent and not done
+    retired: bool = False  # stopped on purpose: its end is not a crash
+    timing_rid: int = 0  # timing workers: the request being timed (0: none)
+
+
+def _exit_code(process: subprocess.Popen) -> int | None:
+    """The worker's exit status once its socket closed (it may take a moment to be reaped)."""
+    try:
+        return process.wait(2.0)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def death_cause(exitcode: int | None) -> str:
+    """'killed (SIGKILL: out of memory?)', 'crashed (SIGSEGV)', 'exited with code 3'."""
+    if exitcode is None:
+        return "stopped answering"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        if name == "SIGKILL":
+            return "was killed (SIGKILL: out of memory?)"
+        return f"crashed ({name})"
+    return f"exited with code {exitcode}"
+
+
+class ProcessRunner(QObject):
+    heatmaps_ready = Signal(object)  # HeatmapResult
+    timing_started = Signal(int)  # request id
+    timing_ready = Signal(object)  # TimingOutcome
+    failed = Signal(object)  # Failure
+    sweep_progress = Signal(object)  # SweepProgress
+    sweep_step = Signal(int, str)  # sweep id, the timing step now running in a point
+    sweep_done = Signal(object)  # (sweep_id, SweepResult)
+    model_progress = Signal(str, float)  # what is happening, fraction done
+    model_loaded = Signal(object)  # (key, ModelShape)
+    idle = Signal()
+    ready = Signal(object)  # WorkerInfo, when the main worker has loaded torch
+    worker_died = Signal(str)  # one sentence for the window: what stopped, and that nothing was lost
+
+    def __init__(self, settle_s: float = 0.35, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._settle_s = settle_s
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)  # a job ended, a worker started or died
+        self._tokens = itertools.count(1)
+        self._latest = 0
+        self._closing = False
+        self.info: WorkerInfo = starting_info()
+        self._loaded: dict[str, bool] = {}  # models open in the main worker: key -> allow_pickle
+        self._asked: dict[str, bool] = {}  # models asked for and not loaded yet: key -> allow_pickle
+        self._warm_sent = False
+        self._sweep_id = 0
+        self._sweep: tuple[str, bool, list] | None = None  # the running sweep: knob, timed, its rows so far
+        self._timer: threading.Timer | None = None  # a timing waiting for the sliders to settle
+        self.deaths = 0  # workers replaced after a crash (tests, the soak)
+        self._failed_starts = 0  # workers that died before their hello, in a row
+        # Started one after another (main, then timing, then the spare), so the first heatmaps never
+        # share the two cores with three torch imports.
+        self._main = self._spawn("main")
+        self._timing: _Child | None = None
+        self._spare: _Child | None = None
+
+    # -- processes ---------------------------------------------------------------------------------
+    def _spawn(self, role: str) -> _Child:
+        """A fresh interpreter (never a fork of a process that holds Qt and threads, nor a re-import of the
+        caller's main module, as multiprocessing's spawn does), joined by a socket pair."""
+        here, there = socket.socketpair()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+        process = subprocess.Popen([sys.executable, "-m", "sandbox.worker_process", str(there.fileno())],
+                                   pass_fds=[there.fileno()], env=env, stdin=subprocess.DEVNULL)
+        there.close()
+        child = _Child(role, process, Connection(here.detach()))
+        threading.Thread(target=self._read, args=(child,), name=f"sandbox-reader-{role}", daemon=True).start()
+        return child
+
+    def _read(self, child: _Child) -> None:
+        try:
+            while True:
+                message = child.conn.recv()
+                kind = message[0]
+                if kind == "emit":
+                    self._on_emit(child, message[1], message[2])
+                elif kind == "done":
+                    self._on_done(child, message[1])
+                elif kind == "hello":
+                    self._on_hello(child, message[1])
+        except (EOFError, OSError):
+            pass
+        self._on_exit(child)
+
+    def _on_hello(self, child: _Child, info: WorkerInfo) -> None:
+        with self._lock:
+            child.ready.set()
+            self._failed_starts = 0
+            if not self._closing and self._timing is None and child.role == "main":
+                self._timing = self._spawn("timing")
+            elif not self._closing and self._spare is None and child is self._timing:
+                self._spare = self._spawn("timing")
+            self._changed.notify_all()
+        if child.role == "main":
+            self.info = info
+            self.ready.emit(info)
+
+    def _send(self, child: _Child | None, message: tuple[Any, ...]) -> None:
+        if child is None:
+            return
+        try:
+            child.conn.send(message)
+        except (OSError, ValueError):
+            pass  # a dead worker: its reader reports the death
+
+    def _job(self, child: _Child, kind: str, *args: Any) -> None:
+        with self._lock:
+            token = next(self._tokens)
+            child.jobs[token] = kind
+        self._send(child, (kind, token, *args))
+
+    # -- the contract ------------------------------------------------------------------------------
+    @property
+    def latest_id(self) -> int:
+        return self._latest
+
+    def is_current(self, request_id: int) -> bool:
+        return request_id == self._latest
+
+    def is_idle(self) -> bool:
+        with self._lock:
+            return not self._main.jobs and not (self._timing and self._timing.jobs) and self._timer is None
+
+    def force_sync(self, on: bool = True) -> None:
+        raise ValueError("the process runner has no sync mode; use sandbox.runner.ComputeRunner(sync=True).")
+
+    def submit(self, request: ComputeRequest) -> int:
+        with self._lock:
+            self._latest += 1
+            rid = self._latest
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._cancel_timing()
+            for child in (self._main, self._timing):
+                self._send(child, ("latest", rid))
+            self._job(self._main, "heatmaps", rid, request)
+            if request.want_timing:
+                self._timer = threading.Timer(self._settle_s, self._start_timing, args=(rid, request))
+                self._timer.daemon = True
+                self._timer.start()
+        return rid
+
+    def _start_timing(self, rid: int, request: ComputeRequest) -> None:
+        """After the sliders settled: once the main worker has no older heatmaps queued, time it."""
+        with self._lock:
+            if rid != self._latest or self._closing:
+                return
+            if self._timing is None or any(kind == "heatmaps" for kind in self._main.jobs.values()):
+                self._timer = threading.Timer(0.02, self._start_timing, args=(rid, request))  # heatmaps first
+                self._timer.daemon = True
+                self._timer.start()
+                return
+            self._timer = None
+            self._timing.timing_rid = rid
+            self._send(self._timing, ("latest", rid))  # a worker started since has not heard of it
+            self._job(self._timing, "timing", rid, request)
+
+    def _cancel_timing(self) -> None:
+        """A newer request: a timing in progress is stopped now, and the spare takes its place."""
+        child = self._timing
+        if child is None or not child.jobs:
+            return
+        child.retired = True
+        child.process.kill()
+        child.jobs.clear()
+        self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
+        if self._timing.ready.is_set():
+            self._spare = self._spawn("timing")  # else the new one's hello starts it
+
+    def _on_emit(self, child: _Child, name: str, args: tuple[Any, ...]) -> None:
+        if child.retired:
+            return
+        if name == "model_loaded":
+            key = args[0][0]
+            with self._lock:
+                self._loaded.setdefault(key, self._asked.pop(key, False))
+        elif name == "sweep_progress" and self._sweep is not None:
+            progress: SweepProgress = args[0]
+            if progress.sweep_id == self._sweep_id:
+                self._sweep[2].append(progress.row)
+        elif name == "sweep_done":
+            self._sweep = None
+        getattr(self, name).emit(*args)
+
+    def _on_done(self, child: _Child, token: int) -> None:
+        with self._lock:
+            child.jobs.pop(token, None)
+            if child is self._timing and not child.jobs:
+                child.timing_rid = 0
+            now_idle = self.is_idle()
+            self._changed.notify_all()
+        if now_idle:
+            self.idle.emit()
+
+    def _on_exit(self, child: _Child) -> None:
+        with self._lock:
+            if child.retired or self._closing:
+                return
+            stages = sorted({STAGES.get(kind, kind) for kind in child.jobs.values()})
+            child.jobs.clear()
+            self.deaths += 1
+            cause = death_cause(_exit_code(child.process))
+            if not child.ready.is_set():
+                self._failed_starts += 1
+                if self._failed_starts >= MAX_FAILED_STARTS:
+                    self._closing = True  # no more restarts: they would fail the same way
+                    self._changed.notify_all()
+                    self._say(f"The compute worker could not start ({cause}, {MAX_FAILED_STARTS} times): the "
+                              "terminal that started the app shows why; reinstall with `make run`.")
+                    return
+            if child.role == "main":
+                self._main = self._spawn("main")
+                for key, allow_pickle in self._loaded.items():
+                    self._job(self._main, "load", key, allow_pickle, True)
+                sweep, self._sweep = self._sweep, None
+            elif child is self._timing:
+                self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
+                sweep = None
+            else:  # the spare
+                self._spare, sweep = None, None
+            now_idle = self.is_idle()
+            self._changed.notify_all()
+        doing = f" while {' and '.join(stages)}" if stages else ""
+        reload = f"; {', '.join(self._loaded)} is being loaded again" if child.role == "main" and self._loaded else ""
+        self._say(f"The compute worker {cause}{doing}. A new one has started{reload}; your pins, results and "
+                  "workspace are kept, and the change that stopped it was not run again.")
+        if sweep is not None:
+            knob, timed, rows = sweep
+            self.sweep_done.emit((self._sweep_id, SweepResult(knob, rows=list(rows), timed=timed, partial=True,
+                                                              stopped_reason="the compute worker stopped")))
+        if now_idle:
+            self.idle.emit()
+
+    def _say(self, message: str) -> None:
+        try:
+            self.worker_died.emit(message)
+        except RuntimeError:  # the window was deleted as the worker went: nobody to tell
+            log.warning("%s", message)
+
+    # -- models --------------------------------------------------------------------------------------
+    def submit_load(self, key: str, allow_pickle: bool = False) -> None:
+        with self._lock:
+            self._asked[key] = allow_pickle
+            self._job(self._main, "load", key, allow_pickle, False)
+
+    def warm_up_models(self) -> None:
+        """Import transformers in the main worker once the app is idle (opening a model then takes its load alone)."""
+        if not self._warm_sent:
+            self._warm_sent = True
+            self._job(self._main, "warm")
+
+    def wait_warm(self, timeout: float | None = None) -> bool:
+        return self.wait_idle(timeout)
+
+    def clear_caches(self) -> None:
+        self._job(self._main, "clear")
+        self.wait_idle(30.0)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """For benchmarks and the soak, outside the window's event loop: wait until nothing is left."""
+        with self._changed:
+            return self._changed.wait_for(self.is_idle, timeout)
+
+    def wait_ready(self, timeout: float = 60.0) -> bool:
+        """For tests and benchmarks: until every worker has loaded torch (main, timing and its spare)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._main.ready.is_set() and self._spare is not None
+                                          and self._spare.ready.is_set(), timeout)
+
+    # -- sweeps ----------------------------------------------------------------------------------------
+    @property
+    def current_sweep_id(self) -> int:
+        return self._sweep_id
+
+    @property
+    def sweep_running(self) -> bool:
+        return self._sweep is not None
+
+    def submit_sweep(self, knob: str, points: list[SweepPoint], timed: bool, device: str = "auto",
+                     budget_s: float = 0.1) -> int:
+        with self._lock:
+            self._sweep_id += 1
+            self._sweep = (knob, timed, [])
+            job = SweepJob(self._sweep_id, points, device if timed else "", budget_s, SweepResult(knob, timed=timed))
+            self._job(self._main, "sweep", job)
+        return self._sweep_id
+
+    def cancel_sweep(self) -> None:
+        self._send(self._main, ("cancel_sweep",))
+
+    # -- the end ---------------------------------------------------------------------------------------
+    def worker_pids(self) -> list[int]:
+        """The worker processes still running (the main, timing and spare workers while the app is open)."""
+        children = [c for c in (self._main, self._timing, self._spare) if c is not None]
+        return [c.process.pid for c in children if c.process.poll() is None]
+
+    def kill_worker(self, role: str = "main") -> int:
+        """Tests and the soak: kill a worker as the kernel's OOM killer would; returns its pid."""
+        child = self._main if role == "main" else self._timing
+        child.process.kill()
+        return child.process.pid
+
+    def shutdown(self, wait_s: float | None = None) -> bool:
+        """Stop every worker: ask, give them wait_s (None: 2 s) to leave, then kill what is left (a worker
+        holds nothing to save). True: nothing of the runner's runs any more."""
+        with self._lock:
+            self._closing = True
+            self._latest += 1
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            children = [c for c in (self._main, self._timing, self._spare) if c is not None]
+            for child in children:
+                child.retired = True
+                child.jobs.clear()
+                self._send(child, ("stop",))
+        end = time.monotonic() + (2.0 if wait_s is None else wait_s)
+        for child in children:
+            try:
+                child.process.wait(max(0.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.process.kill()
+                child.process.wait()
+            child.conn.close()
+        return True

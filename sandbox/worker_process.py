@@ -1,0 +1,135 @@
+"""The worker process's side of the pipe: torch is imported here, never in the window's process.
+
+Messages in (tuples, pickled by multiprocessing):
+  ("latest", rid)                    the newest request id: anything older is stale (read at once)
+  ("cancel_sweep",)                  stop the sweep between points or timing repeats (read at once)
+  ("stop",)                          leave
+  ("heatmaps" | "timing", token, rid, request)
+  ("load", token, key, allow_pickle, quiet)
+  ("sweep", token, SweepJob)         every point in turn; live requests queued meanwhile run between points
+  ("clear", token) / ("warm", token) drop the display caches / import what opening a model needs
+Messages out:
+  ("hello", WorkerInfo)              once, when torch is loaded
+  ("emit", name, args)               a runner signal and its arguments
+  ("done", token)                    a job has ended (however it ended): the window counts what is left
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+from collections import deque
+from multiprocessing.connection import Connection
+from typing import Any
+
+CONTROL = ("latest", "cancel_sweep", "stop")
+
+
+class _Served:
+    def __init__(self, conn: Connection) -> None:
+        from sandbox.worker import Worker, worker_info  # torch loads here, in the worker
+
+        self.conn = conn
+        self.send_lock = threading.Lock()
+        self.latest = 0
+        self.sweep_id = 0  # the newest sweep sent: an older one stops
+        self.sweep_cancelled = False
+        self.quiet = False  # a reload after a restart: the window has the model's shape already
+        self.jobs: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
+        self.deferred: deque[tuple[Any, ...] | None] = deque()  # met between two sweep points, run after it
+        self.worker = Worker(self.emit, lambda rid: rid != self.latest,
+                             lambda sid: self.sweep_cancelled or sid != self.sweep_id)
+        self.send(("hello", worker_info()))
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        with self.send_lock:
+            self.conn.send(message)
+
+    def emit(self, name: str, *args: object) -> None:
+        if name == "model_loaded" and self.quiet:
+            return
+        self.send(("emit", name, args))
+
+    def read(self) -> None:
+        """The reader thread: control messages take effect at once, jobs queue for the main thread."""
+        try:
+            while True:
+                message = self.conn.recv()
+                kind = message[0]
+                if kind == "latest":
+                    self.latest = max(self.latest, message[1])
+                elif kind == "cancel_sweep":
+                    self.sweep_cancelled = True
+                elif kind == "stop":
+                    break
+                else:
+                    if kind == "sweep":
+                        self.sweep_id, self.sweep_cancelled = message[2].sweep_id, False
+                    self.jobs.put(message)
+        except (EOFError, OSError):
+            os._exit(0)  # the window has gone: leave now, not after the kernel call in progress
+        self.jobs.put(None)
+
+    def run(self) -> None:
+        threading.Thread(target=self.read, name="sandbox-worker-reader", daemon=True).start()
+        while (message := self.deferred.popleft() if self.deferred else self.jobs.get()) is not None:
+            self.run_one(message)
+
+    def run_one(self, message: tuple[Any, ...]) -> None:
+        try:
+            self.job(message[0], message[2:])
+        finally:
+            self.send(("done", message[1]))
+
+    def job(self, kind: str, args: tuple[Any, ...]) -> None:
+        w = self.worker
+        if kind == "heatmaps":
+            w.heatmaps(*args)
+        elif kind == "timing":
+            w.timing(*args)
+        elif kind == "load":
+            key, allow_pickle, quiet = args
+            self.quiet = quiet
+            try:
+                w.load(key, allow_pickle)
+            finally:
+                self.quiet = False
+        elif kind == "sweep":
+            (job,) = args
+            index = 0
+            while w.sweep_step(job, index):
+                index += 1
+                self._run_waiting_live_jobs()
+        elif kind == "clear":
+            w.clear()
+        elif kind == "warm":
+            from core.models.source import warm_imports
+
+            warm_imports()
+
+    def _run_waiting_live_jobs(self) -> None:
+        """Between two sweep points, the heatmaps (and timings) asked for meanwhile run first; a new
+        sweep (or the end) waits until this one has stopped."""
+        while True:
+            try:
+                message = self.jobs.get_nowait()
+            except queue.Empty:
+                return
+            if message is None or message[0] == "sweep":
+                self.deferred.append(message)
+            else:
+                self.run_one(message)
+
+
+def serve(conn: Connection) -> None:
+    """The worker's loop, on the window's socket (sandbox/process_runner.py starts it)."""
+    try:
+        _Served(conn).run()
+    except (EOFError, OSError, KeyboardInterrupt):
+        pass
+
+
+if __name__ == "__main__":
+    serve(Connection(int(sys.argv[1])))

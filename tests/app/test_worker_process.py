@@ -1,0 +1,152 @@
+"""The app's compute runs in worker processes: the window never imports torch, a newer request kills a
+timing in progress, and a worker that dies is replaced without losing what the window holds."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.models.source import shipped_unavailable_reason
+from sandbox.process_runner import ProcessRunner, death_cause
+from tests.app.conftest import SMALL
+
+ROOT = Path(__file__).resolve().parents[2]
+
+WINDOW_SCRIPT = """
+import json, sys, time
+from PySide6.QtWidgets import QApplication
+from sandbox.main_window import MainWindow
+from core.config import AttentionConfig
+app = QApplication([])
+w = MainWindow(settings=None, config=AttentionConfig(**json.loads(sys.argv[1])))
+w.show()
+end = time.monotonic() + 120
+while not w.view_is_current() and time.monotonic() < end:
+    app.processEvents()
+hm = w.last_heatmaps
+print(json.dumps({"torch": "torch" in sys.modules, "transformers": "transformers" in sys.modules,
+                  "shape": list(hm.probs.shape) if hm is not None else None,
+                  "rows": float(hm.probs.sum(-1).mean()) if hm is not None else None}))
+w.close()  # stops the workers
+sys.stdout.flush()
+import os
+os._exit(0)  # not the interpreter's teardown, where pyqtgraph items can outlive Qt
+"""
+
+
+def test_the_window_process_never_imports_torch_and_still_shows_the_heatmaps():
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", WINDOW_SCRIPT, json.dumps(SMALL.to_dict())], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["torch"] is False and seen["transformers"] is False
+    assert seen["shape"] is not None and seen["shape"][0] == SMALL.n_heads  # every head, computed in the worker
+    assert seen["rows"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_death_causes_read_as_a_person_would():
+    assert death_cause(-9) == "was killed (SIGKILL: out of memory?)"
+    assert death_cause(-11) == "crashed (SIGSEGV)"
+    assert death_cause(3) == "exited with code 3"
+    assert death_cause(None) == "stopped answering"
+
+
+def long_timing(w):
+    """Measure now on a layer whose timing takes seconds: the timing worker is busy until it is stopped."""
+    w.timing_budget_s = 3.0
+    w.config_panel.set_config(SMALL.with_(d_model=1024, n_heads=16, n_kv_heads=16, seq_len=1024))
+    w.request(force_timing=True)
+
+
+def test_a_newer_request_kills_the_timing_in_progress_and_its_result_never_arrives(make_window, qtbot):
+    w = make_window(sync=False, kind="process")
+    assert w.runner.wait_ready(120)
+    started, ready = [], []
+    w.runner.timing_started.connect(started.append)
+    w.runner.timing_ready.connect(lambda o: ready.append(o.request_id))
+    long_timing(w)
+    qtbot.waitUntil(lambda: bool(started), timeout=60000)
+    busy_pid = w.runner._timing.process.pid
+    w.text.setText("a new text while measuring")
+    qtbot.waitUntil(lambda: w.last_heatmaps.tokens == ["a", "new", "text", "while", "measuring"], timeout=30000)
+    assert w.runner._timing.process.pid != busy_pid  # the spare took the killed worker's place
+    qtbot.waitUntil(lambda: w.runner.is_idle() and len(ready) == 1, timeout=120000)
+    assert ready == [started[-1]] and started[0] not in ready  # the killed timing never reported
+    assert w.runner.deaths == 0  # a kill the runner asked for is not a crash
+
+
+def test_killing_the_worker_mid_timing_says_so_keeps_the_pins_and_serves_the_next_change(make_window, qtbot):
+    w = make_window(sync=False, kind="process")
+    assert w.runner.wait_ready(120)
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.current_timing() is not None, timeout=60000)
+    pin = w.pins.pin_current()
+    pinned = [p.config for p in w.pins.pins]
+    started = []
+    w.runner.timing_started.connect(started.append)
+    long_timing(w)
+    qtbot.waitUntil(lambda: bool(started), timeout=60000)
+    with qtbot.waitSignal(w.runner.worker_died, timeout=30000) as died:
+        w.runner.kill_worker("timing")
+    message = died.args[0]
+    assert message.startswith("The compute worker was killed (SIGKILL") and "while timing the layer" in message
+    assert "pins, results and workspace are kept" in message and "not run again" in message
+    assert w.worker_status.last_death == message and message in w.statusBar().currentMessage()
+    assert "Measure" in w.timing.labels["state"].text() or "stopped" in w.timing.labels["state"].text()
+    assert [p.config for p in w.pins.pins] == pinned and w.pins.pins[0] is pin
+    # Not retried: nothing is measuring; the next change is heatmapped and timed by the new worker.
+    assert w.measuring is None
+    w.config_panel.set_config(SMALL.with_(seq_len=48))
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.current_timing() is not None, timeout=120000)
+    assert w.view_is_current() and w.last_heatmaps.probs.shape[1] <= 48
+    assert w.runner.deaths == 1
+
+
+def test_killing_the_main_worker_while_idle_replaces_it_for_the_next_heatmaps(make_window, qtbot):
+    w = make_window(sync=False, kind="process")
+    assert w.runner.wait_ready(120)
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60000)
+    before = w.last_heatmaps
+    with qtbot.waitSignal(w.runner.worker_died, timeout=30000) as died:
+        w.runner.kill_worker("main")
+    assert "while" not in died.args[0]  # it was doing nothing
+    assert w.last_heatmaps is before  # the view stays as it was
+    w.text.setText("after the worker died")
+    qtbot.waitUntil(lambda: w.view_is_current() and w.last_heatmaps.tokens[0] == "after", timeout=60000)
+    probs = w.last_heatmaps.probs
+    assert np.allclose(probs.sum(-1), 1.0, atol=1e-5)
+
+
+@pytest.mark.skipif(bool(shipped_unavailable_reason("minilm-l6")), reason="the MiniLM wheel is not installed")
+def test_a_model_open_when_the_worker_dies_is_loaded_again(make_window, qtbot):
+    w = make_window(sync=False, kind="process")
+    assert w.runner.wait_ready(120)
+    with qtbot.waitSignal(w.runner.model_loaded, timeout=120000):
+        w.models.load("minilm-l6")
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.last_heatmaps.model is not None, timeout=120000)
+    trained = w.last_heatmaps.model.before.copy()
+    with qtbot.waitSignal(w.runner.worker_died, timeout=30000) as died:
+        w.runner.kill_worker("main")
+    assert "all-MiniLM-L6-v2" in died.args[0] or "minilm-l6" in died.args[0]
+    qtbot.waitUntil(w.runner.is_idle, timeout=120000)  # the reload ran in the new worker
+    failures = []
+    w.runner.failed.connect(failures.append)
+    w.request()
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60000)
+    assert failures == [] and w.models.key == "minilm-l6"
+    assert np.allclose(w.last_heatmaps.model.before, trained, atol=1e-6)  # the same model, the same heads
+
+
+def test_a_worker_that_cannot_start_is_reported_once_not_restarted_forever(qtbot, monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    runner = ProcessRunner()
+    messages = []
+    runner.worker_died.connect(messages.append)
+    qtbot.waitUntil(lambda: any("could not start" in m for m in messages), timeout=30000)
+    assert runner.deaths == 3 and runner.worker_pids() == []
+    assert messages[-1].startswith("The compute worker could not start (exited with code 1, 3 times)")
+    runner.shutdown()
