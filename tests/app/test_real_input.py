@@ -16,12 +16,12 @@ from core.config import AttentionConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 MISSING = [tool for tool in ("Xvfb", "xdotool") if shutil.which(tool) is None]
-START = AttentionConfig(d_model=256, n_heads=4, n_kv_heads=4, seq_len=64, n_layers=2, causal=True)
+START = AttentionConfig(d_model=256, n_heads=4, n_kv_heads=1, seq_len=64, n_layers=2, causal=True)
 
 DRIVER = r"""
 import json, subprocess, sys, time
-from PySide6.QtCore import QPoint, QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QPoint, QSettings, QTimer
+from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionSlider
 from core.config import AttentionConfig
 from sandbox.export_controller import ExportDialog
 from sandbox.main_window import MainWindow
@@ -49,8 +49,11 @@ mosaic_before = w.mosaic.grab().toImage()
 # Drag the n_heads slider's handle to the right with the mouse.
 slider = w.config_panel.n_heads.slider
 app.processEvents()
-start = slider.mapToGlobal(QPoint(4, slider.height() // 2))
-end = slider.mapToGlobal(QPoint(slider.width() - 4, slider.height() // 2))
+opt = QStyleOptionSlider()
+slider.initStyleOption(opt)
+handle = slider.style().subControlRect(QStyle.ComplexControl.CC_Slider, opt, QStyle.SubControl.SC_SliderHandle, slider)
+start = slider.mapToGlobal(handle.center())  # press on the handle itself, as a person dragging does
+end = slider.mapToGlobal(QPoint(slider.width() - 2, handle.center().y()))
 xdo("mousemove", "--sync", start.x(), start.y())
 xdo("mousedown", 1)
 for k in range(1, 11):
@@ -67,15 +70,21 @@ out["after"] = {"config": w.config().to_dict(), "tiles": len(w.last_heatmaps.pro
                 "params": w.metrics.values["params"].text(), "changed_pixels": changed, "colours": colours}
 # Ctrl+P pins the configuration; Ctrl+E opens the export dialog.
 xdo("windowfocus", "--sync", wid)
-xdo("key", "--window", wid, "ctrl+p")
+xdo("key", "ctrl+p")  # XTEST: as a keyboard would, to the focused window
 spin(lambda: len(w.pins.pins) == 1, 60)
 out["pinned"] = w.pins.pins[0].config.to_dict()
-xdo("key", "--window", wid, "ctrl+e")
-spin(lambda: any(isinstance(d, ExportDialog) and d.isVisible() for d in QApplication.topLevelWidgets()), 30)
-out["export_dialog"] = True
-for d in QApplication.topLevelWidgets():
-    if isinstance(d, ExportDialog):
-        d.close()
+# The export dialog is modal (its own event loop): a timer inside that loop sees it and closes it.
+def close_dialog():
+    for d in QApplication.topLevelWidgets():
+        if isinstance(d, ExportDialog) and d.isVisible():
+            out["export_dialog"] = True
+            d.reject()
+watcher = QTimer()
+watcher.timeout.connect(close_dialog)
+watcher.start(50)
+xdo("key", "ctrl+e")
+spin(lambda: out.get("export_dialog", False), 30)
+watcher.stop()
 print("RESULT " + json.dumps(out), flush=True)
 w.close()  # stops the workers
 sys.stdout.flush()
