@@ -34,6 +34,7 @@ from sandbox.compute_types import ComputeRequest, SweepJob, SweepProgress, Worke
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]  # where the sandbox package is, for the worker to import it
+KILL_AFTER_S = 0.25  # a stale timing that has not stopped by then is killed
 MAX_FAILED_STARTS = 3  # workers dying before they said hello, in a row: a broken install, not a crash
 STAGES = {"heatmaps": "computing the heatmaps", "timing": "timing the layer", "load": "loading a model",
           "sweep": "running a sweep", "clear": "clearing its caches", "warm": "preparing to open models"}
@@ -103,6 +104,7 @@ class ProcessRunner(QObject):
         self._sweep: tuple[str, bool, list] | None = None  # the running sweep: knob, timed, its rows so far
         self._timer: threading.Timer | None = None  # a timing waiting for the sliders to settle
         self.deaths = 0  # workers replaced after a crash (tests, the soak)
+        self.kills = 0  # stale timings killed because they did not stop in time
         self._failed_starts = 0  # workers that died before their hello, in a row
         # Started one after another (main, then timing, then the spare), so the first heatmaps never
         # share the two cores with three torch imports.
@@ -202,7 +204,8 @@ class ProcessRunner(QObject):
         with self._lock:
             if rid != self._latest or self._closing:
                 return
-            if self._timing is None or any(kind == "heatmaps" for kind in self._main.jobs.values()):
+            if (self._timing is None or self._timing.jobs  # a stale timing still stopping (or being killed)
+                    or any(kind == "heatmaps" for kind in self._main.jobs.values())):
                 self._timer = threading.Timer(0.02, self._start_timing, args=(rid, request))  # heatmaps first
                 self._timer.daemon = True
                 self._timer.start()
@@ -213,16 +216,28 @@ class ProcessRunner(QObject):
             self._job(self._timing, "timing", rid, request)
 
     def _cancel_timing(self) -> None:
-        """A newer request: a timing in progress is stopped now, and the spare takes its place."""
+        """A newer request: the timing in progress stops between two repeats when it hears of it (the
+        "latest" message sent next); one whose kernel call outlasts KILL_AFTER_S is killed and the spare
+        takes its place. Killing every time would cost a torch import a change on two cores."""
         child = self._timing
         if child is None or not child.jobs:
             return
-        child.retired = True
-        child.process.kill()
-        child.jobs.clear()
-        self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
-        if self._timing.ready.is_set():
-            self._spare = self._spawn("timing")  # else the new one's hello starts it
+        stuck = threading.Timer(KILL_AFTER_S, self._kill_if_stuck, args=(child, set(child.jobs)))
+        stuck.daemon = True
+        stuck.start()
+
+    def _kill_if_stuck(self, child: _Child, tokens: set[int]) -> None:
+        with self._lock:
+            if self._closing or child is not self._timing or not tokens & child.jobs.keys():
+                return  # it stopped in time
+            child.retired = True
+            child.process.kill()
+            child.jobs.clear()
+            self.kills += 1
+            self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
+            if self._timing.ready.is_set():
+                self._spare = self._spawn("timing")  # else the new one's hello starts it
+            self._changed.notify_all()
 
     def _on_emit(self, child: _Child, name: str, args: tuple[Any, ...]) -> None:
         if child.retired:
