@@ -24,6 +24,8 @@ start = float(sys.argv[1])
 sys.path.insert(0, sys.argv[2])
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
+from sandbox.process_runner import ProcessRunner
+runner = ProcessRunner()  # as sandbox/app.py does: the worker starts before the window's imports
 app = QApplication([])
 from sandbox.main_window import MainWindow
 seen = {}
@@ -32,7 +34,7 @@ class Paints(QObject):
         if event.type() == QEvent.Type.Paint and "window" not in seen:
             seen["window"] = time.time() - start
         return False
-w = MainWindow(settings=QSettings(sys.argv[3], QSettings.Format.IniFormat), quit_wait_s=1.0)
+w = MainWindow(runner=runner, settings=QSettings(sys.argv[3], QSettings.Format.IniFormat), quit_wait_s=1.0)
 paints = Paints()
 w.installEventFilter(paints)
 w.show()

@@ -27,6 +27,9 @@ def run_app(argv: list[str] | None = None) -> int:
     if reason:
         print(f"attention-sandbox: {reason}", file=sys.stderr)
         return 2
+    from sandbox.process_runner import ProcessRunner
+
+    runner = ProcessRunner()  # first: the worker loads torch while this process loads Qt and the widgets
     from sandbox.main_window import MainWindow
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -34,7 +37,7 @@ def run_app(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Attention Sandbox")
     app.setOrganizationName("AttentionSandbox")
-    window = MainWindow(settings=QSettings("AttentionSandbox", "AttentionSandbox"), quit_wait_s=1.0)
+    window = MainWindow(runner=runner, settings=QSettings("AttentionSandbox", "AttentionSandbox"), quit_wait_s=1.0)
     window.show()
     code = app.exec()
     if not window.worker_finished:  # a kernel call still runs on the worker: quit now, not when it ends
