@@ -34,6 +34,7 @@ ODD_TEXTS = ["", " ", "a", "😀 emoji 🚀 tokens", "tab\tand\nnewline", "\x00\
 @dataclass
 class SoakReport:
     actions: int = 0
+    worker_kills: int = 0  # workers killed and replaced
     seconds: float = 0.0
     rss_growth_mb: float = 0.0
     stale_views: int = 0
@@ -123,6 +124,7 @@ class Soak:
             (2, "pin", self.pin), (1, "unpin", self.unpin), (1, "sweep", self.sweep), (1, "export", self.export),
             (1, "head", self.open_head), (2, "tab", self.switch_tab),
             (0.4 if self.models else 0, "model", self.switch_model), (3 if self.models else 0, "layer", self.layer),
+            (0.3 if hasattr(w.runner, "kill_worker") else 0, "kill", self.kill_worker),
         ]
 
     # -- actions -------------------------------------------------------------------------------------
@@ -208,6 +210,24 @@ class Soak:
         picker = self.w.models.picker
         if picker.layer.isEnabled():
             picker.layer.setValue(self.rng.randint(0, picker.layer.maximum()))
+
+    def kill_worker(self) -> None:
+        """The kernel's OOM killer, or a segfault: a worker dies mid-work; the window must say so, keep
+        its pins and serve the next change (the user's next move, here a request of what is shown)."""
+        deaths = self.w.runner.deaths
+        pins = [p.config for p in self.w.pins.pins]
+        self.w.runner.kill_worker(self.rng.choice(["main", "timing"]))
+        end = time.perf_counter() + 60
+        while self.w.runner.deaths == deaths or not self.w.worker_status.last_death:
+            if time.perf_counter() > end:
+                self.report.errors.append(f"no word of a killed worker at action {self.report.actions}")
+                return
+            self.app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 10)
+        self.w.worker_status.last_death = ""
+        if [p.config for p in self.w.pins.pins] != pins:
+            self.report.errors.append(f"pins lost with a worker at action {self.report.actions}")
+        self.report.worker_kills += 1
+        self.w.request()
 
     def back_to_start(self) -> None:
         """The same state for every memory reading: random weights, the opening configuration, no pins
