@@ -3,6 +3,7 @@ timing in progress, and a worker that dies is replaced without losing what the w
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -56,30 +57,45 @@ def test_death_causes_read_as_a_person_would():
     assert death_cause(None) == "stopped answering"
 
 
-def long_timing(w):
-    """Measure now on a layer whose timing takes seconds: the timing worker is busy until it is stopped."""
+BIG = SMALL.with_(d_model=2048, n_heads=16, n_kv_heads=16, seq_len=4096)
+
+
+def long_timing(w, cfg=BIG) -> int:
+    """Measure now with a budget of seconds: the timing worker is busy until it is stopped. The default
+    layer's every call (even its attention core alone) takes seconds on a CPU: far past KILL_AFTER_S."""
     w.timing_budget_s = 3.0
-    w.config_panel.set_config(SMALL.with_(d_model=1024, n_heads=16, n_kv_heads=16, seq_len=1024))
-    w.request(force_timing=True)
+    w.config_panel.set_config(cfg)  # its live timing is skipped as too slow (the big layer) or quick
+    rid = w.request(force_timing=True)
+    w.timing_budget_s = 0.002  # the next change's own timing is a quick live one
+    return rid
 
 
-def test_a_newer_request_stops_the_timing_in_progress_and_its_result_never_arrives(make_window, qtbot):
+@pytest.mark.parametrize("stuck", [True, False])
+def test_a_newer_request_stops_the_timing_in_progress_and_its_result_never_arrives(make_window, qtbot, stuck):
+    """Not stuck: calls of microseconds, so the timing hears of the newer request between two and stops by
+    itself. Stuck: the worker is frozen (SIGSTOP) as in a kernel call that never returns: it is killed after
+    KILL_AFTER_S and the spare takes its place."""
     w = make_window(sync=False, kind="process")
     assert w.runner.wait_ready(120)
-    started, ready = [], []
+    started, ready, failures = [], [], []
     w.runner.timing_started.connect(started.append)
     w.runner.timing_ready.connect(lambda o: ready.append(o.request_id))
-    long_timing(w)
-    qtbot.waitUntil(lambda: bool(started), timeout=60000)
+    w.runner.failed.connect(failures.append)
+    rid = long_timing(w, SMALL.with_(seq_len=60))
+    qtbot.waitUntil(lambda: rid in started, timeout=60000)
     busy_pid = w.runner._timing.process.pid
-    w.text.setText("a new text while measuring")
-    qtbot.waitUntil(lambda: w.last_heatmaps.tokens == ["a", "new", "text", "while", "measuring"], timeout=30000)
-    # One call of this layer takes longer than KILL_AFTER_S: it is killed, and the spare takes its place.
-    qtbot.waitUntil(lambda: w.runner._timing.process.pid != busy_pid, timeout=30000)
-    assert w.runner.kills == 1
+    if stuck:
+        os.kill(busy_pid, signal.SIGSTOP)
+    w.config_panel.set_config(SMALL.with_(seq_len=48))
+    qtbot.waitUntil(lambda: w.view_is_current() and w.last_heatmaps.config.seq_len == 48, timeout=30000)
+    if stuck:
+        qtbot.waitUntil(lambda: w.runner._timing.process.pid != busy_pid, timeout=30000)
+        assert w.runner.kills == 1
     qtbot.waitUntil(lambda: w.runner.is_idle() and len(ready) == 1, timeout=120000)
-    assert ready == [started[-1]] and started[0] not in ready  # the killed timing never reported
-    assert w.runner.deaths == 0  # a kill the runner asked for is not a crash
+    assert ready == [started[-1]] and rid not in ready and failures == []  # the stopped timing never reported
+    assert w.last_timing.config.seq_len == 48 and w.runner.deaths == 0  # a kill it asked for is not a crash
+    if not stuck and w.runner.kills == 0:
+        assert w.runner._timing.process.pid == busy_pid  # stopped between repeats: the same worker serves on
 
 
 def test_killing_the_worker_mid_timing_says_so_keeps_the_pins_and_serves_the_next_change(make_window, qtbot):
@@ -90,8 +106,8 @@ def test_killing_the_worker_mid_timing_says_so_keeps_the_pins_and_serves_the_nex
     pinned = [p.config for p in w.pins.pins]
     started = []
     w.runner.timing_started.connect(started.append)
-    long_timing(w)
-    qtbot.waitUntil(lambda: bool(started), timeout=60000)
+    rid = long_timing(w)
+    qtbot.waitUntil(lambda: rid in started, timeout=60000)
     with qtbot.waitSignal(w.runner.worker_died, timeout=30000) as died:
         w.runner.kill_worker("timing")
     message = died.args[0]
