@@ -31,6 +31,7 @@ from PySide6.QtCore import QObject, Signal
 
 from core.sweep import SweepPoint, SweepResult
 from sandbox.compute_types import ComputeRequest, SweepJob, SweepProgress, WorkerInfo, starting_info
+from sandbox.shared_arrays import from_shared
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]  # where the sandbox package is, for the worker to import it
@@ -240,6 +241,11 @@ class ProcessRunner(QObject):
             self._changed.notify_all()
 
     def _on_emit(self, child: _Child, name: str, args: tuple[Any, ...]) -> None:
+        if name == "heatmaps_ready":
+            result, names = from_shared(args[0])  # copied out here, in the reader thread
+            if names:
+                self._send(child, ("release", names))
+            args = (result,)
         if child.retired:
             return
         if name == "model_loaded":

@@ -8,9 +8,11 @@ Messages in (tuples, pickled by multiprocessing):
   ("load", token, key, allow_pickle, quiet)
   ("sweep", token, SweepJob)         every point in turn; live requests queued meanwhile run between points
   ("clear", token) / ("warm", token) drop the display caches / import what opening a model needs
+  ("release", names)                 the window has copied these shared-memory arrays out (read at once)
 Messages out:
   ("hello", WorkerInfo)              once, when torch is loaded
-  ("emit", name, args)               a runner signal and its arguments
+  ("emit", name, args)               a runner signal and its arguments (a result's big arrays in shared
+                                     memory: sandbox/shared_arrays.py)
   ("done", token)                    a job has ended (however it ended): the window counts what is left
 """
 
@@ -22,9 +24,10 @@ import sys
 import threading
 from collections import deque
 from multiprocessing.connection import Connection
+from multiprocessing.shared_memory import SharedMemory
 from typing import Any
 
-CONTROL = ("latest", "cancel_sweep", "stop")
+from sandbox.shared_arrays import release, release_all, to_shared
 
 
 class _Served:
@@ -37,6 +40,8 @@ class _Served:
         self.sweep_id = 0  # the newest sweep sent: an older one stops
         self.sweep_cancelled = False
         self.quiet = False  # a reload after a restart: the window has the model's shape already
+        self.blocks: dict[str, SharedMemory] = {}  # arrays sent in shared memory, until the window has them
+        self.blocks_lock = threading.Lock()
         self.jobs: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
         self.deferred: deque[tuple[Any, ...] | None] = deque()  # met between two sweep points, run after it
         self.worker = Worker(self.emit, lambda rid: rid != self.latest,
@@ -50,6 +55,9 @@ class _Served:
     def emit(self, name: str, *args: object) -> None:
         if name == "model_loaded" and self.quiet:
             return
+        if name == "heatmaps_ready":
+            with self.blocks_lock:
+                args = (to_shared(args[0], self.blocks),)
         self.send(("emit", name, args))
 
     def read(self) -> None:
@@ -62,6 +70,9 @@ class _Served:
                     self.latest = max(self.latest, message[1])
                 elif kind == "cancel_sweep":
                     self.sweep_cancelled = True
+                elif kind == "release":
+                    with self.blocks_lock:
+                        release(message[1], self.blocks)
                 elif kind == "stop":
                     break
                 else:
@@ -69,6 +80,8 @@ class _Served:
                         self.sweep_id, self.sweep_cancelled = message[2].sweep_id, False
                     self.jobs.put(message)
         except (EOFError, OSError):
+            with self.blocks_lock:
+                release_all(self.blocks)
             os._exit(0)  # the window has gone: leave now, not after the kernel call in progress
         self.jobs.put(None)
 
@@ -76,6 +89,8 @@ class _Served:
         threading.Thread(target=self.read, name="sandbox-worker-reader", daemon=True).start()
         while (message := self.deferred.popleft() if self.deferred else self.jobs.get()) is not None:
             self.run_one(message)
+        with self.blocks_lock:
+            release_all(self.blocks)  # asked to stop: whatever the window did not take goes too
 
     def run_one(self, message: tuple[Any, ...]) -> None:
         try:
