@@ -30,13 +30,22 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from core.sweep import SweepPoint, SweepResult
-from sandbox.compute_types import ComputeRequest, SweepJob, SweepProgress, WorkerInfo, starting_info
+from sandbox.compute_types import (
+    ComputeRequest,
+    Failure,
+    SweepJob,
+    SweepProgress,
+    WorkerInfo,
+    starting_info,
+)
 from sandbox.shared_arrays import from_shared
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]  # where the sandbox package is, for the worker to import it
 KILL_AFTER_S = 0.25  # a stale timing that has not stopped by then is killed
-MAX_FAILED_STARTS = 3  # workers dying before they said hello, in a row: a broken install, not a crash
+MAX_FAILED_STARTS = 3
+WATCH_S = 1.0  # how often the main worker is asked whether it is alive while it has work
+HANG_S = 30.0  # no answer for this long (its reader thread answers at once, kernels or not): it is frozen  # workers dying before they said hello, in a row: a broken install, not a crash
 STAGES = {"heatmaps": "computing the heatmaps", "timing": "timing the layer", "load": "loading a model",
           "sweep": "running a sweep", "clear": "clearing its caches", "warm": "preparing to open models"}
 
@@ -50,6 +59,8 @@ class _Child:
     jobs: dict[int, str] = field(default_factory=dict)  # token -> kind, sent and not done
     retired: bool = False  # stopped on purpose: its end is not a crash
     timing_rid: int = 0  # timing workers: the request being timed (0: none)
+    last_answer: float = field(default_factory=time.monotonic)  # its last message, pong included
+    hung: bool = False  # killed by the watchdog: it had stopped answering
 
 
 def _exit_code(process: subprocess.Popen) -> int | None:
@@ -89,9 +100,10 @@ class ProcessRunner(QObject):
     ready = Signal(object)  # WorkerInfo, when the main worker has loaded torch
     worker_died = Signal(str)  # one sentence for the window: what stopped, and that nothing was lost
 
-    def __init__(self, settle_s: float = 0.35, parent: QObject | None = None) -> None:
+    def __init__(self, settle_s: float = 0.35, parent: QObject | None = None, hang_s: float = HANG_S) -> None:
         super().__init__(parent)
         self._settle_s = settle_s
+        self._hang_s = hang_s
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)  # a job ended, a worker started or died
         self._tokens = itertools.count(1)
@@ -106,11 +118,12 @@ class ProcessRunner(QObject):
         self._timer: threading.Timer | None = None  # a timing waiting for the sliders to settle
         self.deaths = 0  # workers replaced after a crash (tests, the soak)
         self.kills = 0  # stale timings killed because they did not stop in time
-        self._failed_starts = 0  # workers that died before their hello, in a row
+        self._failed_starts: dict[str, int] = {}  # by role: workers that died before their hello, in a row
         # Started one after another (main, then timing, then the spare), so the first heatmaps never
         # share the two cores with three torch imports.
         self._main = self._spawn("main")
         self._timing: _Child | None = None
+        threading.Thread(target=self._watch, name="sandbox-watchdog", daemon=True).start()
         self._spare: _Child | None = None
 
     # -- processes ---------------------------------------------------------------------------------
@@ -130,6 +143,7 @@ class ProcessRunner(QObject):
         try:
             while True:
                 message = child.conn.recv()
+                child.last_answer = time.monotonic()
                 kind = message[0]
                 if kind == "emit":
                     self._on_emit(child, message[1], message[2])
@@ -141,10 +155,27 @@ class ProcessRunner(QObject):
             pass
         self._on_exit(child)
 
+    def _watch(self) -> None:
+        """A main worker frozen mid-job (SIGSTOP, a wedged driver) would keep the window waiting for ever:
+        while it has work it is pinged, and one silent for HANG_S is killed and replaced as after a crash."""
+        while True:
+            with self._changed:
+                if self._changed.wait_for(lambda: self._closing, WATCH_S):
+                    return
+                child = self._main
+                if not child.jobs or not child.ready.is_set():
+                    child.last_answer = time.monotonic()  # idle or starting: nothing to wait for
+                    continue
+                if time.monotonic() - child.last_answer > self._hang_s:
+                    child.hung = True
+                    child.process.kill()
+                    continue
+            self._send(child, ("ping",))
+
     def _on_hello(self, child: _Child, info: WorkerInfo) -> None:
         with self._lock:
             child.ready.set()
-            self._failed_starts = 0
+            self._failed_starts[child.role] = 0
             if not self._closing and self._timing is None and child.role == "main":
                 self._timing = self._spawn("timing")
             elif not self._closing and self._spare is None and child is self._timing:
@@ -203,8 +234,12 @@ class ProcessRunner(QObject):
     def _start_timing(self, rid: int, request: ComputeRequest) -> None:
         """After the sliders settled: once the main worker has no older heatmaps queued, time it."""
         with self._lock:
-            if rid != self._latest or self._closing:
+            if self._closing:
+                self._timer = None
+                self._changed.notify_all()
                 return
+            if rid != self._latest:
+                return  # a newer request has its own timer
             if (self._timing is None or self._timing.jobs  # a stale timing still stopping (or being killed)
                     or any(kind == "heatmaps" for kind in self._main.jobs.values())):
                 self._timer = threading.Timer(0.02, self._start_timing, args=(rid, request))  # heatmaps first
@@ -235,9 +270,7 @@ class ProcessRunner(QObject):
             child.process.kill()
             child.jobs.clear()
             self.kills += 1
-            self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
-            if self._timing.ready.is_set():
-                self._spare = self._spawn("timing")  # else the new one's hello starts it
+            self._promote_spare()
             self._changed.notify_all()
 
     def _on_emit(self, child: _Child, name: str, args: tuple[Any, ...]) -> None:
@@ -256,8 +289,8 @@ class ProcessRunner(QObject):
             progress: SweepProgress = args[0]
             if progress.sweep_id == self._sweep_id:
                 self._sweep[2].append(progress.row)
-        elif name == "sweep_done":
-            self._sweep = None
+        elif name == "sweep_done" and args[0][0] == self._sweep_id:
+            self._sweep = None  # the current sweep's end (a superseded one's end changes nothing)
         getattr(self, name).emit(*args)
 
     def _on_done(self, child: _Child, token: int) -> None:
@@ -277,37 +310,55 @@ class ProcessRunner(QObject):
             stages = sorted({STAGES.get(kind, kind) for kind in child.jobs.values()})
             child.jobs.clear()
             self.deaths += 1
-            cause = death_cause(_exit_code(child.process))
+            cause = (f"stopped answering for {self._hang_s:.0f} s and was stopped" if child.hung
+                     else death_cause(_exit_code(child.process)))
+            role = child.role
             if not child.ready.is_set():
-                self._failed_starts += 1
-                if self._failed_starts >= MAX_FAILED_STARTS:
+                self._failed_starts[role] = self._failed_starts.get(role, 0) + 1
+                if self._failed_starts[role] >= MAX_FAILED_STARTS:
                     self._closing = True  # no more restarts: they would fail the same way
+                    self._timer = None
                     self._changed.notify_all()
                     self._say(f"The compute worker could not start ({cause}, {MAX_FAILED_STARTS} times): the "
-                              "terminal that started the app shows why; reinstall with `make run`.")
+                              "terminal that started the app shows why (a broken install, or too little memory).")
+                    self.idle.emit()
                     return
-            if child.role == "main":
+            lost_loads: list[str] = []
+            sweep = None
+            if role == "main":
                 self._main = self._spawn("main")
                 for key, allow_pickle in self._loaded.items():
                     self._job(self._main, "load", key, allow_pickle, True)
                 sweep, self._sweep = self._sweep, None
+                lost_loads, self._asked = list(self._asked), {}
             elif child is self._timing:
-                self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
-                sweep = None
-            else:  # the spare
-                self._spare, sweep = None, None
+                self._promote_spare()
+            else:  # the spare: another one, once the timing worker is ready (else its hello starts one)
+                self._spare = self._spawn("timing") if self._timing is not None and self._timing.ready.is_set() else None
+            reloading = ", ".join(self._loaded) if role == "main" else ""
             now_idle = self.is_idle()
             self._changed.notify_all()
         doing = f" while {' and '.join(stages)}" if stages else ""
-        reload = f"; {', '.join(self._loaded)} is being loaded again" if child.role == "main" and self._loaded else ""
+        reload = f"; {reloading} is being loaded again" if reloading else ""
+        retried = ", and the change that stopped it was not run again" if stages else ""
         self._say(f"The compute worker {cause}{doing}. A new one has started{reload}; your pins, results and "
-                  "workspace are kept, and the change that stopped it was not run again.")
+                  f"workspace are kept{retried}.")
+        for key in lost_loads:  # the picker stops waiting: the user can pick it again
+            self.failed.emit(Failure(-1, "model", f"the compute worker stopped while loading {key}; pick it again "
+                                                  "in the Model list."))
         if sweep is not None:
             knob, timed, rows = sweep
             self.sweep_done.emit((self._sweep_id, SweepResult(knob, rows=list(rows), timed=timed, partial=True,
                                                               stopped_reason="the compute worker stopped")))
         if now_idle:
             self.idle.emit()
+
+    def _promote_spare(self) -> None:
+        """The spare becomes the timing worker (a cold one if there is none); a new spare starts now if the
+        promoted one is ready, else at its hello."""
+        self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
+        if self._timing.ready.is_set():
+            self._spare = self._spawn("timing")
 
     def _say(self, message: str) -> None:
         try:

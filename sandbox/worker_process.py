@@ -9,6 +9,7 @@ Messages in (tuples, pickled by multiprocessing):
   ("sweep", token, SweepJob)         every point in turn; live requests queued meanwhile run between points
   ("clear", token) / ("warm", token) drop the display caches / import what opening a model needs
   ("release", names)                 the window has copied these shared-memory arrays out (read at once)
+  ("ping",)                          answered ("pong",) by the reader thread: the worker is not frozen
 Messages out:
   ("hello", WorkerInfo)              once, when torch is loaded
   ("emit", name, args)               a runner signal and its arguments (a result's big arrays in shared
@@ -70,6 +71,8 @@ class _Served:
                     self.latest = max(self.latest, message[1])
                 elif kind == "cancel_sweep":
                     self.sweep_cancelled = True
+                elif kind == "ping":
+                    self.send(("pong",))  # alive, whatever the main thread is computing
                 elif kind == "release":
                     with self.blocks_lock:
                         release(message[1], self.blocks)

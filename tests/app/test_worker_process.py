@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from core.models.source import shipped_unavailable_reason
+from sandbox.compute_types import ComputeRequest
 from sandbox.process_runner import ProcessRunner, death_cause
 from tests.app.conftest import SMALL
 
@@ -168,3 +169,54 @@ def test_a_worker_that_cannot_start_is_reported_once_not_restarted_forever(qtbot
     assert runner.deaths == 3 and runner.worker_pids() == []
     assert messages[-1].startswith("The compute worker could not start (exited with code 1, 3 times)")
     runner.shutdown()
+
+
+def test_a_dead_timing_worker_or_spare_is_replaced_and_a_warm_spare_is_kept(qtbot):
+    runner = ProcessRunner()
+    try:
+        assert runner.wait_ready(120)
+        for role in ("timing", "spare"):
+            child = runner._timing if role == "timing" else runner._spare
+            with qtbot.waitSignal(runner.worker_died, timeout=30000) as died:
+                child.process.kill()
+            assert "not run again" not in died.args[0]  # it was doing nothing: nothing to retry
+            assert runner.wait_ready(120)  # a timing worker and a ready spare again
+            assert child.process.pid not in runner.worker_pids() and len(runner.worker_pids()) == 3
+    finally:
+        runner.shutdown()
+
+
+@pytest.mark.skipif(bool(shipped_unavailable_reason("minilm-l6")), reason="the MiniLM wheel is not installed")
+def test_a_model_load_cut_by_a_worker_death_ends_with_a_message_not_a_spinner(qtbot):
+    runner = ProcessRunner()
+    try:
+        assert runner.wait_ready(120)
+        failures = []
+        runner.failed.connect(failures.append)
+        with qtbot.waitSignal(runner.model_progress, timeout=60000):
+            runner.submit_load("minilm-l6")
+        runner.kill_worker("main")
+        qtbot.waitUntil(lambda: bool(failures), timeout=30000)
+        assert failures[0].stage == "model" and "stopped while loading minilm-l6" in failures[0].message
+        qtbot.waitUntil(runner.is_idle, timeout=30000)
+    finally:
+        runner.shutdown()
+
+
+def test_a_frozen_main_worker_is_noticed_killed_and_replaced(qtbot):
+    runner = ProcessRunner(settle_s=0.05, hang_s=3.0)
+    try:
+        assert runner.wait_ready(120)
+        frozen = runner._main.process.pid
+        os.kill(frozen, signal.SIGSTOP)  # as a wedged driver call would leave it: alive, silent
+        shown = []
+        runner.heatmaps_ready.connect(shown.append)
+        with qtbot.waitSignal(runner.worker_died, timeout=30000) as died:
+            runner.submit(ComputeRequest(SMALL, "waiting on a frozen worker", want_timing=False))
+        assert died.args[0].startswith("The compute worker stopped answering for 3 s and was stopped while "
+                                       "computing the heatmaps")
+        assert frozen not in runner.worker_pids()
+        rid = runner.submit(ComputeRequest(SMALL, "served by the new one", want_timing=False))
+        qtbot.waitUntil(lambda: any(r.request_id == rid for r in shown), timeout=60000)
+    finally:
+        runner.shutdown()
