@@ -3,8 +3,9 @@ with every torch call in worker processes, so the window never imports torch, ne
 and outlives a worker that crashes.
 
 - The main worker computes heatmaps, loads models and runs sweeps (sandbox/worker_process.py).
-- Live timings run in a timing worker of their own: a newer request kills a timing in progress at once
-  (SIGKILL: no kernel call to wait for) and a warm spare, started beforehand, takes its place.
+- Live timings run in a timing worker of their own: a newer request stops a timing in progress between
+  two repeats; one whose kernel call outlasts KILL_AFTER_S is killed and a warm spare takes its place.
+- A main worker that stops answering (frozen, not dead) for HANG_S is killed and replaced as after a crash.
 - A worker that dies unasked (a segfault in a kernel, an out-of-memory kill) is replaced; the window
   gets one sentence (`worker_died`), models that were open are loaded again, the request that was
   running is not retried, and everything the window holds (pins, sweep rows, the workspace) stays.
@@ -15,16 +16,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
-import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
-from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -39,51 +33,13 @@ from sandbox.compute_types import (
     starting_info,
 )
 from sandbox.shared_arrays import from_shared
+from sandbox.worker_child import STAGES, WorkerChild, death_cause, exit_code, start_worker
 
 log = logging.getLogger(__name__)
-ROOT = Path(__file__).resolve().parents[1]  # where the sandbox package is, for the worker to import it
 KILL_AFTER_S = 0.25  # a stale timing that has not stopped by then is killed
-MAX_FAILED_STARTS = 3
+MAX_FAILED_STARTS = 3  # workers of one role dying before their hello, in a row: a broken install, not a crash
 WATCH_S = 1.0  # how often the main worker is asked whether it is alive while it has work
-HANG_S = 30.0  # no answer for this long (its reader thread answers at once, kernels or not): it is frozen  # workers dying before they said hello, in a row: a broken install, not a crash
-STAGES = {"heatmaps": "computing the heatmaps", "timing": "timing the layer", "load": "loading a model",
-          "sweep": "running a sweep", "clear": "clearing its caches", "warm": "preparing to open models"}
-
-
-@dataclass
-class _Child:
-    role: str  # main or timing
-    process: Any
-    conn: Connection
-    ready: threading.Event = field(default_factory=threading.Event)
-    jobs: dict[int, str] = field(default_factory=dict)  # token -> kind, sent and not done
-    retired: bool = False  # stopped on purpose: its end is not a crash
-    timing_rid: int = 0  # timing workers: the request being timed (0: none)
-    last_answer: float = field(default_factory=time.monotonic)  # its last message, pong included
-    hung: bool = False  # killed by the watchdog: it had stopped answering
-
-
-def _exit_code(process: subprocess.Popen) -> int | None:
-    """The worker's exit status once its socket closed (it may take a moment to be reaped)."""
-    try:
-        return process.wait(2.0)
-    except subprocess.TimeoutExpired:
-        return None
-
-
-def death_cause(exitcode: int | None) -> str:
-    """'killed (SIGKILL: out of memory?)', 'crashed (SIGSEGV)', 'exited with code 3'."""
-    if exitcode is None:
-        return "stopped answering"
-    if exitcode < 0:
-        try:
-            name = signal.Signals(-exitcode).name
-        except ValueError:
-            name = f"signal {-exitcode}"
-        if name == "SIGKILL":
-            return "was killed (SIGKILL: out of memory?)"
-        return f"crashed ({name})"
-    return f"exited with code {exitcode}"
+HANG_S = 30.0  # no answer for this long (its reader thread answers at once, kernels or not): it is frozen
 
 
 class ProcessRunner(QObject):
@@ -122,24 +78,17 @@ class ProcessRunner(QObject):
         # Started one after another (main, then timing, then the spare), so the first heatmaps never
         # share the two cores with three torch imports.
         self._main = self._spawn("main")
-        self._timing: _Child | None = None
+        self._timing: WorkerChild | None = None
         threading.Thread(target=self._watch, name="sandbox-watchdog", daemon=True).start()
-        self._spare: _Child | None = None
+        self._spare: WorkerChild | None = None
 
     # -- processes ---------------------------------------------------------------------------------
-    def _spawn(self, role: str) -> _Child:
-        """A fresh interpreter (never a fork of a process that holds Qt and threads, nor a re-import of the
-        caller's main module, as multiprocessing's spawn does), joined by a socket pair."""
-        here, there = socket.socketpair()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-        process = subprocess.Popen([sys.executable, "-m", "sandbox.worker_process", str(there.fileno())],
-                                   pass_fds=[there.fileno()], env=env, stdin=subprocess.DEVNULL)
-        there.close()
-        child = _Child(role, process, Connection(here.detach()))
+    def _spawn(self, role: str) -> WorkerChild:
+        child = start_worker(role)
         threading.Thread(target=self._read, args=(child,), name=f"sandbox-reader-{role}", daemon=True).start()
         return child
 
-    def _read(self, child: _Child) -> None:
+    def _read(self, child: WorkerChild) -> None:
         try:
             while True:
                 message = child.conn.recv()
@@ -172,7 +121,7 @@ class ProcessRunner(QObject):
                     continue
             self._send(child, ("ping",))
 
-    def _on_hello(self, child: _Child, info: WorkerInfo) -> None:
+    def _on_hello(self, child: WorkerChild, info: WorkerInfo) -> None:
         with self._lock:
             child.ready.set()
             self._failed_starts[child.role] = 0
@@ -185,7 +134,7 @@ class ProcessRunner(QObject):
             self.info = info
             self.ready.emit(info)
 
-    def _send(self, child: _Child | None, message: tuple[Any, ...]) -> None:
+    def _send(self, child: WorkerChild | None, message: tuple[Any, ...]) -> None:
         if child is None:
             return
         try:
@@ -193,7 +142,7 @@ class ProcessRunner(QObject):
         except (OSError, ValueError):
             pass  # a dead worker: its reader reports the death
 
-    def _job(self, child: _Child, kind: str, *args: Any) -> None:
+    def _job(self, child: WorkerChild, kind: str, *args: Any) -> None:
         with self._lock:
             token = next(self._tokens)
             child.jobs[token] = kind
@@ -210,9 +159,6 @@ class ProcessRunner(QObject):
     def is_idle(self) -> bool:
         with self._lock:
             return not self._main.jobs and not (self._timing and self._timing.jobs) and self._timer is None
-
-    def force_sync(self, on: bool = True) -> None:
-        raise ValueError("the process runner has no sync mode; use sandbox.runner.ComputeRunner(sync=True).")
 
     def submit(self, request: ComputeRequest) -> int:
         with self._lock:
@@ -247,7 +193,6 @@ class ProcessRunner(QObject):
                 self._timer.start()
                 return
             self._timer = None
-            self._timing.timing_rid = rid
             self._send(self._timing, ("latest", rid))  # a worker started since has not heard of it
             self._job(self._timing, "timing", rid, request)
 
@@ -262,7 +207,7 @@ class ProcessRunner(QObject):
         stuck.daemon = True
         stuck.start()
 
-    def _kill_if_stuck(self, child: _Child, tokens: set[int]) -> None:
+    def _kill_if_stuck(self, child: WorkerChild, tokens: set[int]) -> None:
         with self._lock:
             if self._closing or child is not self._timing or not tokens & child.jobs.keys():
                 return  # it stopped in time
@@ -273,7 +218,7 @@ class ProcessRunner(QObject):
             self._promote_spare()
             self._changed.notify_all()
 
-    def _on_emit(self, child: _Child, name: str, args: tuple[Any, ...]) -> None:
+    def _on_emit(self, child: WorkerChild, name: str, args: tuple[Any, ...]) -> None:
         if name == "heatmaps_ready":
             result, names = from_shared(args[0])  # copied out here, in the reader thread
             if names:
@@ -293,17 +238,15 @@ class ProcessRunner(QObject):
             self._sweep = None  # the current sweep's end (a superseded one's end changes nothing)
         getattr(self, name).emit(*args)
 
-    def _on_done(self, child: _Child, token: int) -> None:
+    def _on_done(self, child: WorkerChild, token: int) -> None:
         with self._lock:
             child.jobs.pop(token, None)
-            if child is self._timing and not child.jobs:
-                child.timing_rid = 0
             now_idle = self.is_idle()
             self._changed.notify_all()
         if now_idle:
             self.idle.emit()
 
-    def _on_exit(self, child: _Child) -> None:
+    def _on_exit(self, child: WorkerChild) -> None:
         with self._lock:
             if child.retired or self._closing:
                 return
@@ -311,7 +254,7 @@ class ProcessRunner(QObject):
             child.jobs.clear()
             self.deaths += 1
             cause = (f"stopped answering for {self._hang_s:.0f} s and was stopped" if child.hung
-                     else death_cause(_exit_code(child.process)))
+                     else death_cause(exit_code(child.process)))
             role = child.role
             if not child.ready.is_set():
                 self._failed_starts[role] = self._failed_starts.get(role, 0) + 1

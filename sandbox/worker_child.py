@@ -1,0 +1,65 @@
+"""One worker process as the window sees it: how it is started, what it is doing, and how its end reads."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]  # where the sandbox package is, for the worker to import it
+STAGES = {"heatmaps": "computing the heatmaps", "timing": "timing the layer", "load": "loading a model",
+          "sweep": "running a sweep", "clear": "clearing its caches", "warm": "preparing to open models"}
+
+
+@dataclass
+class WorkerChild:
+    role: str  # main or timing
+    process: Any
+    conn: Connection
+    ready: threading.Event = field(default_factory=threading.Event)
+    jobs: dict[int, str] = field(default_factory=dict)  # token -> kind, sent and not done
+    retired: bool = False  # stopped on purpose: its end is not a crash
+    last_answer: float = field(default_factory=time.monotonic)  # its last message, pong included
+    hung: bool = False  # killed by the watchdog: it had stopped answering
+
+
+def exit_code(process: subprocess.Popen) -> int | None:
+    """The worker's exit status once its socket closed (it may take a moment to be reaped)."""
+    try:
+        return process.wait(2.0)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def death_cause(exitcode: int | None) -> str:
+    """'killed (SIGKILL: out of memory?)', 'crashed (SIGSEGV)', 'exited with code 3'."""
+    if exitcode is None:
+        return "stopped answering"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        if name == "SIGKILL":
+            return "was killed (SIGKILL: out of memory?)"
+        return f"crashed ({name})"
+    return f"exited with code {exitcode}"
+
+
+def start_worker(role: str) -> WorkerChild:
+    """A fresh interpreter (never a fork of a process that holds Qt and threads, nor a re-import of the
+    caller's main module, as multiprocessing's spawn does), joined by a socket pair."""
+    here, there = socket.socketpair()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    process = subprocess.Popen([sys.executable, "-m", "sandbox.worker_process", str(there.fileno())],
+                               pass_fds=[there.fileno()], env=env, stdin=subprocess.DEVNULL)
+    there.close()
+    return WorkerChild(role, process, Connection(here.detach()))
