@@ -105,21 +105,24 @@ class ProcessRunner(QObject):
         self._on_exit(child)
 
     def _watch(self) -> None:
-        """A main worker frozen mid-job (SIGSTOP, a wedged driver) would keep the window waiting for ever:
-        while it has work it is pinged, and one silent for HANG_S is killed and replaced as after a crash."""
+        """A worker frozen mid-job (SIGSTOP, a wedged driver) would keep the window waiting for ever: while
+        a worker has work it is pinged, and one silent for hang_s is killed and replaced as after a crash."""
         while True:
             with self._changed:
                 if self._changed.wait_for(lambda: self._closing, WATCH_S):
                     return
-                child = self._main
-                if not child.jobs or not child.ready.is_set():
-                    child.last_answer = time.monotonic()  # idle or starting: nothing to wait for
-                    continue
-                if time.monotonic() - child.last_answer > self._hang_s:
-                    child.hung = True
-                    child.process.kill()
-                    continue
-            self._send(child, ("ping",))
+                busy = []
+                for child in (self._main, self._timing):
+                    if child is None or not child.jobs or not child.ready.is_set():
+                        if child is not None:
+                            child.last_answer = time.monotonic()  # idle or starting: nothing to wait for
+                    elif time.monotonic() - child.last_answer > self._hang_s:
+                        child.hung = True
+                        child.process.kill()
+                    else:
+                        busy.append(child)
+            for child in busy:
+                self._send(child, ("ping",))
 
     def _on_hello(self, child: WorkerChild, info: WorkerInfo) -> None:
         with self._lock:
