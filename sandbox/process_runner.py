@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 
 from core.sweep import SweepPoint, SweepResult
 from sandbox.compute_types import (
@@ -32,6 +32,7 @@ from sandbox.compute_types import (
     WorkerInfo,
     starting_info,
 )
+from sandbox.runner_contract import RunnerSignals
 from sandbox.shared_arrays import from_shared
 from sandbox.worker_child import STAGES, WorkerChild, death_cause, exit_code, start_worker
 
@@ -42,20 +43,7 @@ WATCH_S = 1.0  # how often the main worker is asked whether it is alive while it
 HANG_S = 30.0  # no answer for this long (its reader thread answers at once, kernels or not): it is frozen
 
 
-class ProcessRunner(QObject):
-    heatmaps_ready = Signal(object)  # HeatmapResult
-    timing_started = Signal(int)  # request id
-    timing_ready = Signal(object)  # TimingOutcome
-    failed = Signal(object)  # Failure
-    sweep_progress = Signal(object)  # SweepProgress
-    sweep_step = Signal(int, str)  # sweep id, the timing step now running in a point
-    sweep_done = Signal(object)  # (sweep_id, SweepResult)
-    model_progress = Signal(str, float)  # what is happening, fraction done
-    model_loaded = Signal(object)  # (key, ModelShape)
-    idle = Signal()
-    ready = Signal(object)  # WorkerInfo, when the main worker has loaded torch
-    worker_died = Signal(str)  # one sentence for the window: what stopped, and that nothing was lost
-
+class ProcessRunner(RunnerSignals):
     def __init__(self, settle_s: float = 0.35, parent: QObject | None = None, hang_s: float = HANG_S) -> None:
         super().__init__(parent)
         self._settle_s = settle_s
@@ -79,8 +67,8 @@ class ProcessRunner(QObject):
         # share the two cores with three torch imports.
         self._main = self._spawn("main")
         self._timing: WorkerChild | None = None
-        threading.Thread(target=self._watch, name="sandbox-watchdog", daemon=True).start()
         self._spare: WorkerChild | None = None
+        threading.Thread(target=self._watch, name="sandbox-watchdog", daemon=True).start()
 
     # -- processes ---------------------------------------------------------------------------------
     def _spawn(self, role: str) -> WorkerChild:
@@ -152,13 +140,6 @@ class ProcessRunner(QObject):
         self._send(child, (kind, token, *args))
 
     # -- the contract ------------------------------------------------------------------------------
-    @property
-    def latest_id(self) -> int:
-        return self._latest
-
-    def is_current(self, request_id: int) -> bool:
-        return request_id == self._latest
-
     def is_idle(self) -> bool:
         with self._lock:
             return not self._main.jobs and not (self._timing and self._timing.jobs) and self._timer is None

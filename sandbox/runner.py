@@ -17,11 +17,12 @@ import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 
 from core.models.source import warm_imports
 from core.sweep import SweepPoint, SweepResult
 from sandbox.compute_types import ComputeRequest, SweepJob, SweepProgress, WorkerInfo
+from sandbox.runner_contract import RunnerSignals
 from sandbox.worker import Worker, describe_error, worker_info
 
 __all__ = ["ComputeRunner", "SweepProgress", "describe_error"]
@@ -29,20 +30,7 @@ log = logging.getLogger(__name__)
 GIL_SWITCH_S = 0.001
 
 
-class ComputeRunner(QObject):
-    heatmaps_ready = Signal(object)  # HeatmapResult
-    timing_started = Signal(int)  # request id
-    timing_ready = Signal(object)  # TimingOutcome
-    failed = Signal(object)  # Failure
-    sweep_progress = Signal(object)  # SweepProgress
-    sweep_step = Signal(int, str)  # sweep id, the timing step now running in a point ("naive prefill (3/7)")
-    sweep_done = Signal(object)  # (sweep_id, SweepResult)
-    model_progress = Signal(str, float)  # what is happening, fraction done
-    model_loaded = Signal(object)  # (key, ModelShape)
-    idle = Signal()
-    ready = Signal(object)  # WorkerInfo (a thread's worker is ready at once: see `info`)
-    worker_died = Signal(str)  # never from a thread; the process runner's sentence
-
+class ComputeRunner(RunnerSignals):
     def __init__(self, sync: bool = False, settle_s: float = 0.35, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._sync = sync
@@ -63,13 +51,6 @@ class ComputeRunner(QObject):
         self._sweep_cancelled = False
         self._sweep_active = False
         self._warm_thread: threading.Thread | None = None
-
-    @property
-    def latest_id(self) -> int:
-        return self._latest
-
-    def is_current(self, request_id: int) -> bool:
-        return request_id == self._latest
 
     def is_idle(self) -> bool:
         with self._lock:
