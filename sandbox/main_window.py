@@ -42,6 +42,7 @@ from widgets.heatmap_view import HeatmapMosaic
 from widgets.heatmaps_tab import HeatmapsTab, WeightsNote
 from widgets.metrics_panel import MetricsPanel
 from widgets.side_scroll import SideScroll
+from widgets.steady import LayoutFirewall
 from widgets.timing_panel import TimingPanel
 from widgets.zoom_link import fit_together
 
@@ -149,7 +150,7 @@ class MainWindow(QMainWindow):
         lv.addWidget(self.config_panel)
         lv.addWidget(self.metrics)
         lv.addStretch(1)
-        scroll = self.left_scroll = SideScroll(left)
+        scroll = self.left_scroll = SideScroll(LayoutFirewall(left))  # a new figure repaints its label only
         pin_row = QWidget()
         pins = QHBoxLayout(pin_row)
         pins.setContentsMargins(0, 0, 0, 0)
@@ -167,7 +168,7 @@ class MainWindow(QMainWindow):
                                            [self.models.fidelity, self.timing, pin_row])
         self.maps = heat.maps
         self.tabs = QTabWidget()
-        self.tabs.addTab(heat, "Heatmaps")
+        self.tabs.addTab(LayoutFirewall(heat), "Heatmaps")  # a label's new text no longer repaints every tab
         self.tabs.addTab(self.pins.table, "Compare")
         self.tabs.addTab(self.sweeps.panel, "Sweep")
         self.tabs.addTab(self.models.overview, "Layers")
@@ -256,8 +257,8 @@ class MainWindow(QMainWindow):
 
     def _on_config_changed(self, cfg: AttentionConfig) -> None:
         self.models.design_changed(cfg)
+        self.request()  # first: the worker computes the heatmaps while this process refreshes the costs
         self.refresh_costs()
-        self.request()
 
     def _on_runner_heatmaps_ready(self, result: HeatmapResult) -> None:
         if not self.runner.is_current(result.request_id):

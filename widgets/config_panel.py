@@ -33,6 +33,7 @@ from widgets.config_tips import TIPS, model_tips, why_choices
 from widgets.layout_controls import LayoutControls
 from widgets.mla_controls import MLAControls, switch_attention
 from widgets.slider_spin import SliderSpin
+from widgets.steady import grow_only, keep_room, reserve_lines
 from widgets.style import set_style
 from widgets.wheel import FocusCombo
 
@@ -88,10 +89,13 @@ class ConfigPanel(QWidget):
         self.notice_label = QLabel()  # the last forced move or refused value, in full (the status bar cuts it)
         self.notice_label.setWordWrap(True)
         set_style(self.notice_label, "color: #6b7280;")
+        keep_room(self.notice_label)  # a notice coming and going during a drag moves nothing below it
+        reserve_lines(self.notice_label, 2)  # most notices take two lines at this panel's width
         self.notice_label.hide()
         self._forced: set[str] = set()  # which of n_heads, n_kv_heads the panel moved away from the intent
         self._tick_notes = ""  # forced moves said during the change being handled
         self.last_notice = ""
+        self._preset_matches: dict[AttentionConfig, int] = {}  # config -> index of the preset it is (0: Custom)
         # What the user chose, kept while d_model (or a real model's shape) forces other values.
         self._intent = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}
         for name in ("dtype", "phase", "causal", "bias", "device", "preset"):
@@ -211,6 +215,7 @@ class ConfigPanel(QWidget):
         self.badge.setText(f" {cfg.mode_label} ")
         set_style(self.badge, f"background:{colours[cfg.mode]}; color:white; border-radius:4px; "
                                  "font-weight:bold; padding:2px 6px;")
+        grow_only(self.badge)  # "MHA" after "GQA-4 (group 3)" keeps the row as it was
         self.badge.setToolTip(f"{cfg.n_heads} query heads share {cfg.kv_heads} key/value heads: "
                               f"{cfg.group_size} query head(s) per KV head." if cfg.mla is None else
                               f"{cfg.n_heads} heads, each with its own key and value rebuilt from one latent of "
@@ -222,12 +227,12 @@ class ConfigPanel(QWidget):
         notes = cfg.head_dim_warnings()
         self.warnings.setText("\n".join("⚠ " + n for n in notes))
         self.warnings.setVisible(bool(notes))
-        match = 0
-        for i in range(1, self.preset.count()):
-            p = self.preset.itemData(i)
-            if p.apply(cfg) == cfg:
-                match = i
-                break
+        match = self._preset_matches.get(cfg)
+        if match is None:  # 24 presets applied a tick was 2 ms of a drag step: once a configuration
+            match = next((i for i in range(1, self.preset.count()) if self.preset.itemData(i).apply(cfg) == cfg), 0)
+            if len(self._preset_matches) > 4096:
+                self._preset_matches.clear()
+            self._preset_matches[cfg] = match
         with QSignalBlocker(self.preset):
             self.preset.setCurrentIndex(match)
         if match == 0 and self.last_notice.startswith("Preset "):  # the preset's note no longer describes this

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.heatmap_view import HeatmapMosaic
+from widgets.steady import LayoutFirewall
 
 RANDOM_NOTE = ("Random weights: the shapes, masks and costs are exact; the patterns are seeded noise, not learned "
                "(heads that share a KV head need not look alike). Learned heads: {links}.")
@@ -69,7 +70,7 @@ class HeatmapsTab(QWidget):
             lv.addWidget(w)
         lv.addStretch(1)
         self.lower = QScrollArea()  # the figures scroll when the user gives the maps more room
-        self.lower.setWidget(lower)
+        self.lower.setWidget(LayoutFirewall(lower))  # "measuring…" repaints its row, not every figure
         self.lower.setWidgetResizable(True)
         self.lower.setFrameShape(QFrame.Shape.NoFrame)
         self.lower.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

@@ -25,7 +25,7 @@ from core.counts import (
     model_counts,
 )
 from widgets.mla_costs import show_mla_costs
-from widgets.style import set_style
+from widgets.style import set_style, set_tip
 
 BETTER = "#059669"
 MAX_EXACT_CHARS = 19  # "123,456,789,012,345" (below 10^15) shows in full; larger in e-notation, exact in the tip
@@ -130,13 +130,13 @@ class MetricsPanel(QWidget):
         self.deltas[key].setText(text)
         set_style(self.deltas[key], f"color: {colour};" if colour else "")
         for w in (self.values[key], self.shorts[key], self._name_labels[key]):
-            w.setToolTip(tip)
-        self.deltas[key].setToolTip(f"{text} {self.delta_header.text()}: {tip}" if text else tip)
+            set_tip(w, tip)
+        set_tip(self.deltas[key], f"{text} {self.delta_header.text()}: {tip}" if text else tip)
 
     def set_tip(self, key: str, tip: str) -> None:
         """Replace a row's tooltip (an MLA layer's formulas for the rows every layer shares)."""
         for w in (self.values[key], self.shorts[key], self._name_labels[key]):
-            w.setToolTip(tip)
+            set_tip(w, tip)
 
     def show_config(self, cfg: AttentionConfig, ctx: CostContext | None = None) -> None:
         ctx = ctx or CostContext.design(cfg)

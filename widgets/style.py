@@ -9,3 +9,9 @@ from PySide6.QtWidgets import QWidget
 def set_style(widget: QWidget, css: str) -> None:
     if widget.styleSheet() != css:
         widget.setStyleSheet(css)
+
+
+def set_tip(widget: QWidget, tip: str) -> None:
+    """setToolTip sends a ToolTipChange event even for the same text: sixty labels a slider tick."""
+    if widget.toolTip() != tip:
+        widget.setToolTip(tip)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from core.cpu_load import BUSY_CORES
 from core.mla_counts import forms_summary
 from core.noise import ratio_ci
+from widgets.steady import keep_room, reserve_lines
 from widgets.style import set_style
 
 
@@ -92,12 +93,15 @@ class TimingPanel(QWidget):
         self.busy.setRange(0, 0)  # indeterminate: we cannot know how many repeats remain
         self.busy.setMaximumHeight(6)
         self.busy.setTextVisible(False)
+        keep_room(self.busy)  # the bar coming and going moves no row
         self.busy.hide()
         grid.addWidget(self.busy, 4, 0, 1, 4)
         self.measure = QPushButton("Measure now (Ctrl+M)")
         self.measure.setToolTip("Time this configuration even if it takes long; a slider change still interrupts it")
         self.measure.clicked.connect(self.measure_requested)
+        keep_room(self.measure)
         self.measure.hide()
+        reserve_lines(self.labels["state"], 2)  # "waiting…", "measuring…" and "measured …" take the same room
         # The status and its button share one row of their own, so neither clips the other.
         state_name = QLabel(self.FIELDS[0][1])
         state_name.setToolTip(self.FIELDS[0][2])

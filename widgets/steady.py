@@ -1,0 +1,76 @@
+"""Labels and widgets whose changes do not move their neighbours.
+
+A label whose text changes asks its layout to run again, and a label that is shown, hidden or wraps to
+another line count moves every widget after it, which then repaints: during a slider drag that was a
+relayout and repaint of most of the window at every step (bench/live_latency.py's stall). These
+helpers give such widgets a room that does not change with their content."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QSize
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QLabel, QWidget
+
+
+def keep_room(widget: QWidget) -> None:
+    """Hidden, the widget keeps its place: showing or hiding it moves nothing."""
+    policy = widget.sizePolicy()
+    policy.setRetainSizeWhenHidden(True)
+    widget.setSizePolicy(policy)
+
+
+def reserve_lines(label: QLabel, lines: int) -> None:
+    """At least `lines` lines of height, so that a text of fewer lines leaves its neighbours where they are."""
+    margins = label.contentsMargins()
+    label.setMinimumHeight(lines * label.fontMetrics().lineSpacing() + margins.top() + margins.bottom())
+
+
+def grow_only(widget: QWidget) -> None:
+    """Call after changing the widget's text: its width never shrinks again, so a shorter text moves
+    nothing (a longer one widens it once)."""
+    widget.setMinimumWidth(max(widget.minimumWidth(), widget.sizeHint().width()))
+
+
+class LayoutFirewall(QWidget):
+    """Holds one widget and passes its layout requests up only when its size hints changed.
+
+    Qt's QLayout::activate calls updateGeometry on its widget after every run ("ideally only if
+    sizeHint() or sizePolicy() has changed", says its source), so a label's new text anywhere inside a
+    tab reaches the QTabWidget, which answers every layout request by repainting all of itself: the
+    whole right pane at every slider step. Between the two this widget asks the content's hints and
+    stops the request when they are what they were."""
+
+    def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.content = content
+        content.setParent(self)
+        self._hints = self._current_hints()
+
+    def _current_hints(self) -> tuple[object, ...]:
+        c = self.content
+        return (c.sizeHint(), c.minimumSizeHint(), c.minimumSize(), c.maximumSize(), c.sizePolicy())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        return self.content.sizeHint()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        return self.content.minimumSizeHint()
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
+        return self.content.hasHeightForWidth()
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt's name)
+        return self.content.heightForWidth(width)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self.content.setGeometry(0, 0, self.width(), self.height())
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            hints = self._current_hints()
+            if hints != self._hints:
+                self._hints = hints
+                self.updateGeometry()  # the content needs other room: tell the layouts above, once
+            return True
+        return super().event(event)
