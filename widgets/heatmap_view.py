@@ -20,6 +20,7 @@ from widgets.mosaic import (
     render_index,
     render_mosaic,
 )
+from widgets.pixmap_image import PixmapImageItem
 from widgets.tile_titles import TileTitles
 from widgets.wheel import FocusCombo
 
@@ -51,7 +52,7 @@ class HeatmapMosaic(QWidget):
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
         self.plot.getAxis("bottom").setStyle(tickTextOffset=2)
-        self.image = pg.ImageItem()
+        self.image = PixmapImageItem()
         self.plot.addItem(self.image)
         self.titles = TileTitles()
         self.plot.addItem(self.titles)
@@ -111,6 +112,7 @@ class HeatmapMosaic(QWidget):
         self.badges: list[tuple[str, str] | None] = []
         self.vmax = np.ones(1, dtype=np.float32)
         self.grid_axes: tuple[list[str], list[str]] | None = None  # names of columns and rows (the overview)
+        self._ticks: dict[str, tuple[list[tuple[float, str]], bool]] = {}  # side -> the ticks last set, shown
         self.column_mark = QGraphicsRectItem()  # frames one column: the overview's current layer
         self.column_mark.setPen(pg.mkPen("#f8fafc", width=2, style=Qt.PenStyle.DashLine, cosmetic=True))
         self.column_mark.setZValue(10)
@@ -289,13 +291,20 @@ class HeatmapMosaic(QWidget):
         xs = [(lay.origin(c)[0] + half, x_names[c]) for c in range(min(lay.cols, len(x_names))) if c % x_step == 0]
         ys = [(lay.origin(r * lay.cols)[1] + half, y_names[r]) for r in range(min(lay.rows, len(y_names)))
               if r % y_step == 0]
-        for axis, ticks in ((self.plot.getAxis("bottom"), xs), (self.plot.getAxis("left"), ys)):
-            axis.setTicks([ticks, []])
-            axis.setStyle(showValues=True)
+        self._set_ticks("bottom", xs, True)
+        self._set_ticks("left", ys, True)
+
+    def _set_ticks(self, side: str, ticks: list[tuple[float, str]], show: bool) -> None:
+        """Only a change of ticks: pyqtgraph redraws an axis's picture (2 ms a paint) after any setTicks."""
+        if self._ticks.get(side) == (ticks, show):
+            return
+        self._ticks[side] = (ticks, show)
+        axis = self.plot.getAxis(side)
+        axis.setTicks([ticks, []])
+        axis.setStyle(showValues=show)
 
     def _update_ticks(self, *_: object) -> None:
         lay = self.layout_
-        bottom, left = self.plot.getAxis("bottom"), self.plot.getAxis("left")
         if lay is not None and self.grid_axes is not None:
             self._update_grid_ticks(lay)
             return
@@ -311,10 +320,8 @@ class HeatmapMosaic(QWidget):
               for i, tok in enumerate(self.tokens)] if fits_x else []
         ys = [(lay.origin(r * lay.cols)[1] + (i + 0.5) * u, tok[:10]) for r in range(lay.rows)
               for i, tok in enumerate(self.tokens)] if fits_y else []
-        bottom.setTicks([xs, []])
-        left.setTicks([ys, []])
-        bottom.setStyle(showValues=fits_x)
-        left.setStyle(showValues=fits_y)
+        self._set_ticks("bottom", xs, fits_x)
+        self._set_ticks("left", ys, fits_y)
 
     def describe(self, head: int, query: int, key: int) -> str:
         assert self.probs is not None
