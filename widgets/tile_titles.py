@@ -4,8 +4,8 @@ paint far slower), shortened or left out when a tile is too small for them."""
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QPainter
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 
 from widgets.mosaic import MosaicLayout
 
@@ -30,10 +30,13 @@ class TileTitles(pg.GraphicsObject):
         self._badges: list[tuple[str, str] | None] = []  # (text, colour) under each title
         self._font = QFont()
         self._font.setPointSize(8)
+        self._plans: dict[int, list[tuple[float, float, str, int, str, int, str]]] = {}  # tile px -> plan
 
     def set_tiles(self, layout: MosaicLayout, titles: list[str]) -> None:
-        self.prepareGeometryChange()
-        self._layout, self._titles = layout, titles
+        if (layout, titles) != (self._layout, self._titles):  # new data on the same grid keeps the plans
+            self.prepareGeometryChange()
+            self._layout, self._titles = layout, titles
+            self._plans.clear()
         self.update()
 
     @property
@@ -41,7 +44,9 @@ class TileTitles(pg.GraphicsObject):
         return self._titles
 
     def set_badges(self, badges: list[tuple[str, str] | None]) -> None:
-        self._badges = badges
+        if badges != self._badges:
+            self._badges = badges
+            self._plans.clear()
         self.update()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
@@ -49,37 +54,53 @@ class TileTitles(pg.GraphicsObject):
             return QRectF()
         return QRectF(0, 0, self._layout.width, self._layout.height)
 
+    def _plan(self, fm: QFontMetrics, tile_px: int) -> list[tuple[float, float, str, int, str, int, str]]:
+        """Per tile that shows a title, at this tile width: its origin, title, title width, badge, badge
+        width and colour. Kept per width, since a drag or a hover repaints the same tiles again
+        (measuring 64 titles' candidates at every paint was half of a 64-head mosaic's paint)."""
+        plan = self._plans.get(tile_px)
+        if plan is not None:
+            return plan
+        assert self._layout is not None
+        plan = []
+        for head, title in enumerate(self._titles):
+            short = title.split(" · ")[0]
+            title = fitted(fm, [title, short, short.lstrip("h")], tile_px)  # "h3 · kv1", else "h3", else "103"
+            if not title:
+                continue
+            badge = self._badges[head] if head < len(self._badges) else None
+            text, colour = badge if badge is not None else ("", "")
+            text = fitted(fm, [text, text.split(" ")[0]], tile_px) if text else ""  # "ind 0.91", else "ind"
+            x, y = self._layout.origin(head)
+            plan.append((x, y, title, fm.horizontalAdvance(title) + 6, text,
+                         fm.horizontalAdvance(text) + 6 if text else 0, colour))
+        self._plans = {tile_px: plan}
+        return plan
+
     def paint(self, p: QPainter, *args: object) -> None:
         lay = self._layout
         if lay is None:
             return
-        t = p.transform()
-        tile_px = t.map(QPointF(lay.tile, 0)).x() - t.map(QPointF(0, 0)).x()
+        t = p.transform()  # a scale and a shift: the view neither rotates nor shears
+        tile_px = int(t.m11() * lay.tile)
         if tile_px < MIN_TITLE_PX:
             return
         p.save()
         p.resetTransform()
         p.setFont(self._font)
         fm = p.fontMetrics()
-        for head, title in enumerate(self._titles):
-            x, y = lay.origin(head)
-            pt = t.map(QPointF(x, y))
-            short = title.split(" · ")[0]
-            title = fitted(fm, [title, short, short.lstrip("h")], tile_px)  # "h3 · kv1", else "h3", else "103"
-            if not title:
-                continue
-            rect = QRectF(pt.x(), pt.y(), fm.horizontalAdvance(title) + 6, fm.height() + 2)
-            p.fillRect(rect, QColor(0, 0, 0, 160))
-            p.setPen(QColor(255, 255, 255))
-            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, title)
-            badge = self._badges[head] if head < len(self._badges) else None
-            if badge is not None:
-                text, colour = badge
-                text = fitted(fm, [text, text.split(" ")[0]], tile_px)  # "ind 0.91", else "ind"
-                if not text:
-                    continue
-                brect = QRectF(pt.x(), rect.bottom(), fm.horizontalAdvance(text) + 6, fm.height() + 2)
+        height = fm.height() + 2
+        shade, white, black = QColor(0, 0, 0, 160), QColor(255, 255, 255), QColor(0, 0, 0)
+        centre = Qt.AlignmentFlag.AlignCenter
+        for x, y, title, width, badge, badge_width, colour in self._plan(fm, tile_px):
+            px, py = t.m11() * x + t.dx(), t.m22() * y + t.dy()
+            rect = QRectF(px, py, width, height)
+            p.fillRect(rect, shade)
+            p.setPen(white)
+            p.drawText(rect, centre, title)
+            if badge:
+                brect = QRectF(px, py + height, badge_width, height)
                 p.fillRect(brect, QColor(colour))
-                p.setPen(QColor(0, 0, 0))
-                p.drawText(brect, Qt.AlignmentFlag.AlignCenter, text)
+                p.setPen(black)
+                p.drawText(brect, centre, badge)
         p.restore()

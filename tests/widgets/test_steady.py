@@ -1,0 +1,56 @@
+"""The drag-time economies: tile titles planned once, layout requests stopped only when nothing moved."""
+
+from PySide6.QtCore import QEvent
+from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from widgets.mosaic import plan_layout
+from widgets.steady import LayoutFirewall
+from widgets.tile_titles import TileTitles
+
+
+def test_tile_titles_fit_the_tile_and_follow_new_titles_and_badges(qtbot):
+    titles = TileTitles()
+    lay = plan_layout(4, 8, 2)
+    titles.set_tiles(lay, ["h0 · kv0", "h1 · kv0", "h2 · kv1", "h3 · kv1"])
+    font = QFont()
+    font.setPointSize(8)
+    fm = QFontMetrics(font)
+    wide = titles._plan(fm, 400)
+    assert [row[2] for row in wide] == ["h0 · kv0", "h1 · kv0", "h2 · kv1", "h3 · kv1"]
+    assert [row[:2] for row in wide] == [lay.origin(h) for h in range(4)]
+    narrow_px = fm.horizontalAdvance("h0") + 6  # room for "h0", not for "h0 · kv0"
+    assert [row[2] for row in titles._plan(fm, narrow_px)] == ["h0", "h1", "h2", "h3"]
+    titles.set_badges([("ind 0.91", "#f472b6"), None, None, ("prev 0.60", "#f59e0b")])
+    badges = [row[4] for row in titles._plan(fm, 400)]
+    assert badges == ["ind 0.91", "", "", "prev 0.60"]  # the badges' change reached the plan
+    titles.set_tiles(lay, ["a", "b", "c", "d"])
+    assert [row[2] for row in titles._plan(fm, 400)] == ["a", "b", "c", "d"]
+
+
+def test_the_firewall_passes_a_request_up_only_when_the_content_needs_other_room(qtbot):
+    content = QWidget()
+    label = QLabel("short")
+    QVBoxLayout(content).addWidget(label)
+    outer = QWidget()
+    wall = LayoutFirewall(content)
+    QVBoxLayout(outer).addWidget(wall)
+    qtbot.addWidget(outer)
+    asked = []
+    original = wall.updateGeometry
+    wall.updateGeometry = lambda: (asked.append(1), original())
+
+    def request() -> None:  # what Qt posts to the wall after the content's layout ran
+        content.layout().activate()
+        wall.event(QEvent(QEvent.Type.LayoutRequest))
+
+    label.setText("trods")  # the same letters: the same room, so nothing above needs to know
+    request()
+    assert asked == []
+    label.setText("a much longer text that needs more room than before")
+    request()
+    assert asked == [1]  # passed up once
+    request()
+    assert asked == [1]  # and not again while nothing changes
+    outer.layout().invalidate()
+    assert outer.sizeHint().width() >= label.sizeHint().width()  # the layout above gives it the room
