@@ -6,11 +6,15 @@ import gc
 import logging
 import os
 import sys
+import time
+from typing import Any
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QEventLoop, QSettings
 from PySide6.QtWidgets import QApplication
 
 from sandbox.logfile import setup_log_file
+from sandbox.start_window import StartWindow
+from sandbox.worker_child import WorkerChild, start_worker
 
 
 def no_display_reason() -> str:
@@ -22,23 +26,36 @@ def no_display_reason() -> str:
     return ""
 
 
+def open_windows(app: QApplication, settings: QSettings | None, main: WorkerChild) -> tuple[Any, StartWindow]:
+    """The start window first, painted; then the runner (adopting the main worker already started) and the
+    main window, built and shown in its place (bench/first_window.py times both). Returns the main
+    window, shown but not yet painted, and the start window, closed."""
+    start = StartWindow(settings)
+    start.show()
+    deadline = time.monotonic() + 2.0  # a minimised or hidden start never paints: go on regardless
+    while start.painted_at is None and time.monotonic() < deadline:  # painted before the slow imports begin
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+    from sandbox.main_window import MainWindow
+    from sandbox.process_runner import ProcessRunner
+
+    window = MainWindow(runner=ProcessRunner(main=main), settings=settings, quit_wait_s=1.0)
+    window.show()
+    start.close()
+    return window, start
+
+
 def run_app(argv: list[str] | None = None) -> int:
     reason = no_display_reason()
     if reason:
         print(f"attention-sandbox: {reason}", file=sys.stderr)
         return 2
-    from sandbox.process_runner import ProcessRunner
-
-    runner = ProcessRunner()  # first: the worker loads torch while this process loads Qt and the widgets
-    from sandbox.main_window import MainWindow
-
+    main = start_worker("main")  # first of all: the worker loads torch while this process loads Qt and the widgets
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     setup_log_file()
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Attention Sandbox")
     app.setOrganizationName("AttentionSandbox")
-    window = MainWindow(runner=runner, settings=QSettings("AttentionSandbox", "AttentionSandbox"), quit_wait_s=1.0)
-    window.show()
+    window, _start = open_windows(app, QSettings("AttentionSandbox", "AttentionSandbox"), main)
     code = app.exec()
     if not window.worker_finished:  # a kernel call still runs on the worker: quit now, not when it ends
         logging.shutdown()

@@ -44,7 +44,9 @@ HANG_S = 30.0  # no answer for this long (its reader thread answers at once, ker
 
 
 class ProcessRunner(RunnerSignals):
-    def __init__(self, settle_s: float = 0.35, parent: QObject | None = None, hang_s: float = HANG_S) -> None:
+    def __init__(self, settle_s: float = 0.35, parent: QObject | None = None, hang_s: float = HANG_S,
+                 main: WorkerChild | None = None) -> None:
+        """main: a main worker already started (sandbox/app.py starts it before importing this module)."""
         super().__init__(parent)
         self._settle_s = settle_s
         self._hang_s = hang_s
@@ -63,17 +65,19 @@ class ProcessRunner(RunnerSignals):
         self.deaths = 0  # workers replaced after a crash (tests, the soak)
         self.kills = 0  # stale timings killed because they did not stop in time
         self._failed_starts: dict[str, int] = {}  # by role: workers that died before their hello, in a row
-        # Started one after another (main, then timing, then the spare), so the first heatmaps never
-        # share the two cores with three torch imports.
-        self._main = self._spawn("main")
+        # Started one after another (main; timing once the first heatmaps are done; then the spare), so the
+        # first heatmaps never share the two cores with another torch import.
+        self._main = self._spawn("main") if main is None else self._adopt(main)
         self._timing: WorkerChild | None = None
         self._spare: WorkerChild | None = None
         threading.Thread(target=self._watch, name="sandbox-watchdog", daemon=True).start()
 
     # -- processes ---------------------------------------------------------------------------------
     def _spawn(self, role: str) -> WorkerChild:
-        child = start_worker(role)
-        threading.Thread(target=self._read, args=(child,), name=f"sandbox-reader-{role}", daemon=True).start()
+        return self._adopt(start_worker(role))
+
+    def _adopt(self, child: WorkerChild) -> WorkerChild:
+        threading.Thread(target=self._read, args=(child,), name=f"sandbox-reader-{child.role}", daemon=True).start()
         return child
 
     def _read(self, child: WorkerChild) -> None:
@@ -116,8 +120,8 @@ class ProcessRunner(RunnerSignals):
         with self._lock:
             child.ready.set()
             self._failed_starts[child.role] = 0
-            if not self._closing and self._timing is None and child.role == "main":
-                self._timing = self._spawn("timing")
+            if child.role == "main":
+                self._spawn_timing_when_free()
             elif not self._closing and self._spare is None and child is self._timing:
                 self._spare = self._spawn("timing")
             self._changed.notify_all()
@@ -222,9 +226,18 @@ class ProcessRunner(RunnerSignals):
             self._sweep = None  # the current sweep's end (a superseded one's end changes nothing)
         getattr(self, name).emit(*args)
 
+    def _spawn_timing_when_free(self) -> None:
+        """The timing worker, once the main worker has no heatmaps to compute (its torch import would
+        otherwise share the two cores with the first heatmaps)."""
+        if (not self._closing and self._timing is None and self._main.ready.is_set()
+                and not any(kind == "heatmaps" for kind in self._main.jobs.values())):
+            self._timing = self._spawn("timing")
+
     def _on_done(self, child: WorkerChild, token: int) -> None:
         with self._lock:
             child.jobs.pop(token, None)
+            if child is self._main:
+                self._spawn_timing_when_free()
             now_idle = self.is_idle()
             self._changed.notify_all()
         if now_idle:

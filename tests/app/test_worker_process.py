@@ -20,36 +20,57 @@ from tests.app.conftest import SMALL
 ROOT = Path(__file__).resolve().parents[2]
 
 WINDOW_SCRIPT = """
-import json, sys, time
+import json, os, sys, time
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
-from sandbox.main_window import MainWindow
-from core.config import AttentionConfig
+from sandbox.app import open_windows
+from sandbox.worker_child import start_worker
+import sandbox.main_window as mw
+main = start_worker("main")  # as sandbox/app.py opens the app
 app = QApplication([])
-w = MainWindow(settings=None, config=AttentionConfig(**json.loads(sys.argv[1])))
-w.show()
+settings = QSettings(sys.argv[2], QSettings.Format.IniFormat)
+settings.setValue("version", 1)
+settings.setValue("config", sys.argv[1])
+built = []
+init = mw.MainWindow.__init__
+def record(self, *a, **k):
+    built.append(start.painted_at is not None and start.isVisible())  # painted, and still up meanwhile
+    init(self, *a, **k)
+mw.MainWindow.__init__ = record
+from sandbox.start_window import StartWindow
+real_start = StartWindow.__init__
+def keep(self, *a, **k):
+    global start
+    start = self
+    real_start(self, *a, **k)
+StartWindow.__init__ = keep
+w, first = open_windows(app, settings, main)
 end = time.monotonic() + 120
 while not w.view_is_current() and time.monotonic() < end:
     app.processEvents()
 hm = w.last_heatmaps
 print(json.dumps({"torch": "torch" in sys.modules, "transformers": "transformers" in sys.modules,
                   "shape": list(hm.probs.shape) if hm is not None else None,
-                  "rows": float(hm.probs.sum(-1).mean()) if hm is not None else None}))
+                  "rows": float(hm.probs.sum(-1).mean()) if hm is not None else None,
+                  "start_painted_before_build": built, "start_closed": not first.isVisible(),
+                  "window_shown": w.isVisible()}))
 w.close()  # stops the workers
 sys.stdout.flush()
-import os
 os._exit(0)  # not the interpreter's teardown, where pyqtgraph items can outlive Qt
 """
 
 
-def test_the_window_process_never_imports_torch_and_still_shows_the_heatmaps():
+def test_the_app_opens_a_start_window_first_and_its_window_process_never_imports_torch(tmp_path):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", WINDOW_SCRIPT, json.dumps(SMALL.to_dict())], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=180)
+    out = subprocess.run([sys.executable, "-c", WINDOW_SCRIPT, json.dumps(SMALL.to_dict()), str(tmp_path / "s.ini")],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["torch"] is False and seen["transformers"] is False
     assert seen["shape"] is not None and seen["shape"][0] == SMALL.n_heads  # every head, computed in the worker
     assert seen["rows"] == pytest.approx(1.0, abs=1e-5)
+    assert seen["start_painted_before_build"] == [True]  # the user saw a window before the slow imports
+    assert seen["start_closed"] and seen["window_shown"]  # and the main window took its place
 
 
 def test_death_causes_read_as_a_person_would():
