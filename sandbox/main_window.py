@@ -24,6 +24,7 @@ from core.config import AttentionConfig
 from core.models.catalog import SHIPPED, shipped_unavailable_reason
 from core.tokens import DEFAULT_TEXT
 from sandbox.compute_types import ComputeRequest, Failure, HeatmapResult, TimingOutcome
+from sandbox.costs_refresh import CostsRefresh
 from sandbox.export import ExportJob
 from sandbox.export_controller import ExportController
 from sandbox.menus import build_menus
@@ -82,6 +83,7 @@ class MainWindow(QMainWindow):
         self.updating.setSingleShot(True)
         self.updating.setInterval(200)
         self.updating.timeout.connect(self._on_updating_timeout)
+        self.costs = CostsRefresh(self._show_costs, self)  # after the heatmaps (sandbox/costs_refresh.py)
         self.head_views: list[HeadView] = []
         saved = load_settings(self.settings)
         cfg = config or saved.get("config") or OPENING_CONFIG
@@ -210,9 +212,12 @@ class MainWindow(QMainWindow):
         return self.config_panel.config()
 
     def view_is_current(self) -> bool:
-        """The heatmaps on screen belong to the configuration and text the controls show."""
+        """The heatmaps and the costs on screen belong to the configuration and text the controls show."""
+        return self._maps_current() and not self.costs.due
+
+    def _maps_current(self) -> bool:
         hm = self.last_heatmaps
-        return (hm is not None and hm.config == self.config() and self.runner.is_current(hm.request_id))
+        return hm is not None and hm.config == self.config() and self.runner.is_current(hm.request_id)
 
     def current_timing(self) -> TimingOutcome | None:
         """The last measurement, if it measured the configuration and device the controls show."""
@@ -247,18 +252,21 @@ class MainWindow(QMainWindow):
         return self.runner.submit(req)
 
     def _on_updating_timeout(self) -> None:
-        if not self.view_is_current() and not self.last_error:
+        if not self._maps_current() and not self.last_error:
             self.info.setText("<span style='color:#2563eb'>Updating the heatmaps for the new settings…</span> "
                               "(the maps below are the previous ones)")
 
     # -- slots -------------------------------------------------------------------------------
     def refresh_costs(self) -> None:
-        self.metrics.show_config(self.config(), self.models.cost_context(self.config()))  # on every tick
+        self.costs.run()
+
+    def _show_costs(self) -> None:
+        self.metrics.show_config(self.config(), self.models.cost_context(self.config()))
 
     def _on_config_changed(self, cfg: AttentionConfig) -> None:
         self.models.design_changed(cfg)
-        self.request()  # first: the worker computes the heatmaps while this process refreshes the costs
-        self.refresh_costs()
+        self.request()  # the heatmaps first; the costs follow their paint
+        self.costs.changed(self._maps_current() or self.runner.is_idle())  # a synchronous runner is done with it
 
     def _on_runner_heatmaps_ready(self, result: HeatmapResult) -> None:
         if not self.runner.is_current(result.request_id):
@@ -279,6 +287,7 @@ class MainWindow(QMainWindow):
         if self.last_error and result.model is None:
             self.statusBar().clearMessage()
         self.last_error = ""
+        self.costs.maps_shown()
 
     def reset_zoom(self) -> None:
         """Ctrl+0: every map in view, on both sides when the trained heads are shown beside the changed."""

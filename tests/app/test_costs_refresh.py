@@ -1,0 +1,36 @@
+"""A change's costs follow its heatmaps' paint (sandbox/costs_refresh.py), and never wait for ever."""
+
+from core.counts import param_counts
+from sandbox.costs_refresh import COSTS_WAIT_MS
+
+
+def params_shown(w) -> str:
+    return w.metrics.values["params"].text()
+
+
+def test_the_costs_come_after_the_new_heatmaps_and_match_the_new_configuration(make_window, async_kind, qtbot):
+    w = make_window(sync=False, kind=async_kind, live_timing=False)
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60000)
+    w.costs.timer.setInterval(600000)  # no fallback in this test: a loaded machine must not reorder it
+    order = []
+    set_data = w.mosaic.set_data  # called by the window's heatmaps slot: the new maps going on screen
+    w.mosaic.set_data = lambda probs, *a, **k: (order.append(("maps", len(probs))), set_data(probs, *a, **k))[1]
+    show = w.metrics.show_config
+    w.metrics.show_config = lambda cfg, ctx=None: (order.append(("costs", cfg.n_heads)), show(cfg, ctx))
+    cfg = w.config().with_(n_heads=w.config().n_heads * 2, n_kv_heads=1)
+    w.config_panel.set_config(cfg)
+    assert not w.view_is_current()  # the costs are due: the view is not the new one yet
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60000)
+    assert order.index(("maps", cfg.n_heads)) < order.index(("costs", cfg.n_heads))
+    assert params_shown(w) == f"{param_counts(cfg).total:,}"  # against the counts engine, not the panel
+
+
+def test_the_costs_come_without_heatmaps_once_the_wait_is_over(make_window, qtbot):
+    w = make_window(sync=False, kind="thread", live_timing=False)
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60000)
+    w.runner.submit = lambda request: 0  # a request whose heatmaps never come (a hung kernel, a dead worker)
+    w.runner.is_idle = lambda: False
+    cfg = w.config().with_(n_heads=w.config().n_heads * 2, n_kv_heads=1)
+    w.config_panel.set_config(cfg)
+    assert params_shown(w) != f"{param_counts(cfg).total:,}"
+    qtbot.waitUntil(lambda: params_shown(w) == f"{param_counts(cfg).total:,}", timeout=20 * COSTS_WAIT_MS)
