@@ -5,6 +5,11 @@ For each config, in one process: the app's `measure()` median of the whole-layer
 alternating blocks (app, reference, app, reference, ... --blocks of each) so that drift on a shared machine
 hits both alike; each block's ratio is app / the reference block next to it, and the row gives their median
 and range. Prints a table, or with --json a list of {config, app_ms, reference_ms, ratio, ratios}.
+
+--window adds the case the user sees: the real window (the app's worker processes, the GUI idle) times each
+of the first --window-configs configs with Measure now, and the figure its timing panel shows (the layer
+forward's median, on the thread count the timing chose and names) is compared with torch.utils.benchmark's
+median of the same layer in this process on as many threads, again in alternating blocks.
 Target ([live]): every median ratio within 0.95-1.05.
 """
 
@@ -35,11 +40,74 @@ CONFIGS = [
 ]
 
 
+def reference_ms(cfg: AttentionConfig, threads: int, budget: float) -> float:
+    """torch.utils.benchmark's median of the layer forward (the configured phase) on `threads` threads."""
+    with torch.inference_mode():
+        t = allocate(cfg, torch.device("cpu"))
+        fn = (lambda: t.layer(t.x)) if cfg.phase == "prefill" else (  # noqa: E731
+            lambda: t.layer.decode_step(t.x_new, t.k_cache, t.v_cache))
+        timer = tb.Timer(stmt="fn()", globals={"fn": fn}, num_threads=threads)
+        return timer.blocked_autorange(min_run_time=budget).median * 1e3
+
+
+def window_rows(configs: list[AttentionConfig], blocks: int, budget: float) -> list[dict[str, object]]:
+    """Measure now in the real window (worker processes, GUI idle) against the reference, block by block."""
+    import os
+    import time
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from sandbox.main_window import MainWindow
+    from sandbox.process_runner import ProcessRunner
+
+    QApplication.instance() or QApplication([])  # the window needs one; spin runs its event loop
+    runner = ProcessRunner()
+    runner.wait_ready(120)
+
+    def spin(cond, timeout_s: float = 300.0) -> None:
+        """Until cond(), the GUI idle in its event loop (asleep, as the app is while a timing runs)."""
+        end = time.perf_counter() + timeout_s
+        while not cond():
+            if time.perf_counter() > end:
+                raise TimeoutError("the window did not finish")
+            loop = QEventLoop()
+            QTimer.singleShot(20, loop.quit)
+            loop.exec()
+
+    rows = []
+    window = MainWindow(runner=runner, settings=None, config=configs[0], live_timing=False, max_timing_s=None)
+    window.show()
+    try:
+        for cfg in configs:
+            window.config_panel.set_config(cfg)
+            spin(lambda: window.view_is_current() and runner.is_idle())
+            apps, refs, threads = [], [], set()
+            for _ in range(blocks):
+                window.last_timing = None
+                window.request(force_timing=True)  # the user's Measure now
+                spin(lambda: window.current_timing() is not None and runner.is_idle())
+                result = window.current_timing().result
+                apps.append(result.layer.median_ms)  # the timing panel's "Layer forward" figure
+                threads.add(result.threads or torch.get_num_threads())
+                refs.append(reference_ms(cfg, result.threads or torch.get_num_threads(), budget))
+            ratios = sorted(a / r for a, r in zip(apps, refs, strict=True))
+            rows.append({"config": cfg.to_dict(), "case": "window", "threads": sorted(threads),
+                         "app_ms": round(statistics.median(apps), 4), "reference_ms": round(statistics.median(refs), 4),
+                         "ratio": round(statistics.median(ratios), 4), "ratios": [round(x, 4) for x in ratios]})
+    finally:
+        window.close()
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--budget", type=float, default=0.4, help="seconds per block")
     ap.add_argument("--blocks", type=int, default=5, help="blocks of each timer, alternating (at least 5)")
+    ap.add_argument("--window", action="store_true", help="add the in-window case (the displayed figure)")
+    ap.add_argument("--window-configs", type=int, default=3, help="how many of the configs the window times")
     args = ap.parse_args()
     device = torch.device("cpu")
     rows = []
@@ -63,12 +131,15 @@ def main() -> int:
             "ratio": round(statistics.median(ratios), 4),
             "ratios": [round(x, 4) for x in ratios],
         })
+    if args.window:
+        rows += window_rows(CONFIGS[: args.window_configs], args.blocks, args.budget)
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
         for r in rows:
             c = r["config"]
-            print(f"d={c['d_model']:5} H={c['n_heads']:3} K={c['n_kv_heads']:3} T={c['seq_len']:5} {c['phase']:8}"
+            case = f"window, {'/'.join(map(str, r['threads']))} thr" if r.get("case") == "window" else "in process"
+            print(f"{case:16} d={c['d_model']:5} H={c['n_heads']:3} K={c['n_kv_heads']:3} T={c['seq_len']:5} {c['phase']:8}"
                   f" app {r['app_ms']:9.3f} ms  ref {r['reference_ms']:9.3f} ms  ratio {r['ratio']:.3f} "
                   f"(blocks {min(r['ratios']):.3f}-{max(r['ratios']):.3f})")
     return 0

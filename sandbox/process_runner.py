@@ -5,10 +5,9 @@ and outlives a worker that crashes.
 - The main worker computes heatmaps, loads models and runs sweeps (sandbox/worker_process.py).
 - Live timings run in a timing worker of their own: a newer request stops a timing in progress between
   two repeats; one whose kernel call outlasts KILL_AFTER_S is killed and a warm spare takes its place.
-- A main worker that stops answering (frozen, not dead) for HANG_S is killed and replaced as after a crash.
-- A worker that dies unasked (a segfault in a kernel, an out-of-memory kill) is replaced; the window
-  gets one sentence (`worker_died`), models that were open are loaded again, the request that was
-  running is not retried, and everything the window holds (pins, sweep rows, the workspace) stays.
+- A worker that dies unasked (a segfault, an out-of-memory kill) or stops answering for HANG_S is replaced;
+  the window gets one sentence (`worker_died`), open models are loaded again, the running request is not
+  retried, and what the window holds stays. Timing workers that cannot start leave the main one serving.
 Signals are emitted from the reader threads; Qt queues them to the window's thread.
 """
 
@@ -34,7 +33,15 @@ from sandbox.compute_types import (
 )
 from sandbox.runner_contract import RunnerSignals
 from sandbox.shared_arrays import from_shared
-from sandbox.worker_child import STAGES, WorkerChild, death_cause, exit_code, start_worker
+from sandbox.worker_child import (
+    STAGES,
+    WorkerChild,
+    cannot_start_message,
+    death_cause,
+    death_message,
+    exit_code,
+    start_worker,
+)
 
 log = logging.getLogger(__name__)
 KILL_AFTER_S = 0.25  # a stale timing that has not stopped by then is killed
@@ -65,6 +72,7 @@ class ProcessRunner(RunnerSignals):
         self.deaths = 0  # workers replaced after a crash (tests, the soak)
         self.kills = 0  # stale timings killed because they did not stop in time
         self._failed_starts: dict[str, int] = {}  # by role: workers that died before their hello, in a row
+        self._timing_broken = ""  # why timing workers are no longer started (the main worker serves on)
         # Started one after another (main; timing once the first heatmaps are done; then the spare), so the
         # first heatmaps never share the two cores with another torch import.
         self._main = self._spawn("main") if main is None else self._adopt(main)
@@ -174,6 +182,10 @@ class ProcessRunner(RunnerSignals):
                 return
             if rid != self._latest:
                 return  # a newer request has its own timer
+            if self._timing_broken:
+                self._timer = None
+                self.failed.emit(Failure(rid, "timing", f"timing is unavailable: {self._timing_broken}."))
+                return
             if (self._timing is None or self._timing.jobs  # a stale timing still stopping (or being killed)
                     or any(kind == "heatmaps" for kind in self._main.jobs.values())):
                 self._timer = threading.Timer(0.02, self._start_timing, args=(rid, request))  # heatmaps first
@@ -227,9 +239,8 @@ class ProcessRunner(RunnerSignals):
         getattr(self, name).emit(*args)
 
     def _spawn_timing_when_free(self) -> None:
-        """The timing worker, once the main worker has no heatmaps to compute (its torch import would
-        otherwise share the two cores with the first heatmaps)."""
-        if (not self._closing and self._timing is None and self._main.ready.is_set()
+        """The timing worker, once the main worker has no heatmaps to compute (not beside the first ones)."""
+        if (not self._closing and not self._timing_broken and self._timing is None and self._main.ready.is_set()
                 and not any(kind == "heatmaps" for kind in self._main.jobs.values())):
             self._timing = self._spawn("timing")
 
@@ -255,12 +266,13 @@ class ProcessRunner(RunnerSignals):
             role = child.role
             if not child.ready.is_set():
                 self._failed_starts[role] = self._failed_starts.get(role, 0) + 1
-                if self._failed_starts[role] >= MAX_FAILED_STARTS:
-                    self._closing = True  # no more restarts: they would fail the same way
+                if self._failed_starts[role] >= MAX_FAILED_STARTS:  # no more restarts: they would fail the same way
+                    self._closing = role == "main"
+                    self._timing = self._spare = None  # a timing role that cannot start: the main worker goes on
+                    self._timing_broken = f"the timing worker could not start ({cause}, {MAX_FAILED_STARTS} times)"
                     self._timer = None
                     self._changed.notify_all()
-                    self._say(f"The compute worker could not start ({cause}, {MAX_FAILED_STARTS} times): the "
-                              "terminal that started the app shows why (a broken install, or too little memory).")
+                    self._say(cannot_start_message(role, cause, MAX_FAILED_STARTS))
                     self.idle.emit()
                     return
             lost_loads: list[str] = []
@@ -278,11 +290,7 @@ class ProcessRunner(RunnerSignals):
             reloading = ", ".join(self._loaded) if role == "main" else ""
             now_idle = self.is_idle()
             self._changed.notify_all()
-        doing = f" while {' and '.join(stages)}" if stages else ""
-        reload = f"; {reloading} is being loaded again" if reloading else ""
-        retried = ", and the change that stopped it was not run again" if stages else ""
-        self._say(f"The compute worker {cause}{doing}. A new one has started{reload}; your pins, results and "
-                  f"workspace are kept{retried}.")
+        self._say(death_message(cause, stages, reloading))
         for key in lost_loads:  # the picker stops waiting: the user can pick it again
             self.failed.emit(Failure(-1, "model", f"the compute worker stopped while loading {key}; pick it again "
                                                   "in the Model list."))
@@ -336,7 +344,6 @@ class ProcessRunner(RunnerSignals):
             return self._changed.wait_for(lambda: self._main.ready.is_set() and self._spare is not None
                                           and self._spare.ready.is_set(), timeout)
 
-    # -- sweeps ----------------------------------------------------------------------------------------
     @property
     def current_sweep_id(self) -> int:
         return self._sweep_id
@@ -357,7 +364,6 @@ class ProcessRunner(RunnerSignals):
     def cancel_sweep(self) -> None:
         self._send(self._main, ("cancel_sweep",))
 
-    # -- the end ---------------------------------------------------------------------------------------
     def worker_pids(self) -> list[int]:
         """The worker processes still running (the main, timing and spare workers while the app is open)."""
         children = [c for c in (self._main, self._timing, self._spare) if c is not None]

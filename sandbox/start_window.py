@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
 class StartWindow(QWidget):
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
-        self.setWindowTitle("Attention Sandbox")
+        self.setWindowTitle("Attention Sandbox — starting")  # not the main window's title: scripts look for that
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # gone once the main window has taken its place
         self.painted_at: float | None = None  # time.time() of the first paint
         geometry = settings.value("geometry") if settings is not None else None
         if not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):

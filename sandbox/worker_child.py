@@ -59,7 +59,25 @@ def start_worker(role: str) -> WorkerChild:
     caller's main module, as multiprocessing's spawn does), joined by a socket pair."""
     here, there = socket.socketpair()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    process = subprocess.Popen([sys.executable, "-m", "sandbox.worker_process", str(there.fileno())],
+    process = subprocess.Popen([sys.executable, "-m", "sandbox.worker_process", str(there.fileno()), role],
                                pass_fds=[there.fileno()], env=env, stdin=subprocess.DEVNULL)
     there.close()
     return WorkerChild(role, process, Connection(here.detach()))
+
+
+def cannot_start_message(role: str, cause: str, times: int) -> str:
+    """What the window says when workers of one role keep dying before their hello."""
+    if role == "main":
+        return (f"The compute worker could not start ({cause}, {times} times): the terminal that started the app "
+                "shows why (a broken install, or too little memory).")
+    return (f"The timing worker could not start ({cause}, {times} times): heatmaps, models and sweeps go on; "
+            "live timing is unavailable until the app is started again (the terminal that started it shows why).")
+
+
+def death_message(cause: str, stages: list[str], reloading: str) -> str:
+    """One sentence: what happened, what it was doing, what was started and kept (stages: what it was doing)."""
+    doing = f" while {' and '.join(stages)}" if stages else ""
+    reload = f"; {reloading} is being loaded again" if reloading else ""
+    retried = ", and the change that stopped it was not run again" if stages else ""
+    return (f"The compute worker {cause}{doing}. A new one has started{reload}; your pins, results and workspace "
+            f"are kept{retried}.")

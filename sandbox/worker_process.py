@@ -149,5 +149,13 @@ def serve(conn: Connection) -> None:
         pass
 
 
+# The timing worker yields the cores to the window and to the heatmaps: on an idle machine a timing runs as
+# fast as at priority 0, but when the user moves a slider mid-timing, the new heatmaps and their paint no
+# longer wait for the timing's threads (bench/live_latency.py's cancel_ms; the repeats that overlap are
+# stale and thrown away). Sweeps, which time on the main worker, keep priority 0.
+TIMING_NICE = 10
+
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[2] == "timing" and hasattr(os, "nice"):
+        os.nice(TIMING_NICE)
     serve(Connection(int(sys.argv[1])))

@@ -45,6 +45,7 @@ def keep(self, *a, **k):
     real_start(self, *a, **k)
 StartWindow.__init__ = keep
 w, first = open_windows(app, settings, main)
+closed = not first.isVisible()  # read now: it deletes itself on close
 end = time.monotonic() + 120
 while not w.view_is_current() and time.monotonic() < end:
     app.processEvents()
@@ -52,7 +53,7 @@ hm = w.last_heatmaps
 print(json.dumps({"torch": "torch" in sys.modules, "transformers": "transformers" in sys.modules,
                   "shape": list(hm.probs.shape) if hm is not None else None,
                   "rows": float(hm.probs.sum(-1).mean()) if hm is not None else None,
-                  "start_painted_before_build": built, "start_closed": not first.isVisible(),
+                  "start_painted_before_build": built, "start_closed": closed,
                   "window_shown": w.isVisible()}))
 w.close()  # stops the workers
 sys.stdout.flush()
@@ -195,6 +196,40 @@ def test_a_worker_that_cannot_start_is_reported_once_not_restarted_forever(qtbot
     assert runner.deaths == 3 and runner.worker_pids() == []
     assert messages[-1].startswith("The compute worker could not start (exited with code 1, 3 times)")
     runner.shutdown()
+
+
+def test_timing_workers_that_cannot_start_leave_the_main_worker_serving(qtbot, monkeypatch):
+    import sandbox.process_runner as process_runner
+
+    real = process_runner.start_worker
+
+    def broken_timing(role):  # a timing worker's interpreter that exits at once, as a broken install would
+        if role != "timing":
+            return real(role)
+        python, sys.executable = sys.executable, "/bin/false"
+        try:
+            return real(role)
+        finally:
+            sys.executable = python
+
+    monkeypatch.setattr(process_runner, "start_worker", broken_timing)
+    runner = ProcessRunner()
+    messages, failures, maps = [], [], []
+    runner.worker_died.connect(messages.append)
+    runner.failed.connect(failures.append)
+    runner.heatmaps_ready.connect(maps.append)
+    try:
+        qtbot.waitUntil(lambda: any("could not start" in m for m in messages), timeout=120000)
+        said = [m for m in messages if "could not start" in m]  # (the earlier deaths' sentences may come after it)
+        assert len(said) == 1 and said[0].startswith("The timing worker could not start (exited with code 1, 3 "
+                                                     "times): heatmaps, models and sweeps go on"), messages
+        rid = runner.submit(ComputeRequest(config=SMALL, text="a b c", want_timing=True))
+        qtbot.waitUntil(lambda: bool(maps and failures), timeout=60000)
+        assert maps[-1].request_id == rid and maps[-1].probs.shape[0] == SMALL.n_heads  # the main worker serves
+        assert failures[-1].stage == "timing" and "timing is unavailable" in failures[-1].message
+        assert len(runner.worker_pids()) == 1  # the main worker alone, and no more timing starts
+    finally:
+        runner.shutdown()
 
 
 def test_a_dead_timing_worker_or_spare_is_replaced_and_a_warm_spare_is_kept(qtbot):
