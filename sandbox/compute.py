@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from core.layer_timing import estimate_timing_s, run_timing
 from core.mla_layer import MLALayer
 from core.models.forward_cache import ForwardCache
 from core.models.source import LoadedModel
+from core.timing import Cancelled
 from core.tokens import display_tokens, simple_tokenize
 from sandbox.compute_types import ComputeRequest, Failure, HeatmapResult, TimingOutcome
 from sandbox.model_compute import compute_model_view
@@ -124,13 +126,25 @@ class TimingSkipped(ValueError):
 
 
 def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[], bool]) -> TimingOutcome:
+    """A live timing (max_timing_s set) is skipped when its estimate exceeds max_timing_s, and stopped between two
+    repeats once it has run twice that long (a busy machine, a low estimate): Measure now runs to the end."""
     device = resolve_device(req.device)
+    deadline = None
     if req.max_timing_s is not None:
         seconds = estimate_timing_s(req.config, device, req.timing_budget_s)
         if seconds > req.max_timing_s:
             raise TimingSkipped(f"timing skipped: this configuration needs {duration_text(seconds)} to measure on "
                                 f"{device.type.upper()}; press Measure (Ctrl+M) to run it anyway.")
+        deadline = time.monotonic() + 2 * req.max_timing_s
+    overran = lambda: deadline is not None and time.monotonic() > deadline  # noqa: E731
     spec = view_spec(req) if req.model is None else None
-    result = run_timing(req.config, device, seed=req.seed, budget_s=req.timing_budget_s, should_stop=should_stop,
-                        spec=spec)
+    try:
+        result = run_timing(req.config, device, seed=req.seed, budget_s=req.timing_budget_s,
+                            should_stop=lambda: should_stop() or overran(), spec=spec)
+    except Cancelled:
+        if overran() and not should_stop():
+            raise TimingSkipped(f"timing skipped: it ran over {duration_text(2 * req.max_timing_s)}, beyond its estimate "
+                                f"of {duration_text(seconds)} (is the machine busy?); press Measure (Ctrl+M) to run it "
+                                "to the end.") from None
+        raise
     return TimingOutcome(request_id, req.config, result, req.device, spec)

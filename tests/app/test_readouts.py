@@ -37,3 +37,17 @@ def test_hover_readout_goes_back_to_its_hint_when_the_mouse_leaves(qtbot):
     assert m.readout.text().startswith("head 1")
     QApplication.sendEvent(m.glw, QEvent(QEvent.Type.Leave))
     assert m.readout.text() == m.readout.hint
+
+
+def test_a_live_timing_that_overruns_twice_its_limit_stops_and_offers_measure_now(make_window, monkeypatch):
+    import sandbox.compute as compute
+
+    monkeypatch.setattr(compute, "estimate_timing_s", lambda *a, **k: 0.0)  # an estimate far too low
+    w = make_window(max_timing_s=1e-6)  # allowed, then stopped between two repeats after 2 µs
+    w.config_panel.seq_len.spin.setValue(40)
+    state = w.timing.labels["state"].text()
+    assert state.startswith("timing skipped: it ran over") and "press Measure (Ctrl+M)" in state, state
+    assert w.timing.measure.isVisible()
+    w.request(force_timing=True)  # Measure now has no limit: it runs to the end
+    assert w.timing.labels["state"].text().startswith("measured")
+    assert w.current_timing() is not None and w.current_timing().result.layer.median_ms > 0
