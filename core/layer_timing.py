@@ -105,7 +105,8 @@ def run_timing(cfg: AttentionConfig, device: torch.device, **kw: Any) -> TimingR
         torch.set_num_threads(before)
     end = read_times() if start is not None else None
     load = other_cores(start, end) if start is not None and end is not None else None
-    return replace(result, threads=threads, other_load=load)
+    # The machine's name with its thread count ("CPU (2 threads)"), not the count the timing ran on: that is `threads`.
+    return replace(result, threads=threads, other_load=load, device_name=device_name(device))
 
 
 def measure_layer(

@@ -134,7 +134,7 @@ def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[
         seconds = estimate_timing_s(req.config, device, req.timing_budget_s)
         if seconds > req.max_timing_s:
             raise TimingSkipped(f"timing skipped: this configuration needs {duration_text(seconds)} to measure on "
-                                f"{device.type.upper()}; press Measure (Ctrl+M) to run it anyway.")
+                                f"{device.type.upper()}; press Measure now (Ctrl+M) to run it anyway.")
         deadline = time.monotonic() + 2 * req.max_timing_s
     overran = lambda: deadline is not None and time.monotonic() > deadline  # noqa: E731
     spec = view_spec(req) if req.model is None else None
@@ -144,7 +144,7 @@ def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[
     except Cancelled:
         if overran() and not should_stop():
             raise TimingSkipped(f"timing skipped: it ran over {duration_text(2 * req.max_timing_s)}, beyond its estimate "
-                                f"of {duration_text(seconds)} (is the machine busy?); press Measure (Ctrl+M) to run it "
+                                f"of {duration_text(seconds)} (is the machine busy?); press Measure now (Ctrl+M) to run it "
                                 "to the end.") from None
         raise
     return TimingOutcome(request_id, req.config, result, req.device, spec)

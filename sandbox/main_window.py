@@ -34,7 +34,7 @@ from sandbox.process_runner import ProcessRunner
 from sandbox.roles import RolesController
 from sandbox.settings_store import load_settings, save_settings
 from sandbox.sweeps import SweepController
-from sandbox.view_text import describe_view
+from sandbox.view_text import describe_view, updating_text
 from sandbox.worker_status import WorkerStatus
 from widgets.config_panel import ConfigPanel
 from widgets.export_dialog import ExportDialog
@@ -129,6 +129,7 @@ class MainWindow(QMainWindow):
         self.runner.idle.connect(self.warm_timer.start)
         self.models.picker.reaching.connect(self.runner.warm_up_models)
         self._on_config_changed(cfg)
+        self.refresh_costs()  # the first frame shows every cost, before any heatmaps
 
     def _fit_to_screen(self) -> None:
         """Never open larger than the screen, nor partly off it (a 1024x700 screen, a saved geometry
@@ -253,8 +254,7 @@ class MainWindow(QMainWindow):
 
     def _on_updating_timeout(self) -> None:
         if not self._maps_current() and not self.last_error:
-            self.info.setText("<span style='color:#2563eb'>Updating the heatmaps for the new settings…</span> "
-                              "(the maps below are the previous ones)")
+            self.info.setText(updating_text(first=self.last_heatmaps is None))
 
     # -- slots -------------------------------------------------------------------------------
     def refresh_costs(self) -> None:
@@ -295,6 +295,8 @@ class MainWindow(QMainWindow):
 
     def _on_runner_timing_started(self, request_id: int) -> None:
         if self.runner.is_current(request_id):
+            if self.statusBar().currentMessage().startswith("timing"):
+                self.statusBar().clearMessage()  # an older configuration's skipped or failed timing
             choice = self.config_panel.device_choice()
             self.measuring = (self.config(), choice, self._forced)
             self.timing.show_measuring(self.worker_status.device_kind(choice))

@@ -10,7 +10,7 @@ import time
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QPaintEvent
-from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 
 class StartWindow(QWidget):
@@ -29,13 +29,10 @@ class StartWindow(QWidget):
         title.setStyleSheet("font-size: 20px; font-weight: bold;")
         note = QLabel("Starting: building the window, while the compute worker loads torch…")
         note.setStyleSheet("color: #6b7280;")
-        bar = QProgressBar()
-        bar.setRange(0, 0)  # indeterminate
-        bar.setTextVisible(False)
-        bar.setFixedWidth(320)
+        # No busy bar: the imports that follow hold the event loop, and a bar that never moves looks hung.
         lay = QVBoxLayout(self)
         lay.addStretch(1)
-        for w in (title, note, bar):
+        for w in (title, note):
             lay.addWidget(w, 0, Qt.AlignmentFlag.AlignHCenter)
         lay.addStretch(1)
 

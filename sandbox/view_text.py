@@ -37,3 +37,12 @@ def describe_view(result: HeatmapResult, model_name: str | None) -> str:
     if cfg.phase == "decode":
         parts.append("decode: the last row is the new token's attention")
     return " · ".join(parts) + "."
+
+
+def updating_text(first: bool) -> str:
+    """The info line while a request's heatmaps are on their way (first: none has been shown yet)."""
+    if first:
+        return ("<span style='color:#2563eb'>Computing the first heatmaps…</span> (the compute worker starts with the "
+                "app: loading torch takes a few seconds)")
+    return ("<span style='color:#2563eb'>Updating the heatmaps for the new settings…</span> (the maps below are the "
+            "previous ones)")

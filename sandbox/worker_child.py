@@ -74,10 +74,14 @@ def cannot_start_message(role: str, cause: str, times: int) -> str:
             "live timing is unavailable until the app is started again (the terminal that started it shows why).")
 
 
+IDLE_DEATH = "nothing was lost"  # the end of the sentence for a worker that died with no work
+
+
 def death_message(cause: str, stages: list[str], reloading: str) -> str:
     """One sentence: what happened, what it was doing, what was started and kept (stages: what it was doing)."""
-    doing = f" while {' and '.join(stages)}" if stages else ""
     reload = f"; {reloading} is being loaded again" if reloading else ""
-    retried = ", and the change that stopped it was not run again" if stages else ""
-    return (f"The compute worker {cause}{doing}. A new one has started{reload}; your pins, results and workspace "
-            f"are kept{retried}.")
+    if not stages:
+        return f"An idle compute worker {cause}. A new one has started{reload}; {IDLE_DEATH}."
+    return (f"The compute worker {cause} while {' and '.join(stages)}. A new one has started{reload}; your pins, "
+            "results and workspace are kept, and what it was doing was not started again (change a setting or "
+            "press Measure now to run it).")

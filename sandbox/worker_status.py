@@ -9,6 +9,7 @@ import PySide6
 from PySide6.QtWidgets import QLabel
 
 from sandbox.compute_types import WorkerInfo
+from sandbox.worker_child import IDLE_DEATH
 
 if TYPE_CHECKING:
     from sandbox.main_window import MainWindow
@@ -54,8 +55,10 @@ class WorkerStatus:
         w = self.window
         self.last_death = message
         w.statusBar().showMessage(message, 20000)
+        if message.endswith(IDLE_DEATH + "."):
+            return  # an idle worker replaced: the status bar says so, nothing on screen changed
         w.info.setText(f"<span style='color:#dc2626'>{message}</span>")
         if w.measuring is not None or w.timing.busy.isVisible():
-            w.timing.show_error("the compute worker stopped during this timing; press Measure (Ctrl+M) to run "
-                                "it again.")
+            w.timing.show_error("timing skipped: the compute worker stopped during this timing; press Measure now "
+                                "(Ctrl+M) to run it again.", skipped=True)
         w.measuring = None

@@ -44,11 +44,18 @@ class LayoutFirewall(QWidget):
         super().__init__(parent)
         self.content = content
         content.setParent(self)
+        # QScrollArea asks the policy (or a layout), not hasHeightForWidth(), whether the height follows the
+        # width: without this its rows of wrapped text were squeezed instead of scrolled.
+        policy = self.sizePolicy()
+        policy.setHeightForWidth(content.hasHeightForWidth())
+        self.setSizePolicy(policy)
         self._hints = self._current_hints()
 
     def _current_hints(self) -> tuple[object, ...]:
         c = self.content
-        return (c.sizeHint(), c.minimumSizeHint(), c.minimumSize(), c.maximumSize(), c.sizePolicy())
+        # A word-wrapped label that takes another line changes heightForWidth, not the size hints.
+        height_for_width = c.heightForWidth(max(1, self.width())) if c.hasHeightForWidth() else -1
+        return (c.sizeHint(), c.minimumSizeHint(), c.minimumSize(), c.maximumSize(), c.sizePolicy(), height_for_width)
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
         return self.content.sizeHint()

@@ -118,8 +118,8 @@ class TimingPanel(QWidget):
 
     def show_waiting(self) -> None:
         """A new configuration is waiting to be timed: the figures below are the previous one's, greyed."""
-        self.labels["state"].setText("waiting for the sliders to settle… (the figures below are the previous "
-                                     "configuration's)" if self.timing else "waiting for the sliders to settle…")
+        self.labels["state"].setText("timed once the settings stop changing… (the figures below are the previous "
+                                     "configuration's)" if self.timing else "timed once the settings stop changing…")
         set_style(self.labels["state"], "color: #6b7280;")
         self._stale(True)
 

@@ -1,5 +1,6 @@
 """What a stranger and a hostile tester found in the window (issue 10's review): each held here."""
 
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -70,9 +71,13 @@ def test_stale_views_say_they_are_being_updated(make_window):
     w.timing.show_waiting()
     assert "previous configuration's" in w.timing.labels["state"].text()
     assert "#9ca3af" in w.timing.labels["layer"].styleSheet()  # the old figures are greyed
-    w.last_heatmaps = None  # as if the new heatmaps had not arrived yet
+    shown = w.last_heatmaps
+    w.last_heatmaps = replace(shown, config=shown.config.with_(seq_len=shown.config.seq_len + 1))  # an older view
     w._on_updating_timeout()
-    assert "Updating the heatmaps" in w.info.text()
+    assert "Updating the heatmaps" in w.info.text() and "previous ones" in w.info.text()
+    w.last_heatmaps = None  # none shown yet: nothing is "previous"
+    w._on_updating_timeout()
+    assert "Computing the first heatmaps" in w.info.text() and "previous" not in w.info.text()
 
 
 def test_mha_frames_are_one_neutral_colour(qtbot):

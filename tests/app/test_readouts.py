@@ -46,7 +46,7 @@ def test_a_live_timing_that_overruns_twice_its_limit_stops_and_offers_measure_no
     w = make_window(max_timing_s=1e-6)  # allowed, then stopped between two repeats after 2 µs
     w.config_panel.seq_len.spin.setValue(40)
     state = w.timing.labels["state"].text()
-    assert state.startswith("timing skipped: it ran over") and "press Measure (Ctrl+M)" in state, state
+    assert state.startswith("timing skipped: it ran over") and "press Measure now (Ctrl+M)" in state, state
     assert w.timing.measure.isVisible()
     w.request(force_timing=True)  # Measure now has no limit: it runs to the end
     assert w.timing.labels["state"].text().startswith("measured")

@@ -141,7 +141,7 @@ def test_killing_the_worker_mid_timing_says_so_keeps_the_pins_and_serves_the_nex
         w.runner.kill_worker("timing")
     message = died.args[0]
     assert message.startswith("The compute worker was killed (SIGKILL") and "while timing the layer" in message
-    assert "pins, results and workspace are kept" in message and "not run again" in message
+    assert "pins, results and workspace are kept" in message and "was not started again" in message
     assert w.worker_status.last_death == message and message in w.statusBar().currentMessage()
     assert "Measure" in w.timing.labels["state"].text() or "stopped" in w.timing.labels["state"].text()
     assert [p.config for p in w.pins.pins] == pinned and w.pins.pins[0] is pin
@@ -241,7 +241,8 @@ def test_a_dead_timing_worker_or_spare_is_replaced_and_a_warm_spare_is_kept(qtbo
             child = runner._timing if role == "timing" else runner._spare
             with qtbot.waitSignal(runner.worker_died, timeout=30000) as died:
                 child.process.kill()
-            assert "not run again" not in died.args[0]  # it was doing nothing: nothing to retry
+            assert died.args[0].startswith("An idle compute worker was killed") and died.args[0].endswith(
+                "nothing was lost.")  # it was doing nothing: nothing to retry
             assert runner.wait_ready(120)  # a timing worker and a ready spare again
             assert child.process.pid not in runner.worker_pids() and len(runner.worker_pids()) == 3
     finally:

@@ -94,4 +94,6 @@ def test_a_second_process_holding_a_core_makes_the_timing_use_one_thread_and_fla
         burner.kill()
         burner.wait()
     assert res.threads == 1
+    # The machine's name keeps the machine's count (the panel shows "CPU (1 of 2 threads)"), not "(1 thread)".
+    assert res.device_name == f"CPU ({torch.get_num_threads()} threads)" and torch.get_num_threads() >= 2
     assert res.other_load is not None and res.other_load >= cpu_load.BUSY_CORES  # the burner held about one core

@@ -54,3 +54,27 @@ def test_the_firewall_passes_a_request_up_only_when_the_content_needs_other_room
     assert asked == [1]  # and not again while nothing changes
     outer.layout().invalidate()
     assert outer.sizeHint().width() >= label.sizeHint().width()  # the layout above gives it the room
+
+
+def test_wrapped_text_behind_a_firewall_in_a_scroll_area_scrolls_instead_of_being_squeezed(qtbot):
+    from PySide6.QtWidgets import QApplication, QScrollArea
+
+    content = QWidget()
+    lay = QVBoxLayout(content)
+    labels = [QLabel("a figure that wraps onto several lines at this width " * 3) for _ in range(6)]
+    for label in labels:
+        label.setWordWrap(True)
+        lay.addWidget(label)
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setWidget(LayoutFirewall(content))
+    qtbot.addWidget(area)
+    area.resize(260, 120)
+    area.show()
+    qtbot.waitExposed(area)
+    QApplication.processEvents()
+    wall = area.widget()
+    need = content.heightForWidth(wall.width())
+    assert wall.height() >= need  # every line of every label has its room
+    assert all(label.height() >= label.heightForWidth(label.width()) for label in labels)
+    assert area.verticalScrollBar().maximum() > 0  # and the area scrolls to show them
