@@ -38,7 +38,9 @@ class ModelController(QObject):
         self.fidelity = FidelityPanel()
         self.fidelity.hide()
         self.original = HeatmapMosaic()  # the trained layer, beside the changed one
-        self.original.controls.hide()  # it follows the main mosaic's colormap
+        self.original.controls.hide()  # it follows the main mosaic's colormap and scale, at once
+        window.mosaic.colormap.currentTextChanged.connect(self.original.colormap.setCurrentText)
+        window.mosaic.scale.currentIndexChanged.connect(self.original.scale.setCurrentIndex)
         self.original.hide()
         link_zoom(self.original, window.mosaic)  # one zoom for both sides
         self.original.on_fit = window.mosaic.on_fit = window.reset_zoom

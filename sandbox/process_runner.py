@@ -32,7 +32,9 @@ from sandbox.compute_types import (
     starting_info,
 )
 from sandbox.runner_contract import RunnerSignals
+from sandbox.runner_probes import RunnerProbes
 from sandbox.shared_arrays import from_shared
+from sandbox.watchdog import START_HANG_S, watch
 from sandbox.worker_child import (
     STAGES,
     WorkerChild,
@@ -46,11 +48,10 @@ from sandbox.worker_child import (
 log = logging.getLogger(__name__)
 KILL_AFTER_S = 0.25  # a stale timing that has not stopped by then is killed
 MAX_FAILED_STARTS = 3  # workers of one role dying before their hello, in a row: a broken install, not a crash
-WATCH_S = 1.0  # how often the main worker is asked whether it is alive while it has work
 HANG_S = 30.0  # no answer for this long (its reader thread answers at once, kernels or not): it is frozen
 
 
-class ProcessRunner(RunnerSignals):
+class ProcessRunner(RunnerSignals, RunnerProbes):
     def __init__(self, settle_s: float = 0.35, parent: QObject | None = None, hang_s: float = HANG_S,
                  main: WorkerChild | None = None) -> None:
         """main: a main worker already started (sandbox/app.py starts it before importing this module)."""
@@ -73,12 +74,15 @@ class ProcessRunner(RunnerSignals):
         self.kills = 0  # stale timings killed because they did not stop in time
         self._failed_starts: dict[str, int] = {}  # by role: workers that died before their hello, in a row
         self._timing_broken = ""  # why timing workers are no longer started (the main worker serves on)
+        self._no_spare = False  # spares could not start: the timing worker goes on alone
+        self._stopped = ""  # why the runner stopped (its main worker could not start)
+        self.start_hang_s = START_HANG_S  # a worker without its hello this long after its start is killed
         # Started one after another (main; timing once the first heatmaps are done; then the spare), so the
         # first heatmaps never share the two cores with another torch import.
         self._main = self._spawn("main") if main is None else self._adopt(main)
         self._timing: WorkerChild | None = None
         self._spare: WorkerChild | None = None
-        threading.Thread(target=self._watch, name="sandbox-watchdog", daemon=True).start()
+        threading.Thread(target=watch, args=(self,), name="sandbox-watchdog", daemon=True).start()
 
     # -- processes ---------------------------------------------------------------------------------
     def _spawn(self, role: str) -> WorkerChild:
@@ -104,33 +108,13 @@ class ProcessRunner(RunnerSignals):
             pass
         self._on_exit(child)
 
-    def _watch(self) -> None:
-        """A worker frozen mid-job (SIGSTOP, a wedged driver) would keep the window waiting for ever: while
-        a worker has work it is pinged, and one silent for hang_s is killed and replaced as after a crash."""
-        while True:
-            with self._changed:
-                if self._changed.wait_for(lambda: self._closing, WATCH_S):
-                    return
-                busy = []
-                for child in (self._main, self._timing):
-                    if child is None or not child.jobs or not child.ready.is_set():
-                        if child is not None:
-                            child.last_answer = time.monotonic()  # idle or starting: nothing to wait for
-                    elif time.monotonic() - child.last_answer > self._hang_s:
-                        child.hung = True
-                        child.process.kill()
-                    else:
-                        busy.append(child)
-            for child in busy:
-                self._send(child, ("ping",))
-
     def _on_hello(self, child: WorkerChild, info: WorkerInfo) -> None:
         with self._lock:
             child.ready.set()
             self._failed_starts[child.role] = 0
             if child.role == "main":
                 self._spawn_timing_when_free()
-            elif not self._closing and self._spare is None and child is self._timing:
+            elif not self._closing and self._spare is None and child is self._timing and not self._no_spare:
                 self._spare = self._spawn("timing")
             self._changed.notify_all()
         if child.role == "main":
@@ -160,6 +144,9 @@ class ProcessRunner(RunnerSignals):
         with self._lock:
             self._latest += 1
             rid = self._latest
+            if self._stopped:
+                self.failed.emit(Failure(rid, "heatmaps", f"{self._stopped}; start the app again."))
+                return rid
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
@@ -186,7 +173,7 @@ class ProcessRunner(RunnerSignals):
                 self._timer = None
                 self.failed.emit(Failure(rid, "timing", f"timing is unavailable: {self._timing_broken}."))
                 return
-            if (self._timing is None or self._timing.jobs  # a stale timing still stopping (or being killed)
+            if (self._timing is None or self._timing.jobs or not self._timing.ready.is_set()  # stopping, or starting
                     or any(kind == "heatmaps" for kind in self._main.jobs.values())):
                 self._timer = threading.Timer(0.02, self._start_timing, args=(rid, request))  # heatmaps first
                 self._timer.daemon = True
@@ -261,19 +248,14 @@ class ProcessRunner(RunnerSignals):
             stages = sorted({STAGES.get(kind, kind) for kind in child.jobs.values()})
             child.jobs.clear()
             self.deaths += 1
-            cause = (f"stopped answering for {self._hang_s:.0f} s and was stopped" if child.hung
-                     else death_cause(exit_code(child.process)))
+            cause = death_cause(exit_code(child.process)) if not child.hung else (
+                f"stopped answering for {self._hang_s:.0f} s and was stopped" if child.ready.is_set()
+                else f"had not started after {self.start_hang_s:.0f} s and was stopped")
             role = child.role
             if not child.ready.is_set():
                 self._failed_starts[role] = self._failed_starts.get(role, 0) + 1
                 if self._failed_starts[role] >= MAX_FAILED_STARTS:  # no more restarts: they would fail the same way
-                    self._closing = role == "main"
-                    self._timing = self._spare = None  # a timing role that cannot start: the main worker goes on
-                    self._timing_broken = f"the timing worker could not start ({cause}, {MAX_FAILED_STARTS} times)"
-                    self._timer = None
-                    self._changed.notify_all()
-                    self._say(cannot_start_message(role, cause, MAX_FAILED_STARTS))
-                    self.idle.emit()
+                    self._give_up(role, cause)
                     return
             lost_loads: list[str] = []
             sweep = None
@@ -286,11 +268,12 @@ class ProcessRunner(RunnerSignals):
             elif child is self._timing:
                 self._promote_spare()
             else:  # the spare: another one, once the timing worker is ready (else its hello starts one)
-                self._spare = self._spawn("timing") if self._timing is not None and self._timing.ready.is_set() else None
+                ready = self._timing is not None and self._timing.ready.is_set()
+                self._spare = self._spawn("timing") if ready and not self._no_spare else None
             reloading = ", ".join(self._loaded) if role == "main" else ""
             now_idle = self.is_idle()
             self._changed.notify_all()
-        self._say(death_message(cause, stages, reloading))
+        self._say(death_message(cause, stages, reloading, role))
         for key in lost_loads:  # the picker stops waiting: the user can pick it again
             self.failed.emit(Failure(-1, "model", f"the compute worker stopped while loading {key}; pick it again "
                                                   "in the Model list."))
@@ -301,11 +284,35 @@ class ProcessRunner(RunnerSignals):
         if now_idle:
             self.idle.emit()
 
+    def _give_up(self, role: str, cause: str) -> None:
+        """Workers of one role died before their hello MAX_FAILED_STARTS times in a row (under the lock). The
+        main role: the runner stops, and requests fail with the reason. The timing role: a ready timing worker
+        goes on without a spare; without one, timings fail with the reason and the main worker serves on."""
+        keep = self._timing if role == "timing" and self._timing is not None and self._timing.ready.is_set() else None
+        for child in (self._timing, self._spare) if role == "timing" else ():
+            if child is not None and child is not keep:
+                child.retired = True
+                child.process.kill()
+        if role == "main":
+            self._closing = True
+            self._stopped = f"the compute worker could not start ({cause}, {MAX_FAILED_STARTS} times)"
+        else:
+            self._timing, self._spare, self._no_spare = keep, None, True
+            if keep is None:
+                self._timing_broken = f"the timing worker could not start ({cause}, {MAX_FAILED_STARTS} times)"
+        self._timer = None
+        self._changed.notify_all()
+        self._say(cannot_start_message(role, cause, MAX_FAILED_STARTS, keep is not None))
+        self.idle.emit()
+
     def _promote_spare(self) -> None:
         """The spare becomes the timing worker (a cold one if there is none); a new spare starts now if the
         promoted one is ready, else at its hello."""
+        if self._spare is None and self._no_spare:
+            self._timing, self._timing_broken = None, "the timing worker stopped and no spare could start"
+            return
         self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
-        if self._timing.ready.is_set():
+        if self._timing.ready.is_set() and not self._no_spare:
             self._spare = self._spawn("timing")
 
     def _say(self, message: str) -> None:
@@ -333,17 +340,6 @@ class ProcessRunner(RunnerSignals):
         self._job(self._main, "clear")
         self.wait_idle(30.0)
 
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """For benchmarks and the soak, outside the window's event loop: wait until nothing is left."""
-        with self._changed:
-            return self._changed.wait_for(self.is_idle, timeout)
-
-    def wait_ready(self, timeout: float = 60.0) -> bool:
-        """For tests and benchmarks: until every worker has loaded torch (main, timing and its spare)."""
-        with self._changed:
-            return self._changed.wait_for(lambda: self._main.ready.is_set() and self._spare is not None
-                                          and self._spare.ready.is_set(), timeout)
-
     @property
     def current_sweep_id(self) -> int:
         return self._sweep_id
@@ -363,17 +359,6 @@ class ProcessRunner(RunnerSignals):
 
     def cancel_sweep(self) -> None:
         self._send(self._main, ("cancel_sweep",))
-
-    def worker_pids(self) -> list[int]:
-        """The worker processes still running (the main, timing and spare workers while the app is open)."""
-        children = [c for c in (self._main, self._timing, self._spare) if c is not None]
-        return [c.process.pid for c in children if c.process.poll() is None]
-
-    def kill_worker(self, role: str = "main") -> int:
-        """Tests and the soak: kill a worker as the kernel's OOM killer would; returns its pid."""
-        child = self._main if role == "main" else self._timing
-        child.process.kill()
-        return child.process.pid
 
     def shutdown(self, wait_s: float | None = None) -> bool:
         """Stop every worker: ask, give them wait_s (None: 2 s) to leave, then kill what is left (a worker

@@ -28,6 +28,7 @@ class WorkerChild:
     jobs: dict[int, str] = field(default_factory=dict)  # token -> kind, sent and not done
     retired: bool = False  # stopped on purpose: its end is not a crash
     last_answer: float = field(default_factory=time.monotonic)  # its last message, pong included
+    started_at: float = field(default_factory=time.monotonic)
     hung: bool = False  # killed by the watchdog: it had stopped answering
 
 
@@ -65,11 +66,14 @@ def start_worker(role: str) -> WorkerChild:
     return WorkerChild(role, process, Connection(here.detach()))
 
 
-def cannot_start_message(role: str, cause: str, times: int) -> str:
+def cannot_start_message(role: str, cause: str, times: int, timing_kept: bool = False) -> str:
     """What the window says when workers of one role keep dying before their hello."""
     if role == "main":
         return (f"The compute worker could not start ({cause}, {times} times): the terminal that started the app "
                 "shows why (a broken install, or too little memory).")
+    if timing_kept:
+        return (f"A spare timing worker could not start ({cause}, {times} times): timing goes on without a spare "
+                "(the terminal that started the app shows why).")
     return (f"The timing worker could not start ({cause}, {times} times): heatmaps, models and sweeps go on; "
             "live timing is unavailable until the app is started again (the terminal that started it shows why).")
 
@@ -77,11 +81,12 @@ def cannot_start_message(role: str, cause: str, times: int) -> str:
 IDLE_DEATH = "nothing was lost"  # the end of the sentence for a worker that died with no work
 
 
-def death_message(cause: str, stages: list[str], reloading: str) -> str:
+def death_message(cause: str, stages: list[str], reloading: str, role: str = "main") -> str:
     """One sentence: what happened, what it was doing, what was started and kept (stages: what it was doing)."""
     reload = f"; {reloading} is being loaded again" if reloading else ""
+    which = "compute" if role == "main" else "timing"
     if not stages:
-        return f"An idle compute worker {cause}. A new one has started{reload}; {IDLE_DEATH}."
-    return (f"The compute worker {cause} while {' and '.join(stages)}. A new one has started{reload}; your pins, "
+        return f"An idle {which} worker {cause}. A new one has started{reload}; {IDLE_DEATH}."
+    return (f"The {which} worker {cause} while {' and '.join(stages)}. A new one has started{reload}; your pins, "
             "results and workspace are kept, and what it was doing was not started again (change a setting or "
             "press Measure now to run it).")

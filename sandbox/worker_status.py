@@ -58,6 +58,8 @@ class WorkerStatus:
         if message.endswith(IDLE_DEATH + "."):
             return  # an idle worker replaced: the status bar says so, nothing on screen changed
         w.info.setText(f"<span style='color:#dc2626'>{message}</span>")
+        w.updating.stop()  # "Updating the heatmaps…" must not cover the sentence: the request is not coming
+        w.last_error = message  # until the next heatmaps, which clear it
         if w.measuring is not None or w.timing.busy.isVisible():
             w.timing.show_error("timing skipped: the compute worker stopped during this timing; press Measure now "
                                 "(Ctrl+M) to run it again.", skipped=True)

@@ -32,8 +32,10 @@ from core.presets import LAYOUT_DEFAULTS, load_presets
 from widgets.config_tips import TIPS, model_tips, why_choices
 from widgets.layout_controls import LayoutControls
 from widgets.mla_controls import MLAControls, switch_attention
+from widgets.mode_badge import ModeBadge
+from widgets.preset_match import PresetMatch
 from widgets.slider_spin import SliderSpin
-from widgets.steady import grow_only, keep_room, reserve_lines
+from widgets.steady import keep_room, reserve_lines
 from widgets.style import set_style
 from widgets.wheel import FocusCombo
 
@@ -81,8 +83,7 @@ class ConfigPanel(QWidget):
         self.mla_controls = MLAControls()
         self.device = FocusCombo()
         self.device.addItems(devices)
-        self.badge = QLabel()
-        self.badge.setObjectName("modeBadge")
+        self.badge = ModeBadge()
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
         set_style(self.warnings, "color: #b45309;")
@@ -95,7 +96,7 @@ class ConfigPanel(QWidget):
         self._forced: set[str] = set()  # which of n_heads, n_kv_heads the panel moved away from the intent
         self._tick_notes = ""  # forced moves said during the change being handled
         self.last_notice = ""
-        self._preset_matches: dict[AttentionConfig, int] = {}  # config -> index of the preset it is (0: Custom)
+        self._preset_match = PresetMatch([self.preset.itemData(i) for i in range(1, self.preset.count())])
         # What the user chose, kept while d_model (or a real model's shape) forces other values.
         self._intent = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}
         for name in ("dtype", "phase", "causal", "bias", "device", "preset"):
@@ -211,15 +212,7 @@ class ConfigPanel(QWidget):
 
     def _refresh_labels(self) -> None:
         cfg = self._cfg
-        colours = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3", "MLA": "#ea580c"}
-        self.badge.setText(f" {cfg.mode_label} ")
-        set_style(self.badge, f"background:{colours[cfg.mode]}; color:white; border-radius:4px; "
-                                 "font-weight:bold; padding:2px 6px;")
-        grow_only(self.badge)  # "MHA" after "GQA-4 (group 3)" keeps the row as it was
-        self.badge.setToolTip(f"{cfg.n_heads} query heads share {cfg.kv_heads} key/value heads: "
-                              f"{cfg.group_size} query head(s) per KV head." if cfg.mla is None else
-                              f"{cfg.n_heads} heads, each with its own key and value rebuilt from one latent of "
-                              f"{cfg.mla.latent_width} values a token.")
+        self.badge.show_config(cfg)
         self.arch_form.setRowVisible(self.n_kv_heads, cfg.mla is None)  # MLA: one K and V per head, from the latent
         self.bias_row.setVisible(cfg.mla is None)
         self.layout_controls.set_kind(cfg.attention)
@@ -227,12 +220,7 @@ class ConfigPanel(QWidget):
         notes = cfg.head_dim_warnings()
         self.warnings.setText("\n".join("⚠ " + n for n in notes))
         self.warnings.setVisible(bool(notes))
-        match = self._preset_matches.get(cfg)
-        if match is None:  # 24 presets applied a tick was 2 ms of a drag step: once a configuration
-            match = next((i for i in range(1, self.preset.count()) if self.preset.itemData(i).apply(cfg) == cfg), 0)
-            if len(self._preset_matches) > 4096:
-                self._preset_matches.clear()
-            self._preset_matches[cfg] = match
+        match = self._preset_match.index(cfg)
         with QSignalBlocker(self.preset):
             self.preset.setCurrentIndex(match)
         if match == 0 and self.last_notice.startswith("Preset "):  # the preset's note no longer describes this

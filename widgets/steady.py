@@ -25,12 +25,6 @@ def reserve_lines(label: QLabel, lines: int) -> None:
     label.setMinimumHeight(lines * label.fontMetrics().lineSpacing() + margins.top() + margins.bottom())
 
 
-def grow_only(widget: QWidget) -> None:
-    """Call after changing the widget's text: its width never shrinks again, so a shorter text moves
-    nothing (a longer one widens it once)."""
-    widget.setMinimumWidth(max(widget.minimumWidth(), widget.sizeHint().width()))
-
-
 class LayoutFirewall(QWidget):
     """Holds one widget and passes its layout requests up only when its size hints changed.
 

@@ -218,3 +218,11 @@ def test_trained_and_changed_heads_side_by_side_share_grid_badges_and_zoom(make_
     w.reset_zoom()  # Ctrl+0 resets both
     (x0, x1), (y0, y1) = lv.viewRange()
     assert x0 <= 0 and x1 >= left.layout_.width and y1 >= left.layout_.height and same_zoom()
+
+
+def test_the_trained_side_follows_the_colormap_and_scale_at_once(make_window):
+    w = make_window()
+    w.mosaic.colormap.setCurrentText("magma")
+    w.mosaic.scale.setCurrentIndex(1)
+    original = w.models.original  # drawn beside the changed heads of a real model
+    assert original.colormap.currentText() == "magma" and original.per_head

@@ -140,7 +140,7 @@ def test_killing_the_worker_mid_timing_says_so_keeps_the_pins_and_serves_the_nex
     with qtbot.waitSignal(w.runner.worker_died, timeout=30000) as died:
         w.runner.kill_worker("timing")
     message = died.args[0]
-    assert message.startswith("The compute worker was killed (SIGKILL") and "while timing the layer" in message
+    assert message.startswith("The timing worker was killed (SIGKILL") and "while timing the layer" in message
     assert "pins, results and workspace are kept" in message and "was not started again" in message
     assert w.worker_status.last_death == message and message in w.statusBar().currentMessage()
     assert "Measure" in w.timing.labels["state"].text() or "stopped" in w.timing.labels["state"].text()
@@ -196,6 +196,11 @@ def test_a_worker_that_cannot_start_is_reported_once_not_restarted_forever(qtbot
     qtbot.waitUntil(lambda: any("could not start" in m for m in messages), timeout=30000)
     assert runner.deaths == 3 and runner.worker_pids() == []
     assert messages[-1].startswith("The compute worker could not start (exited with code 1, 3 times)")
+    failures = []
+    runner.failed.connect(failures.append)
+    rid = runner.submit(ComputeRequest(config=SMALL, text="a b c"))
+    qtbot.waitUntil(lambda: bool(failures), timeout=10000)  # said, not queued on a worker that is not there
+    assert failures[-1].request_id == rid and "could not start" in failures[-1].message and runner.is_idle()
     runner.shutdown()
 
 
@@ -241,7 +246,7 @@ def test_a_dead_timing_worker_or_spare_is_replaced_and_a_warm_spare_is_kept(qtbo
             child = runner._timing if role == "timing" else runner._spare
             with qtbot.waitSignal(runner.worker_died, timeout=30000) as died:
                 child.process.kill()
-            assert died.args[0].startswith("An idle compute worker was killed") and died.args[0].endswith(
+            assert died.args[0].startswith("An idle timing worker was killed") and died.args[0].endswith(
                 "nothing was lost.")  # it was doing nothing: nothing to retry
             assert runner.wait_ready(120)  # a timing worker and a ready spare again
             assert child.process.pid not in runner.worker_pids() and len(runner.worker_pids()) == 3
@@ -283,5 +288,42 @@ def test_a_frozen_worker_is_noticed_killed_and_replaced(qtbot, role):
         assert frozen not in runner.worker_pids()
         rid = runner.submit(ComputeRequest(SMALL, "served by the new one", want_timing=False))
         qtbot.waitUntil(lambda: any(r.request_id == rid for r in shown), timeout=60000)
+    finally:
+        runner.shutdown()
+
+
+def test_a_main_worker_killed_mid_heatmaps_leaves_its_sentence_on_screen(make_window, qtbot):
+    w = make_window(sync=False, kind="process")
+    assert w.runner.wait_ready(120)
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60000)
+    w.runner._main.process.send_signal(signal.SIGSTOP)  # it holds the next request, as a long kernel would
+    w.text.setText("a text the frozen worker never draws")
+    qtbot.waitUntil(lambda: bool(w.runner._main.jobs), timeout=10000)
+    with qtbot.waitSignal(w.runner.worker_died, timeout=30000) as died:
+        w.runner.kill_worker("main")
+    assert "while computing the heatmaps" in died.args[0]
+    updating = []
+    w.updating.timeout.connect(lambda: updating.append(1))
+    qtbot.waitUntil(lambda: w.runner.is_idle(), timeout=60000)
+    assert not w.updating.isActive() and updating == []  # "Updating the heatmaps…" would be a false promise
+    assert died.args[0] in w.info.text() and w.last_error == died.args[0]
+    w.text.setText("the next change")  # the user's next move is served by the new worker
+    qtbot.waitUntil(lambda: w.view_is_current() and w.last_heatmaps.tokens[0] == "the", timeout=60000)
+    assert w.last_error == "" and died.args[0] not in w.info.text()
+
+
+def test_a_worker_frozen_before_its_hello_is_stopped_and_replaced(qtbot):
+    runner = ProcessRunner()
+    try:
+        runner.start_hang_s = 2.0  # (the app waits three minutes: a cold disk can take one to import torch)
+        runner._main.process.send_signal(signal.SIGSTOP)  # a hung import
+        with qtbot.waitSignal(runner.worker_died, timeout=30000) as died:
+            pass
+        assert "had not started after 2 s and was stopped" in died.args[0]
+        assert runner.wait_ready(120)  # a new main worker, then the timing worker and its spare
+        maps = []
+        runner.heatmaps_ready.connect(maps.append)
+        rid = runner.submit(ComputeRequest(config=SMALL, text="a b c", want_timing=False))
+        qtbot.waitUntil(lambda: bool(maps) and maps[-1].request_id == rid, timeout=60000)
     finally:
         runner.shutdown()

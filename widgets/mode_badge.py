@@ -1,0 +1,31 @@
+"""The attention mode's badge beside the biases (MHA, GQA-4 (group 3), MQA, MLA (latent 512 + rope 64))."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QLabel, QWidget
+
+from core.config import AttentionConfig
+from widgets.style import set_style, set_tip
+
+COLOURS = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3", "MLA": "#ea580c"}
+
+
+class ModeBadge(QLabel):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("modeBadge")
+        bold = self.font()
+        bold.setBold(True)
+        # Room for the usual badges, so MHA/GQA/MQA switches move nothing; a longer one (MLA's) widens the row
+        # while it is shown and gives the room back (a 1024-wide window must still fit).
+        self.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(" GQA-16 (group 16) ") + 12)  # + 6 px padding a side
+
+    def show_config(self, cfg: AttentionConfig) -> None:
+        self.setText(f" {cfg.mode_label} ")
+        set_style(self, f"background:{COLOURS[cfg.mode]}; color:white; border-radius:4px; font-weight:bold; "
+                        "padding:2px 6px;")
+        set_tip(self, f"{cfg.n_heads} query heads share {cfg.kv_heads} key/value heads: {cfg.group_size} query "
+                      "head(s) per KV head." if cfg.mla is None else
+                      f"{cfg.n_heads} heads, each with its own key and value rebuilt from one latent of "
+                      f"{cfg.mla.latent_width} values a token.")
