@@ -284,7 +284,8 @@ def test_a_frozen_worker_is_noticed_killed_and_replaced(qtbot, role):
             runner.submit(ComputeRequest(SMALL, "waiting on a frozen worker", want_timing=role == "timing",
                                          timing_budget_s=0.002))
         stage = "computing the heatmaps" if role == "main" else "timing the layer"
-        assert died.args[0].startswith(f"The compute worker stopped answering for 3 s and was stopped while {stage}")
+        which = "compute" if role == "main" else "timing"
+        assert died.args[0].startswith(f"The {which} worker stopped answering for 3 s and was stopped while {stage}")
         assert frozen not in runner.worker_pids()
         rid = runner.submit(ComputeRequest(SMALL, "served by the new one", want_timing=False))
         qtbot.waitUntil(lambda: any(r.request_id == rid for r in shown), timeout=60000)
