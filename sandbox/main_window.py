@@ -129,7 +129,7 @@ class MainWindow(QMainWindow):
         self.runner.idle.connect(self.warm_timer.start)
         self.models.picker.reaching.connect(self.runner.warm_up_models)
         self._on_config_changed(cfg)
-        self.refresh_costs()  # the first frame shows every cost, before any heatmaps
+        self.costs.run_if_due()  # the first frame shows every cost, before any heatmaps (once: not again)
 
     def _fit_to_screen(self) -> None:
         """Never open larger than the screen, nor partly off it (a 1024x700 screen, a saved geometry
