@@ -10,6 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from widgets.cached_axis import CachedAxis
 from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP, DIVERGING, group_colour, lut
 from widgets.hover_readout import HoverReadout
 from widgets.mosaic import (
@@ -18,7 +19,7 @@ from widgets.mosaic import (
     diverging_index,
     plan_layout,
     render_index,
-    scale_to_index,
+    render_probs,
 )
 from widgets.pixmap_image import PixmapImageItem
 from widgets.tile_titles import TileTitles
@@ -46,12 +47,14 @@ class HeatmapMosaic(QWidget):
         super().__init__(parent)
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground("#1e1e1e")
-        self.plot = self.glw.addPlot()
+        self.plot = self.glw.addPlot(axisItems={side: CachedAxis(side) for side in ("left", "bottom", "top", "right")})
         self.plot.invertY(True)
         self.plot.setAspectLocked(True)
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
         self.plot.getAxis("bottom").setStyle(tickTextOffset=2)
+        for side in ("left", "bottom", "top", "right"):  # token ticks: an SI prefix never applies, and finding
+            self.plot.getAxis(side).enableAutoSIPrefix(False)  # it re-set each label's HTML at every range change
         self.image = PixmapImageItem()
         self.plot.addItem(self.image)
         self.titles = TileTitles()
@@ -216,8 +219,7 @@ class HeatmapMosaic(QWidget):
             first, second = self.diff_names
             self.bar_text.setText(f"{-m:+.3f} ({second} larger) → 0 → {m:+.3f} ({first} larger)")
             return
-        levels, self.vmax = scale_to_index(self.probs, self.per_head)  # the max found once (1.3 M values at 64 heads)
-        index = render_index(levels, self.layout_)
+        index, self.vmax = render_probs(self.probs, self.layout_, self.per_head)  # the max found once (1.3 M values)
         self.image.setImage(index, autoLevels=False, levels=None, lut=colour_table(lut(self.colormap.currentText())))
         self.image.setRect(rect)
         top = "each head's own max" if self.per_head else f"{float(self.vmax[0]):.3f}"

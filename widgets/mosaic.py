@@ -7,6 +7,7 @@ Pure numpy: no Qt, no torch.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -124,25 +125,68 @@ def diverging_index(diff: np.ndarray) -> tuple[np.ndarray, float]:
 def render_mosaic(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False,
                   vmax: float | None = None) -> np.ndarray:
     """probs (H, T, T) -> index image (height, width) uint8 into colour_table(), C-contiguous."""
-    return render_index(scale_to_index(probs, per_head, vmax)[0], layout)
+    return render_probs(probs, layout, per_head, vmax)[0]
+
+
+def render_probs(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False,
+                 vmax: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """probs (H, T, T) -> the framed mosaic index image (height, width) and the top of the scale per head (H,),
+    as render_index(scale_to_index(...)) gives them, in one pass: each level is computed straight into its
+    tile (no (H, T, T) float and uint8 copies between): 1.3 ms instead of 4 for 64 heads of 128 tokens."""
+    if vmax is not None:
+        top = np.full(len(probs), vmax, dtype=np.float32)
+    elif per_head:
+        top = probs.reshape(len(probs), -1).max(axis=1)  # (H,)
+    else:
+        top = np.full(len(probs), probs.max() if probs.size else 1.0, dtype=np.float32)
+    top = np.where(top > 0, top, 1.0).astype(np.float32)
+    scale = ((LEVELS - 1) / top).astype(np.float32)  # (H,)
+    if vmax is not None:  # a fixed top: larger values are clipped to it (a float pass only in this case)
+        probs = np.minimum(probs, top[:, None, None])
+    return _paint_tiles(probs, layout, scale), top
 
 
 def render_index(idx: np.ndarray, layout: MosaicLayout) -> np.ndarray:
     """Colormap levels (H, T, T) uint8 -> the framed mosaic index image (height, width)."""
-    img = np.full((layout.height, layout.width), BACKGROUND_INDEX, dtype=np.uint8)
-    n, f, u = layout.tile, layout.frame, layout.upsample
+    return _paint_tiles(idx, layout, None)
+
+
+@functools.lru_cache(maxsize=8)
+def _frames(layout: MosaicLayout) -> np.ndarray:
+    """The background and every tile's frame in its KV group's colour, (rows * cell, cols * cell) uint8:
+    the whole grid of cells, so that its tiles are one strided view (the image is its top-left crop)."""
+    img = np.full((layout.rows * layout.cell, layout.cols * layout.cell), BACKGROUND_INDEX, dtype=np.uint8)
+    n, f = layout.tile, layout.frame
     for head in range(layout.n_heads):
         x, y = layout.origin(head)
         if layout.group_size > 1:
-            group = head // layout.group_size
-            img[y - f: y + n + f, x - f: x + n + f] = GROUP_INDEX + group % len(GROUP_COLOURS)
+            img[y - f: y + n + f, x - f: x + n + f] = GROUP_INDEX + (head // layout.group_size) % len(GROUP_COLOURS)
         else:  # MHA: no head shares a KV head, so no frame colour may suggest a group
             img[y - f: y + n + f, x - f: x + n + f] = GROUP_INDEX + len(GROUP_COLOURS) - 1
-        tile = idx[head]  # (T, T)
-        if u > 1:
-            tile = tile.repeat(u, axis=0).repeat(u, axis=1)  # (T*u, T*u)
-        img[y: y + n, x: x + n] = tile
+    img.flags.writeable = False
     return img
+
+
+def _paint_tiles(values: np.ndarray, layout: MosaicLayout, scale: np.ndarray | None) -> np.ndarray:
+    """The framed mosaic with head h's tile set to values[h] * scale[h] (or values[h], when scale is None),
+    truncated to uint8 as astype does, each token drawn as upsample x upsample pixels."""
+    lay = layout
+    grid = _frames(lay).copy()
+    t, u, c, f, n = lay.n_tokens, lay.upsample, lay.cell, lay.frame, lay.tile
+    # (rows * cell, cols * cell) -> (rows, cols, T, u, T, u): tile (r, c)'s token (q, k) pixel (i, j), a view
+    tiles = grid.reshape(lay.rows, c, lay.cols, c)[:, f: f + n, :, f: f + n]  # (rows, n, cols, n)
+    tiles = tiles.reshape(lay.rows, t, u, lay.cols, t, u).transpose(0, 3, 1, 2, 4, 5)
+    full, rem = divmod(lay.n_heads, lay.cols)
+    for first, dst, count in ((0, tiles[:full], full * lay.cols), (full * lay.cols, tiles[full:full + 1, :rem], rem)):
+        if count == 0:
+            continue
+        r, k = dst.shape[:2]
+        src = values[first: first + count].reshape(r, k, t, 1, t, 1)  # (H', T, T) -> (r, k, T, 1, T, 1)
+        if scale is None:
+            np.copyto(dst, src, casting="unsafe")
+        else:
+            np.multiply(src, scale[first: first + count].reshape(r, k, 1, 1, 1, 1), out=dst, casting="unsafe")
+    return np.ascontiguousarray(grid[: lay.height, : lay.width])
 
 
 def render_rgb(probs: np.ndarray, layout: MosaicLayout, colormap_lut: np.ndarray, per_head: bool = False,
