@@ -31,6 +31,7 @@ from sandbox.compute_types import (
     WorkerInfo,
     starting_info,
 )
+from sandbox.deadlines import Deadline, Deadlines
 from sandbox.runner_contract import RunnerSignals
 from sandbox.runner_probes import RunnerProbes
 from sandbox.shared_arrays import from_shared
@@ -69,7 +70,8 @@ class ProcessRunner(RunnerSignals, RunnerProbes):
         self._warm_sent = False
         self._sweep_id = 0
         self._sweep: tuple[str, bool, list] | None = None  # the running sweep: knob, timed, its rows so far
-        self._timer: threading.Timer | None = None  # a timing waiting for the sliders to settle
+        self._timer: Deadline | None = None  # a timing waiting for the sliders to settle
+        self._deadlines = Deadlines("runner-deadlines")
         self.deaths = 0  # workers replaced after a crash (tests, the soak)
         self.kills = 0  # stale timings killed because they did not stop in time
         self._failed_starts: dict[str, int] = {}  # by role: workers that died before their hello, in a row
@@ -155,9 +157,7 @@ class ProcessRunner(RunnerSignals, RunnerProbes):
                 self._send(child, ("latest", rid))
             self._job(self._main, "heatmaps", rid, request)
             if request.want_timing:
-                self._timer = threading.Timer(self._settle_s, self._start_timing, args=(rid, request))
-                self._timer.daemon = True
-                self._timer.start()
+                self._timer = self._deadlines.call_later(self._settle_s, self._start_timing, rid, request)
         return rid
 
     def _start_timing(self, rid: int, request: ComputeRequest) -> None:
@@ -175,9 +175,7 @@ class ProcessRunner(RunnerSignals, RunnerProbes):
                 return
             if (self._timing is None or self._timing.jobs or not self._timing.ready.is_set()  # stopping, or starting
                     or any(kind == "heatmaps" for kind in self._main.jobs.values())):
-                self._timer = threading.Timer(0.02, self._start_timing, args=(rid, request))  # heatmaps first
-                self._timer.daemon = True
-                self._timer.start()
+                self._timer = self._deadlines.call_later(0.02, self._start_timing, rid, request)  # heatmaps first
                 return
             self._timer = None
             self._send(self._timing, ("latest", rid))  # a worker started since has not heard of it
@@ -190,9 +188,7 @@ class ProcessRunner(RunnerSignals, RunnerProbes):
         child = self._timing
         if child is None or not child.jobs:
             return
-        stuck = threading.Timer(KILL_AFTER_S, self._kill_if_stuck, args=(child, set(child.jobs)))
-        stuck.daemon = True
-        stuck.start()
+        self._deadlines.call_later(KILL_AFTER_S, self._kill_if_stuck, child, set(child.jobs))
 
     def _kill_if_stuck(self, child: WorkerChild, tokens: set[int]) -> None:
         with self._lock:
