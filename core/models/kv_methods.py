@@ -1,0 +1,110 @@
+"""The four ways of shrinking a trained model's KV cache without training, as one knob each, and what
+each costs in cache bytes (counted by [geometry]'s functions, core/counts.py).
+
+- heads: K' KV heads, each the mean of its group's K and V heads (the GQA paper's conversion).
+- latent_pca / latent_svd: every token's keys (before RoPE) and values rebuilt from r latent values
+  (core/kv_latent.py).
+- window / window_sinks: every layer sees the last W tokens, and the first S=4 too (core/kv_window.py).
+- quant: K (after RoPE) and V stored in a smaller format (core/kv_quant.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.arch.formats import kv_format_bytes
+from core.config import AttentionConfig, divisors
+from core.counts import model_counts
+from core.kv_window import cached_tokens
+
+METHODS = ("heads", "latent_pca", "latent_svd", "window", "window_sinks", "quant")
+FAMILIES = {"heads": ("heads",), "latent": ("latent_pca", "latent_svd"), "window": ("window", "window_sinks"),
+            "quant": ("quant",)}  # what --methods names -> the lines drawn
+METHOD_NAMES = {"heads": "fewer KV heads (pooled)", "latent_pca": "latent KV (PCA)", "latent_svd": "latent KV (SVD)",
+                "window": "sliding window", "window_sinks": "window + 4 sinks", "quant": "quantised KV"}
+SINKS = 4  # StreamingLLM's choice
+SERVED_FORMAT = "bfloat16"  # the unchanged model's cache, as served (its weights run in float32 here)
+QUANT_FORMATS = ("float16", "fp8_e4m3", "fp8_e5m2", "q8_0", "q4_0")
+
+
+@dataclass(frozen=True)
+class KVMethod:
+    method: str
+    setting: int | str  # K', r, W or a format name
+    sinks: int = 0
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"KV method {self.method!r} is not known; choose one of {', '.join(METHODS)}.")
+
+    @property
+    def label(self) -> str:
+        knob = {"heads": "K", "latent_pca": "r", "latent_svd": "r", "window": "W", "window_sinks": "W"}.get(self.method)
+        return f"{METHOD_NAMES[self.method]}, {knob}={self.setting}" if knob else f"{METHOD_NAMES[self.method]}, {self.setting}"
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the counts need of a real model."""
+
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    d_model: int
+
+    @property
+    def kv_width(self) -> int:
+        """Values per token per layer of the unchanged cache: K and V of every KV head."""
+        return 2 * self.n_kv_heads * self.head_dim
+
+
+def _config(s: ModelShape, context: int, fmt: str, n_kv: int | None = None, window: int | None = None) -> AttentionConfig:
+    return AttentionConfig(d_model=s.d_model, n_heads=s.n_heads, n_kv_heads=n_kv or s.n_kv_heads, seq_len=context,
+                           n_layers=s.n_layers, causal=True, explicit_head_dim=s.head_dim, kv_dtype=fmt,
+                           window=window, layer_pattern="local" if window else "global")
+
+
+def kv_bytes_per_token(s: ModelShape, m: KVMethod | None, context: int) -> float:
+    """The whole model's cache per token of context at `context` tokens (an encoder counted as a causal
+    model's cache would be: it keeps none between calls). None: the unchanged model."""
+    if m is None or m.method in ("latent_pca", "latent_svd") and m.setting == s.kv_width:
+        return model_counts(_config(s, context, SERVED_FORMAT).architecture(), _config(s, context, SERVED_FORMAT)).kv_bytes_per_token
+    if m.method == "heads":
+        cfg = _config(s, context, SERVED_FORMAT, n_kv=int(m.setting))
+        return model_counts(cfg.architecture(), cfg).kv_bytes_per_token
+    if m.method == "quant":
+        cfg = _config(s, context, str(m.setting))
+        return model_counts(cfg.architecture(), cfg).kv_bytes_per_token
+    if m.method in ("latent_pca", "latent_svd"):
+        return s.n_layers * kv_format_bytes(int(m.setting), SERVED_FORMAT)
+    per_token = model_counts(_config(s, context, SERVED_FORMAT).architecture(),
+                             _config(s, context, SERVED_FORMAT)).kv_bytes_per_token
+    return per_token * cached_tokens(context, int(m.setting), m.sinks) / context
+
+
+def default_sweep(s: ModelShape, context: int, families: tuple[str, ...] = tuple(FAMILIES)) -> list[KVMethod]:
+    """Each method's points, from mild to harsh (the identity settings are the unchanged model: left out)."""
+    out: list[KVMethod] = []
+    if "heads" in families:
+        out += [KVMethod("heads", k) for k in sorted(divisors(s.n_kv_heads), reverse=True) if k < s.n_kv_heads]
+    if "latent" in families:
+        ranks = sorted({max(1, round(s.kv_width * f)) for f in (3 / 4, 1 / 2, 1 / 3, 1 / 4, 1 / 6, 1 / 8)}, reverse=True)
+        out += [KVMethod(name, r) for name in ("latent_pca", "latent_svd") for r in ranks]
+    if "window" in families:
+        windows = [w for w in (context // 2, context // 4, context // 8, context // 16, context // 32, 16) if w >= 4]
+        windows = sorted(set(windows), reverse=True)
+        out += [KVMethod("window", w) for w in windows] + [KVMethod("window_sinks", w, SINKS) for w in windows]
+    if "quant" in families:
+        out += [KVMethod("quant", f) for f in QUANT_FORMATS if f != SERVED_FORMAT
+                and (not f.startswith("q") or s.head_dim % 32 == 0)]
+    return out
+
+
+def parse_families(text: str) -> tuple[str, ...]:
+    """'heads,latent' -> ('heads', 'latent'); a ValueError naming the choices otherwise."""
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    bad = [n for n in names if n not in FAMILIES]
+    if bad or not names:
+        raise ValueError(f"--methods takes a comma-separated list of {', '.join(FAMILIES)}, not {text!r}.")
+    return names
