@@ -1,4 +1,4 @@
-"""attention-sandbox: the app (no command), `report`, `snapshot`."""
+"""attention-sandbox: the app (no command), `report`, `sweep`, `inspect`, `heads`, `frontier`, `snapshot`."""
 
 from __future__ import annotations
 
@@ -48,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_inspect_args(ins)
     heads = sub.add_parser("heads", help="score what every head of a real model does")
     add_heads_args(heads)
+
+    from sandbox.frontier_cli import add_frontier_args
+
+    front = sub.add_parser("frontier", help="what each way of shrinking a real model's KV cache costs it")
+    add_frontier_args(front)
 
     sub.add_parser("prepare-models", help="dequantise and cache the shipped models now (make does this once)")
 
@@ -201,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_inspect(args)
         if args.command == "sweep":
             return cmd_sweep(args)
+        if args.command == "frontier":
+            from sandbox.frontier_cli import cmd_frontier
+
+            return cmd_frontier(args)
         if args.command == "snapshot":
             return cmd_snapshot(args)
         if args.command == "prepare-models":

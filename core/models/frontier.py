@@ -32,7 +32,13 @@ from core.kv_latent import (
 from core.kv_quant import quant_dequant
 from core.kv_window import window_keep, windowed_mask
 from core.models.inspect import INTERFACE_NAME, _active, attention_modules
-from core.models.kv_methods import KVMethod, ModelShape, default_sweep, kv_bytes_per_token
+from core.models.kv_methods import (
+    KVMethod,
+    ModelShape,
+    default_sweep,
+    kv_bytes_per_token,
+    setting_label,
+)
 from core.models.source import LoadedModel
 from core.models.surgery import pool_kv
 from core.timing import Cancelled
@@ -69,8 +75,12 @@ class FrontierPoint:
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out["perplexity"] = self.perplexity
+        out.update(perplexity=self.perplexity, cost=self.cost(), setting_label=setting_label(self.method, self.setting))
         return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FrontierPoint:
+        return cls(**{f: data[f] for f in cls.__dataclass_fields__})
 
 
 @dataclass
@@ -91,6 +101,12 @@ class FrontierResult:
                 "eval_tokens": self.eval_tokens, "calib_tokens": self.calib_tokens, "seconds": self.seconds,
                 "complete": self.complete, "baseline": self.baseline.to_json(),
                 "points": [p.to_json() for p in self.points]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FrontierResult:
+        fields_ = {f: data[f] for f in cls.__dataclass_fields__ if f not in ("baseline", "points")}
+        return cls(baseline=FrontierPoint.from_json(data["baseline"]),
+                   points=[FrontierPoint.from_json(p) for p in data["points"]], **fields_)
 
 
 def shape_of(m: LoadedModel) -> ModelShape:
@@ -179,7 +195,10 @@ class _Attend:
 
 def row_js(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """Jensen-Shannon divergence in bits between rows (..., S) of two distributions, in float32 (surgery's
-    js_divergence in float64 was a fifth of a run); exactly 0 for equal rows."""
+    js_divergence in float64 was a fifth of a run); exactly 0 for equal rows. Weights below 1e-30 count as
+    0: half of the smallest subnormal float rounds to 0, and log(0) would make a row's divergence infinite."""
+    p = torch.where(p < 1e-30, 0.0, p)
+    q = torch.where(q < 1e-30, 0.0, q)
     m = 0.5 * (p + q)
     kl = torch.xlogy(p, p) - torch.xlogy(p, m) + torch.xlogy(q, q) - torch.xlogy(q, m)
     return (0.5 * kl.sum(-1) / math.log(2)).clamp_min(0.0)

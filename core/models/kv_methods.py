@@ -39,8 +39,15 @@ class KVMethod:
 
     @property
     def label(self) -> str:
-        knob = {"heads": "K", "latent_pca": "r", "latent_svd": "r", "window": "W", "window_sinks": "W"}.get(self.method)
-        return f"{METHOD_NAMES[self.method]}, {knob}={self.setting}" if knob else f"{METHOD_NAMES[self.method]}, {self.setting}"
+        return f"{METHOD_NAMES[self.method]}, {setting_label(self.method, self.setting)}"
+
+
+def setting_label(method: str, setting: int | str | None) -> str:
+    """'K=1', 'r=128', 'W=64', 'q4_0'; '' for the unchanged model."""
+    if setting is None:
+        return ""
+    knob = {"heads": "K", "latent_pca": "r", "latent_svd": "r", "window": "W", "window_sinks": "W"}.get(method)
+    return f"{knob}={setting}" if knob else str(setting)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,45 @@
+"""Frontier results kept on disk per model, texts and sweep, so reopening one is instant (a full SmolLM2
+frontier takes minutes on a CPU). One JSON file a result under the app's cache folder; a file that does
+not parse is ignored and rewritten."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from core.atomic import ExportError, write_text_atomic
+from core.models.catalog import cache_dir
+from core.models.frontier import FrontierResult
+from core.models.kv_methods import KVMethod
+
+VERSION = 1  # bump when a figure's definition changes: older files are then not read
+
+
+def cache_key(model: str, source: str, eval_text: str, calib_text: str, methods: list[KVMethod],
+              n_samples: int | None, context: int | None) -> str:
+    spec = json.dumps([VERSION, model, source, eval_text, calib_text, [(m.method, m.setting, m.sinks) for m in methods],
+                       n_samples, context])
+    return hashlib.sha256(spec.encode()).hexdigest()[:24]
+
+
+def _path(key: str) -> Path:
+    return cache_dir() / "frontier" / f"{key}.json"
+
+
+def load(key: str) -> FrontierResult | None:
+    try:
+        return FrontierResult.from_json(json.loads(_path(key).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def save(key: str, result: FrontierResult) -> None:
+    if not result.complete:
+        return  # a cancelled run is not the frontier
+    path = _path(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json.dumps(result.to_json()))
+    except (OSError, ExportError):
+        pass  # no cache: the next run computes again

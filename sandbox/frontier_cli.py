@@ -1,0 +1,100 @@
+"""`attention-sandbox frontier`: every way of shrinking a real model's KV cache, costed on a text.
+
+One row per point (the unchanged model first); --json prints the whole result, --csv the rows, a
+table otherwise, with the budget sentences under it. Progress goes to stderr."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+from core.frontier_summary import BUDGETS, CAVEAT, budget_sentence
+
+TEXTS = Path(__file__).resolve().parents[1] / "resources" / "texts"
+EVAL_TEXT = TEXTS / "eval_alice.txt"
+CALIB_TEXT = TEXTS / "calib_declaration.txt"
+CSV_KEYS = ("method", "setting", "sinks", "label", "kv_bytes_per_token", "kv_fraction", "loss", "perplexity",
+            "loss_change", "embedding_cosine", "cost", "js_mean", "output_rel_error", "seconds")
+
+
+def add_frontier_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="smollm2-135m, minilm-l6, or a local Hugging Face folder")
+    p.add_argument("--methods", default="heads,latent,window,quant",
+                   help="comma-separated: heads, latent, window, quant (default: all four)")
+    p.add_argument("--text-file", help="the evaluation text (default: the shipped Alice chapter)")
+    p.add_argument("--samples", type=int, default=2,
+                   help="evaluation samples of 1,024 tokens (512 for an encoder); default 2")
+    p.add_argument("--context", type=int, help="tokens per sample (default: 1,024, or 512 for an encoder)")
+    p.add_argument("--no-cache", action="store_true", help="compute again even when this frontier is cached")
+    p.add_argument("--allow-pickle", action="store_true", help="load a folder that has only pickle weights")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="one JSON object")
+    fmt.add_argument("--csv", action="store_true", help="one CSV row per point")
+
+
+def read_text(path: str | None, default: Path) -> str:
+    target = Path(path) if path else default
+    try:
+        return target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read the text file {target}: {getattr(exc, 'strerror', None) or exc}; "
+                         "give a UTF-8 text file.") from exc
+
+
+def cmd_frontier(args: argparse.Namespace) -> int:
+    from core.models import frontier_cache
+    from core.models.frontier import run_frontier, shape_of
+    from core.models.kv_methods import default_sweep, parse_families
+    from core.models.source import load_model
+
+    families = parse_families(args.methods)
+    if not 1 <= args.samples <= 64:
+        raise ValueError(f"--samples must be from 1 to 64, not {args.samples}.")
+    if args.context is not None and not 16 <= args.context <= 8192:
+        raise ValueError(f"--context must be from 16 to 8,192 tokens, not {args.context}.")
+    eval_text = read_text(args.text_file, EVAL_TEXT)
+    calib_text = read_text(None, CALIB_TEXT)
+
+    def say(text: str, fraction: float) -> None:
+        print(f"  {fraction * 100:3.0f}%  {text}", file=sys.stderr, flush=True)
+
+    m = load_model(args.model, progress=say, allow_pickle=args.allow_pickle)
+    from core.models.frontier import samples_of
+
+    context = samples_of(m, eval_text, 1, args.context)[0].shape[1]
+    methods = default_sweep(shape_of(m), context, families)
+    key = frontier_cache.cache_key(m.name, m.source, eval_text, calib_text, methods, args.samples, context)
+    result = None if args.no_cache else frontier_cache.load(key)
+    if result is None:
+        result = run_frontier(m, eval_text, calib_text, methods, n_samples=args.samples, context=context,
+                              progress=say)
+        frontier_cache.save(key, result)
+    else:
+        say("from the cache (--no-cache computes it again)", 1.0)
+    rows = [result.baseline.to_json()] + [p.to_json() for p in result.points]
+    if args.json:
+        out = result.to_json()
+        out["budgets"] = {f"{b:.4f}": budget_sentence(rows, b, m.kind, m.name) for b in BUDGETS}
+        print(json.dumps(out, indent=1))
+        return 0
+    if args.csv:
+        writer = csv.DictWriter(sys.stdout, fieldnames=CSV_KEYS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return 0
+    cost_name = "loss change" if m.kind == "causal" else "1 - cosine"
+    print(f"{m.name}: {result.samples} sample(s) of {result.context} tokens ({result.eval_tokens} in all), "
+          f"{result.seconds:.0f} s")
+    print(f"{'point':38s} {'KV B/token':>11s} {'of own':>7s} {cost_name:>12s} {'attn JS':>8s} {'out err':>8s}")
+    for r in rows:
+        cost = "" if r["cost"] is None else f"{r['cost']:.4f}"
+        print(f"{r['label'][:38]:38s} {r['kv_bytes_per_token']:11,.0f} {r['kv_fraction']:7.3f} {cost:>12s} "
+              f"{r['js_mean']:8.4f} {r['output_rel_error']:8.4f}")
+    print()
+    for b in BUDGETS:
+        print(budget_sentence(rows, b, m.kind, m.name))
+    print(CAVEAT)
+    return 0
