@@ -16,7 +16,7 @@ import torch  # noqa: E402
 
 from core.models.frontier import run_frontier  # noqa: E402
 from core.models.source import load_model  # noqa: E402
-from sandbox.frontier_cli import CALIB_TEXT, EVAL_TEXT  # noqa: E402
+from resources import CALIB_TEXT, EVAL_TEXT  # noqa: E402
 
 
 def main() -> int:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+CSV_KEYS = ("method", "setting", "sinks", "label", "kv_bytes_per_token", "kv_fraction", "loss", "perplexity",
+            "loss_change", "embedding_cosine", "cost", "js_mean", "output_rel_error", "seconds")  # README's list
 BUDGETS = (1 / 2, 1 / 3, 1 / 4, 1 / 8)
 BUDGET_NAMES = {1 / 2: "1/2", 1 / 3: "1/3", 1 / 4: "1/4", 1 / 8: "1/8"}
 FAMILY_OF = {"heads": "pooling", "latent_pca": "latent (PCA)", "latent_svd": "latent (SVD)", "window": "window",

@@ -3,7 +3,7 @@ Xiao et al. 2023): a query sees the last W keys (itself included) and the first 
 
 A causal model's query i sees key j when j <= i and (i - j < W or j < S); an encoder's query sees key j
 when |i - j| < W or j < S (its window is centred). The cache of a causal layer holds min(T, W + S)
-tokens at context T.
+tokens at context T (core/band.py's cached_tokens with W + S).
 """
 
 from __future__ import annotations
@@ -30,8 +30,3 @@ def windowed_mask(mask: torch.Tensor | None, keep: torch.Tensor, dtype: torch.dt
     if mask.dtype == torch.bool:
         mask = torch.zeros(mask.shape, dtype=dtype).masked_fill(~mask, blocked)
     return torch.maximum(mask[..., : keep.shape[-1]] + window, torch.tensor(blocked, dtype=dtype))
-
-
-def cached_tokens(context: int, window: int | None, sinks: int = 0) -> int:
-    """Tokens a causal layer's cache holds at `context`: all of them without a window."""
-    return context if window is None else min(context, window + sinks)

@@ -89,6 +89,36 @@ class SweepProgress:
 
 
 @dataclass(frozen=True)
+class FrontierJob:
+    """A KV frontier of a loaded model (its key as the Model list names it) over the given method families."""
+
+    run_id: int
+    model: str
+    families: tuple[str, ...]
+    n_samples: int = 2
+
+
+@dataclass(frozen=True)
+class FrontierProgress:
+    """One step of a frontier done: the point as plain numbers (FrontierPoint.to_json)."""
+
+    run_id: int
+    done: int
+    total: int
+    eta_s: float
+    text: str  # the step that runs next ('' when none)
+    point: dict | None
+
+
+@dataclass(frozen=True)
+class FrontierDone:
+    run_id: int
+    result: dict | None  # FrontierResult.to_json(); None when it failed or was cancelled
+    message: str = ""  # why, in a sentence, when result is None
+    cached: bool = False
+
+
+@dataclass(frozen=True)
 class WorkerInfo:
     """The compute side as the window names it: known once the worker has started."""
 

@@ -11,13 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from core.frontier_summary import BUDGETS, CAVEAT, budget_sentence
-
-TEXTS = Path(__file__).resolve().parents[1] / "resources" / "texts"
-EVAL_TEXT = TEXTS / "eval_alice.txt"
-CALIB_TEXT = TEXTS / "calib_declaration.txt"
-CSV_KEYS = ("method", "setting", "sinks", "label", "kv_bytes_per_token", "kv_fraction", "loss", "perplexity",
-            "loss_change", "embedding_cosine", "cost", "js_mean", "output_rel_error", "seconds")
+from core.frontier_summary import BUDGETS, CAVEAT, CSV_KEYS, budget_sentence
+from resources import CALIB_TEXT, EVAL_TEXT
 
 
 def add_frontier_args(p: argparse.ArgumentParser) -> None:

@@ -27,6 +27,7 @@ from sandbox.compute_types import ComputeRequest, Failure, HeatmapResult, Timing
 from sandbox.costs_refresh import CostsRefresh
 from sandbox.export import ExportJob
 from sandbox.export_controller import ExportController
+from sandbox.frontier_tab import FrontierTab
 from sandbox.menus import build_menus
 from sandbox.models_controller import ModelController
 from sandbox.pins import PinController
@@ -35,6 +36,7 @@ from sandbox.roles import RolesController
 from sandbox.settings_store import load_settings, save_settings
 from sandbox.sweeps import SweepController
 from sandbox.view_text import describe_view, updating_text
+from sandbox.window_fit import fit_to_screen
 from sandbox.worker_status import WorkerStatus
 from widgets.config_panel import ConfigPanel
 from widgets.export_dialog import ExportDialog
@@ -108,6 +110,7 @@ class MainWindow(QMainWindow):
         self.sweeps = SweepController(self)
         self.models = ModelController(self)
         self.roles = RolesController(self)
+        self.frontier = FrontierTab(self)
         self.exports = ExportController(self)
         self.models.loaded.connect(self.pins.on_model_loaded)
         self.last_alert = ""
@@ -119,7 +122,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(saved["geometry"])
         else:
             self.resize(1280, 800)
-        self._fit_to_screen()
+        fit_to_screen(self)
         # Import what opening a model needs once the user rests for a few seconds (a drag never waits
         # on it) or reaches for the Model box, whichever comes first.
         self.warm_timer = QTimer(self)
@@ -130,20 +133,6 @@ class MainWindow(QMainWindow):
         self.models.picker.reaching.connect(self.runner.warm_up_models)
         self._on_config_changed(cfg)
         self.costs.run_if_due()  # the first frame shows every cost, before any heatmaps (once: not again)
-
-    def _fit_to_screen(self) -> None:
-        """Never open larger than the screen, nor partly off it (a 1024x700 screen, a saved geometry
-        from a bigger one)."""
-        screen = self.screen().availableGeometry() if self.screen() is not None else None
-        if screen is None or screen.width() < 100:
-            return
-        w, h = min(self.width(), screen.width()), min(self.height(), screen.height())
-        if (w, h) != (self.width(), self.height()):
-            self.resize(w, h)
-        x = min(max(self.x(), screen.x()), screen.x() + max(0, screen.width() - self.width()))
-        y = min(max(self.y(), screen.y()), screen.y() + max(0, screen.height() - self.height()))
-        if (x, y) != (self.x(), self.y()):
-            self.move(x, y)
 
     # -- construction ------------------------------------------------------------------------
     def _build_layout(self) -> None:
@@ -176,6 +165,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.sweeps.panel, "Sweep")
         self.tabs.addTab(self.models.overview, "Layers")
         self.tabs.addTab(self.roles.panel, "Roles")
+        self.tabs.addTab(self.frontier.panel, "Frontier")
+        self.tabs.setTabToolTip(5, "What each way of shrinking a real model's KV cache costs it, on its own weights")
         self.tabs.setTabToolTip(3, "A real model's every layer x every head; click a tile to open that head")
         right = self.tabs
         split = QSplitter(Qt.Orientation.Horizontal)

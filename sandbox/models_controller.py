@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 class ModelController(QObject):
     loaded = Signal(str)  # the model's key, once the window shows it
+    changed = Signal()  # a real model opened, or back to random weights
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
@@ -117,6 +118,7 @@ class ModelController(QObject):
         self.window.mosaic.hover_prefix = ""
         self.window.config_panel.set_model_shape(None)
         self.window.reshow_timing()
+        self.changed.emit()
         QTimer.singleShot(0, self.window.heat_tab.fit_lower)
 
     def _reset_view(self) -> list[str]:
@@ -142,6 +144,7 @@ class ModelController(QObject):
                                             8000)
         self.window.config_panel.set_model_shape(shape)  # emits config_changed: the request follows
         self.loaded.emit(key)
+        self.changed.emit()
         QTimer.singleShot(0, self.window.heat_tab.fit_lower)  # the fidelity figures need room below the maps
 
     def _on_runner_failed(self, failure: Failure) -> None:

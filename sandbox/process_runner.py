@@ -32,6 +32,7 @@ from sandbox.compute_types import (
     starting_info,
 )
 from sandbox.deadlines import Deadline, Deadlines
+from sandbox.process_frontier import ProcessFrontier
 from sandbox.runner_contract import RunnerSignals
 from sandbox.runner_probes import RunnerProbes
 from sandbox.shared_arrays import from_shared
@@ -52,7 +53,7 @@ MAX_FAILED_STARTS = 3  # workers of one role dying before their hello, in a row:
 HANG_S = 30.0  # no answer for this long (its reader thread answers at once, kernels or not): it is frozen
 
 
-class ProcessRunner(RunnerSignals, RunnerProbes):
+class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
     def __init__(self, settle_s: float = 0.35, parent: QObject | None = None, hang_s: float = HANG_S,
                  main: WorkerChild | None = None) -> None:
         """main: a main worker already started (sandbox/app.py starts it before importing this module)."""
@@ -217,6 +218,8 @@ class ProcessRunner(RunnerSignals, RunnerProbes):
             progress: SweepProgress = args[0]
             if progress.sweep_id == self._sweep_id:
                 self._sweep[2].append(progress.row)
+        elif name == "frontier_done":
+            self._frontier_ended(args[0])
         elif name == "sweep_done" and args[0][0] == self._sweep_id:
             self._sweep = None  # the current sweep's end (a superseded one's end changes nothing)
         getattr(self, name).emit(*args)
@@ -273,6 +276,8 @@ class ProcessRunner(RunnerSignals, RunnerProbes):
         for key in lost_loads:  # the picker stops waiting: the user can pick it again
             self.failed.emit(Failure(-1, "model", f"the compute worker stopped while loading {key}; pick it again "
                                                   "in the Model list."))
+        if role == "main":
+            self._frontier_lost()
         if sweep is not None:
             knob, timed, rows = sweep
             self.sweep_done.emit((self._sweep_id, SweepResult(knob, rows=list(rows), timed=timed, partial=True,

@@ -15,13 +15,15 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any
 
 from PySide6.QtCore import QObject
 
 from core.models.source import warm_imports
 from core.sweep import SweepPoint, SweepResult
-from sandbox.compute_types import ComputeRequest, SweepJob, SweepProgress, WorkerInfo
+from sandbox.compute_types import ComputeRequest, FrontierJob, SweepJob, SweepProgress, WorkerInfo
 from sandbox.runner_contract import RunnerSignals
 from sandbox.worker import Worker, describe_error, worker_info
 
@@ -50,6 +52,8 @@ class ComputeRunner(RunnerSignals):
         self._sweep_id = 0
         self._sweep_cancelled = False
         self._sweep_active = False
+        self._frontier_id, self._frontier_cancelled, self._frontier_active = 0, False, False
+        self._worker.frontier.stopped = lambda rid: self._frontier_cancelled or rid != self._frontier_id
         self._warm_thread: threading.Thread | None = None
 
     def is_idle(self) -> bool:
@@ -88,6 +92,8 @@ class ComputeRunner(RunnerSignals):
     def _emit(self, name: str, *args: object) -> None:
         if name == "sweep_done":
             self._sweep_active = False
+        if name == "frontier_done" and args[0].run_id == self._frontier_id:  # type: ignore[attr-defined]
+            self._frontier_active = False
         getattr(self, name).emit(*args)
 
     def _run(self, rid: int, req: ComputeRequest, wake: threading.Event, settle_s: float) -> None:
@@ -187,6 +193,37 @@ class ComputeRunner(RunnerSignals):
         finally:
             self._job_done()
 
+    # -- the KV frontier: one point per job, as sweeps --------------------------------------------
+    @property
+    def frontier_running(self) -> bool:
+        return self._frontier_active
+
+    def submit_frontier(self, model: str, families: tuple[str, ...], n_samples: int = 2) -> int:
+        with self._lock:
+            self._frontier_id += 1
+            self._frontier_cancelled, self._frontier_active = False, True
+            job = FrontierJob(self._frontier_id, model, tuple(families), n_samples)
+        self._schedule(self._frontier_step, job, 0)
+        return job.run_id
+
+    def cancel_frontier(self) -> None:
+        self._frontier_cancelled = True
+
+    def _frontier_step(self, job: FrontierJob, index: int) -> None:
+        try:
+            if self._worker.frontier.step(job, index):
+                self._schedule(self._frontier_step, job, index + 1)
+        finally:
+            self._job_done()
+
+    def _schedule(self, fn: Callable[..., None], *args: Any) -> None:
+        with self._lock:
+            self._pending += 1
+        if self._sync or self._executor is None:
+            fn(*args)
+        else:
+            self._futures = [f for f in self._futures if not f.done()] + [self._executor.submit(fn, *args)]
+
     def shutdown(self, wait_s: float | None = None) -> bool:
         """Cancel what is queued, interrupt what runs, and join the worker thread: fully (None), or for
         at most wait_s seconds (the app quitting must not wait on a kernel call that cannot be stopped).
@@ -195,6 +232,7 @@ class ComputeRunner(RunnerSignals):
             self._latest += 1  # everything in flight is stale now
             self._wake.set()
             self._sweep_cancelled = True
+            self._frontier_cancelled = True
         finished = True
         if self._executor is not None:
             if wait_s is None:

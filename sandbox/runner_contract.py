@@ -14,6 +14,8 @@ class RunnerSignals(QObject):
     sweep_progress = Signal(object)  # SweepProgress
     sweep_step = Signal(int, str)  # sweep id, the timing step now running in a point ("naive prefill (3/7)")
     sweep_done = Signal(object)  # (sweep_id, SweepResult)
+    frontier_progress = Signal(object)  # FrontierProgress
+    frontier_done = Signal(object)  # FrontierDone
     model_progress = Signal(str, float)  # what is happening, fraction done
     model_loaded = Signal(object)  # (key, ModelShape)
     idle = Signal()

@@ -24,6 +24,7 @@ from core.sweep import SweepRow, run_point
 from core.timing import Cancelled
 from sandbox.compute import LayerCache, compute_heatmaps, compute_timing
 from sandbox.compute_types import ComputeRequest, Failure, SweepJob, SweepProgress, WorkerInfo
+from sandbox.frontier_worker import FrontierWork
 from sandbox.logfile import setup_log_file
 from sandbox.model_compute import shape_of
 
@@ -58,6 +59,7 @@ class Worker:
         self.cache = LayerCache()
         self.forwards = ForwardCache()  # a real model's unchanged run of the tokens on screen
         self.models: dict[str, LoadedModel] = {}  # loaded real models, by key or folder
+        self.frontier = FrontierWork(emit, self.models, describe_error)  # its `stopped` is set by the carrier
 
     def fail(self, rid: int, stage: str, exc: BaseException) -> None:
         detail = "".join(traceback.format_exception(exc))

@@ -3,10 +3,12 @@
 Messages in (tuples, pickled by multiprocessing):
   ("latest", rid)                    the newest request id: anything older is stale (read at once)
   ("cancel_sweep",)                  stop the sweep between points or timing repeats (read at once)
+  ("cancel_frontier",)               stop the frontier before its next point (read at once)
   ("stop",)                          leave
   ("heatmaps" | "timing", token, rid, request)
   ("load", token, key, allow_pickle, quiet)
   ("sweep", token, SweepJob)         every point in turn; live requests queued meanwhile run between points
+  ("frontier", token, FrontierJob)   the same, one KV-frontier point a step
   ("clear", token) / ("warm", token) drop the display caches / import what opening a model needs
   ("release", names)                 the window has copied these shared-memory arrays out (read at once)
   ("ping",)                          answered ("pong",) by the reader thread: the worker is not frozen
@@ -40,6 +42,7 @@ class _Served:
         self.latest = 0
         self.sweep_id = 0  # the newest sweep sent: an older one stops
         self.sweep_cancelled = False
+        self.frontier_id, self.frontier_cancelled = 0, False
         self.quiet = False  # a reload after a restart: the window has the model's shape already
         self.blocks: dict[str, SharedMemory] = {}  # arrays sent in shared memory, until the window has them
         self.blocks_lock = threading.Lock()
@@ -47,6 +50,7 @@ class _Served:
         self.deferred: deque[tuple[Any, ...] | None] = deque()  # met between two sweep points, run after it
         self.worker = Worker(self.emit, lambda rid: rid != self.latest,
                              lambda sid: self.sweep_cancelled or sid != self.sweep_id)
+        self.worker.frontier.stopped = lambda rid: self.frontier_cancelled or rid != self.frontier_id
         self.send(("hello", worker_info()))
 
     def send(self, message: tuple[Any, ...]) -> None:
@@ -71,6 +75,8 @@ class _Served:
                     self.latest = max(self.latest, message[1])
                 elif kind == "cancel_sweep":
                     self.sweep_cancelled = True
+                elif kind == "cancel_frontier":
+                    self.frontier_cancelled = True
                 elif kind == "ping":
                     self.send(("pong",))  # alive, whatever the main thread is computing
                 elif kind == "release":
@@ -81,6 +87,8 @@ class _Served:
                 else:
                     if kind == "sweep":
                         self.sweep_id, self.sweep_cancelled = message[2].sweep_id, False
+                    elif kind == "frontier":
+                        self.frontier_id, self.frontier_cancelled = message[2].run_id, False
                     self.jobs.put(message)
         except (EOFError, OSError):
             with self.blocks_lock:
@@ -114,10 +122,11 @@ class _Served:
                 w.load(key, allow_pickle)
             finally:
                 self.quiet = False
-        elif kind == "sweep":
+        elif kind in ("sweep", "frontier"):
             (job,) = args
+            step = w.sweep_step if kind == "sweep" else w.frontier.step
             index = 0
-            while w.sweep_step(job, index):
+            while step(job, index):
                 index += 1
                 self._run_waiting_live_jobs()
         elif kind == "clear":
@@ -135,7 +144,7 @@ class _Served:
                 message = self.jobs.get_nowait()
             except queue.Empty:
                 return
-            if message is None or message[0] == "sweep":
+            if message is None or message[0] in ("sweep", "frontier"):
                 self.deferred.append(message)
             else:
                 self.run_one(message)

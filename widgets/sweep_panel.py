@@ -40,6 +40,7 @@ class SweepPanel(QWidget):
     run_requested = Signal(str, str, bool)  # knob, values text, timed
     cancel_requested = Signal()
     lesson_requested = Signal(str, bool)  # lesson key, timed
+    frontier_lesson_requested = Signal()  # "Which KV saving costs least": the Frontier tab runs it
     export_png_requested = Signal()
     export_csv_requested = Signal()
 
@@ -87,6 +88,13 @@ class SweepPanel(QWidget):
             b.clicked.connect(lambda _c=False, k=lesson.key: self.lesson_requested.emit(k, self._lesson_timed(k)))
             self.lesson_buttons[lesson.key] = b
             lessons.addWidget(b, i // 2, 1 + i % 2)
+        frontier = QPushButton("Which KV saving costs least")
+        frontier.setToolTip("Open SmolLM2-135M and run its KV frontier: fewer KV heads, latent KV, sliding windows "
+                            "(with and without sinks) and quantised KV, costed on its own weights (the Frontier tab; "
+                            "minutes on a CPU the first time, at once after).")
+        frontier.clicked.connect(self.frontier_lesson_requested.emit)
+        self.lesson_buttons["frontier"] = frontier
+        lessons.addWidget(frontier, len(LESSONS) // 2, 1 + len(LESSONS) % 2)
         lessons.setColumnStretch(3, 1)
         prog = QHBoxLayout()
         prog.addWidget(self.timed)

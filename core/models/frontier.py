@@ -253,45 +253,83 @@ def fit_bases(m: LoadedModel, calib: list[torch.Tensor]) -> tuple[dict[int, Late
     return pca, svd
 
 
+class FrontierRun:
+    """A frontier one step at a time, so a worker serves other requests between its points: step 0 runs the
+    unchanged model, step n the n-th point (the latent bases fitted before the first latent point)."""
+
+    def __init__(self, m: LoadedModel, eval_text: str, calib_text: str, methods: list[KVMethod] | None = None,
+                 n_samples: int | None = 2, context: int | None = None) -> None:
+        self.m, self.calib_text = m, calib_text
+        self.samples = samples_of(m, eval_text, n_samples, context)
+        self.context = int(self.samples[0].shape[1])
+        self.shape = shape_of(m)
+        self.methods = default_sweep(self.shape, self.context) if methods is None else methods
+        self.native = kv_bytes_per_token(self.shape, None, self.context)
+        self.refs: list[_Run] = []
+        self.bases: tuple[dict[int, LatentBasis], dict[int, LatentBasis]] | None = None
+        self.result: FrontierResult | None = None
+        self.started = time.perf_counter()
+
+    @property
+    def steps(self) -> int:
+        return 1 + len(self.methods)
+
+    def describe(self, index: int) -> str:
+        return "the unchanged model" if index == 0 else self.methods[index - 1].label
+
+    def step(self, index: int) -> FrontierPoint:
+        m = self.m
+        previous = m.model.config._attn_implementation
+        try:
+            if index == 0:
+                t0 = time.perf_counter()
+                self.refs = [_forward(m, ids, _Attend(m, None)) for ids in self.samples]
+                base = FrontierPoint("baseline", None, 0, f"{m.name} unchanged", self.native, 1.0,
+                                     loss=_mean([r.loss for r in self.refs]),
+                                     loss_change=0.0 if m.kind == "causal" else None, js_mean=0.0,
+                                     output_rel_error=0.0, embedding_cosine=1.0 if m.kind == "encoder" else None,
+                                     seconds=time.perf_counter() - t0)
+                self.result = FrontierResult(m.name, m.kind, self.context, len(self.samples),
+                                             self.context * len(self.samples), 0, base, complete=False)
+                return base
+            assert self.result is not None, "step 0 first"
+            method = self.methods[index - 1]
+            basis = None
+            if method.method.startswith("latent"):
+                if self.bases is None:
+                    calib = samples_of(m, self.calib_text, 1, self.context)
+                    self.result.calib_tokens = int(calib[0].shape[1])
+                    self.bases = fit_bases(m, calib)
+                basis = self.bases[0] if method.method == "latent_pca" else self.bases[1]
+            point = _point(m, self.shape, method, self.samples, self.refs, basis, self.native, self.context)
+            self.result.points.append(point)
+            if index == self.steps - 1:
+                self.result.complete = True
+            return point
+        finally:
+            m.model.set_attn_implementation(previous)
+            self.result_seconds()
+
+    def result_seconds(self) -> None:
+        if self.result is not None:
+            self.result.seconds = time.perf_counter() - self.started
+
+
 def run_frontier(m: LoadedModel, eval_text: str, calib_text: str, methods: list[KVMethod] | None = None,
                  n_samples: int | None = 2, context: int | None = None, progress: Progress | None = None,
                  should_stop: Callable[[], bool] | None = None) -> FrontierResult:
     """Every point of `methods` (default_sweep when None) on the evaluation text's samples."""
     say = progress or (lambda _t, _f: None)
     stop = should_stop or (lambda: False)
-    start = time.perf_counter()
-    samples = samples_of(m, eval_text, n_samples, context)
-    T = samples[0].shape[1]
-    shape = shape_of(m)
-    methods = default_sweep(shape, T) if methods is None else methods
-    native = kv_bytes_per_token(shape, None, T)
-    previous = m.model.config._attn_implementation
-    try:
-        say("running the unchanged model…", 0.0)
-        refs = [_forward(m, ids, _Attend(m, None)) for ids in samples]
-        base = FrontierPoint("baseline", None, 0, f"{m.name} unchanged", native, 1.0,
-                             loss=_mean([r.loss for r in refs]), loss_change=0.0 if m.kind == "causal" else None,
-                             js_mean=0.0, output_rel_error=0.0, embedding_cosine=1.0 if m.kind == "encoder" else None,
-                             seconds=time.perf_counter() - start)
-        result = FrontierResult(m.name, m.kind, T, len(samples), T * len(samples), 0, base)
-        bases: tuple[dict[int, LatentBasis], dict[int, LatentBasis]] | None = None
-        for n, method in enumerate(methods):
-            if stop():
-                result.complete = False
-                raise Cancelled
-            if method.method.startswith("latent") and bases is None:
-                say("fitting the latent bases on the calibration text…", n / max(1, len(methods)))
-                calib = samples_of(m, calib_text, 1, T)
-                result.calib_tokens = int(calib[0].shape[1])
-                bases = fit_bases(m, calib)
-            say(f"{method.label} ({n + 1} of {len(methods)})…", n / max(1, len(methods)))
-            basis = None if bases is None else bases[0] if method.method == "latent_pca" else bases[1]
-            result.points.append(_point(m, shape, method, samples, refs, basis, native, T))
-        result.seconds = time.perf_counter() - start
-        say("done", 1.0)
-        return result
-    finally:
-        m.model.set_attn_implementation(previous)
+    run = FrontierRun(m, eval_text, calib_text, methods, n_samples, context)
+    for index in range(run.steps):
+        if stop():
+            raise Cancelled
+        say(f"{run.describe(index)} ({index + 1} of {run.steps})…", index / run.steps)
+        run.step(index)
+    say("done", 1.0)
+    assert run.result is not None
+    return run.result
 
 
 def _point(m: LoadedModel, shape: ModelShape, method: KVMethod, samples: list[torch.Tensor], refs: list[_Run],
@@ -319,4 +357,5 @@ def _mean(xs: list[float | None]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-__all__ = ["INTERFACE_NAME", "FrontierPoint", "FrontierResult", "fit_bases", "run_frontier", "samples_of"]
+__all__ = ["INTERFACE_NAME", "FrontierPoint", "FrontierResult", "FrontierRun", "fit_bases", "run_frontier",
+           "samples_of"]

@@ -13,7 +13,7 @@ from core.models.catalog import cache_dir
 from core.models.frontier import FrontierResult
 from core.models.kv_methods import KVMethod
 
-VERSION = 1  # bump when a figure's definition changes: older files are then not read
+VERSION = 2  # bump when a figure's definition changes: older files are then not read
 
 
 def cache_key(model: str, source: str, eval_text: str, calib_text: str, methods: list[KVMethod],

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.arch.formats import kv_format_bytes
+from core.band import cached_tokens
 from core.config import AttentionConfig, divisors
 from core.counts import model_counts
-from core.kv_window import cached_tokens
 
 METHODS = ("heads", "latent_pca", "latent_svd", "window", "window_sinks", "quant")
 FAMILIES = {"heads": ("heads",), "latent": ("latent_pca", "latent_svd"), "window": ("window", "window_sinks"),
@@ -87,7 +87,7 @@ def kv_bytes_per_token(s: ModelShape, m: KVMethod | None, context: int) -> float
         return s.n_layers * kv_format_bytes(int(m.setting), SERVED_FORMAT)
     per_token = model_counts(_config(s, context, SERVED_FORMAT).architecture(),
                              _config(s, context, SERVED_FORMAT)).kv_bytes_per_token
-    return per_token * cached_tokens(context, int(m.setting), m.sinks) / context
+    return per_token * cached_tokens(context, int(m.setting) + m.sinks) / context  # the window and its sinks
 
 
 def default_sweep(s: ModelShape, context: int, families: tuple[str, ...] = tuple(FAMILIES)) -> list[KVMethod]:

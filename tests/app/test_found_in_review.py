@@ -9,6 +9,7 @@ from core.compare import comparison
 from core.config import AttentionConfig
 from core.models.source import shipped_unavailable_reason
 from core.workspace import MAX_PINS
+from sandbox.window_fit import fit_to_screen
 
 TEXT = "The chef who trained in Lucknow cooked biryani"
 needs_models = pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the [models] extra is missing")
@@ -94,7 +95,7 @@ def test_the_window_opens_inside_a_small_screen(make_window):
     w = make_window()
     screen = w.screen().availableGeometry()
     w.resize(screen.width() + 500, screen.height() + 500)
-    w._fit_to_screen()
+    fit_to_screen(w)
     assert w.width() <= max(screen.width(), w.minimumSizeHint().width()) and w.height() <= screen.height() + 1
 
 

@@ -1,0 +1,177 @@
+"""The Frontier tab's controller: runs the KV frontier of the open real model on the compute worker (one
+point a step, the chart growing as they come), cancels it, opens a pooled-heads point in the Heatmaps tab,
+and exports the chart (PNG or SVG) and the table (CSV), each with a manifest."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QFileDialog
+
+from core.atomic import ExportError, staged, write_text_atomic
+from core.frontier_summary import BUDGETS, CSV_KEYS
+from core.models.catalog import SHIPPED
+from core.models.kv_methods import FAMILIES
+from resources import CALIB_TEXT, EVAL_TEXT
+from sandbox.compute_types import FrontierDone, FrontierProgress
+from sandbox.export import render_png, versions, write_svg
+from widgets.frontier_panel import FrontierPanel
+
+if TYPE_CHECKING:
+    from sandbox.main_window import MainWindow
+
+LESSON_MODEL = "smollm2-135m"
+
+
+class FrontierTab:
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.panel = FrontierPanel()
+        self.run_id = 0
+        self.newest = 1  # the first run id this tab listens to
+        self.partial: dict[str, Any] | None = None
+        runner = window.runner
+        runner.frontier_progress.connect(self._on_progress)
+        runner.frontier_done.connect(self._on_done)
+        p = self.panel
+        p.run_requested.connect(self.run)
+        p.cancel_requested.connect(runner.cancel_frontier)
+        p.open_model_requested.connect(window.models.load)
+        p.open_point_requested.connect(self.open_point)
+        p.export_chart_requested.connect(lambda: self._ask_path("chart"))
+        p.export_table_requested.connect(lambda: self._ask_path("table"))
+        window.models.changed.connect(self.model_changed)
+        window.sweeps.panel.frontier_lesson_requested.connect(self.run_lesson)
+        self.lesson_pending = False  # the lesson waits for SmolLM2 to open
+
+    def model_changed(self) -> None:
+        shape = self.window.models.shape
+        self.panel.set_model(shape.name if shape is not None else None, shape.kind if shape is not None else "causal")
+        if self.lesson_pending and self.window.models.key == LESSON_MODEL:
+            self.lesson_pending = False
+            self.run(tuple(FAMILIES))
+
+    def run_lesson(self) -> None:
+        """The Sweep tab's lesson "Which KV saving costs least": SmolLM2's frontier, every method, read at 1/3
+        of its cache (the sentence under the chart is the caption)."""
+        w = self.window
+        w.tabs.setCurrentIndex(w.tabs.indexOf(self.panel))
+        self.panel.budget.setValue(BUDGETS.index(1 / 3))
+        for box in self.panel.boxes.values():
+            box.setChecked(True)
+        if self.panel.running:
+            return
+        if w.models.key == LESSON_MODEL:
+            self.run(tuple(FAMILIES))
+            return
+        self.lesson_pending = True
+        self.panel.status.setText(f"Opening {SHIPPED[LESSON_MODEL]} for the lesson…")
+        w.models.load(LESSON_MODEL)
+
+    def run(self, families: tuple[str, ...]) -> None:
+        key = self.window.models.key
+        if key is None:
+            self.panel.show_error("no real model is open; open one first.")
+            return
+        self.partial = None
+        self.panel.set_running(True)
+        self.panel.status.setText("Running: the unchanged model…")
+        self.newest = self.run_id + 1  # a synchronous runner reports before submit returns the id
+        self.run_id = self.window.runner.submit_frontier(key, families)
+
+    def _on_progress(self, progress: FrontierProgress) -> None:
+        if progress.run_id < self.newest or progress.point is None:  # an earlier run's last words
+            return
+        shape = self.window.models.shape
+        if progress.point["method"] == "baseline":
+            self.partial = {"model": shape.name if shape else "", "kind": shape.kind if shape else "causal",
+                            "baseline": progress.point, "points": [], "samples": 0, "context": 0, "seconds": 0.0,
+                            "complete": False}
+        elif self.partial is not None:
+            self.partial["points"].append(progress.point)
+        if self.partial is not None:
+            self.panel.show_result(self.partial)
+        self.panel.show_progress(progress.done, progress.total, progress.eta_s, progress.text)
+
+    def _on_done(self, done: FrontierDone) -> None:
+        if done.run_id < self.newest:
+            return
+        self.panel.set_running(False)
+        if done.result is not None:
+            self.panel.show_result(done.result, " Read from the cache." if done.cached else "")
+            return
+        if done.message == "cancelled":
+            if self.partial is not None and self.partial["points"]:
+                self.panel.show_result(self.partial)
+            else:
+                self.panel.status.setText("Cancelled before the first point.")
+            return
+        self.panel.show_error(done.message)
+
+    def open_point(self, point: dict[str, Any] | None) -> None:
+        """A pooled-heads point in the Heatmaps tab: K KV heads in every layer, beside the trained heads."""
+        if point is None or point.get("method") != "heads":
+            return
+        w = self.window
+        w.models.picker.all_layers.setChecked(True)
+        w.config_panel.set_config(w.config().with_(n_kv_heads=int(point["setting"])))
+        w.tabs.setCurrentIndex(0)
+
+    # -- export ----------------------------------------------------------------------------------
+    def manifest(self) -> dict[str, Any]:
+        r = self.panel.result or {}
+        return {"title": "Attention Sandbox KV frontier", "model": r.get("model"), "kind": r.get("kind"),
+                "model_key": self.window.models.key, "shipped": self.window.models.key in SHIPPED,
+                "evaluation_text": EVAL_TEXT.name, "calibration_text": CALIB_TEXT.name,
+                "samples": r.get("samples"), "context": r.get("context"), "complete": r.get("complete", True),
+                "methods": sorted({p["method"] for p in r.get("points", [])}), "versions": versions()}
+
+    def csv_text(self) -> str:
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=CSV_KEYS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.panel.rows())
+        return buf.getvalue()
+
+    def _ask_path(self, what: str) -> None:
+        if self.panel.result is None:
+            self.panel.show_error("run the frontier first.")
+            return
+        if what == "table":
+            name, _ = QFileDialog.getSaveFileName(self.window, "Export frontier table", "frontier.csv", "CSV (*.csv)")
+        else:
+            name, _ = QFileDialog.getSaveFileName(self.window, "Export frontier chart", "frontier.png",
+                                                  "PNG (*.png);;SVG (*.svg)")
+        if name:
+            self.export(Path(name))
+
+    def export(self, path: Path) -> list[Path]:
+        """path's suffix says what: .csv the table, .png or .svg the chart; a .json manifest beside it."""
+        suffix = path.suffix.lower()
+        if suffix not in (".csv", ".png", ".svg"):
+            raise ValueError(f"export the frontier as .csv, .png or .svg, not {path.suffix or 'no suffix'}.")
+        manifest = path.with_suffix(".json")
+        try:
+            if suffix == ".csv":
+                write_text_atomic(path, self.csv_text())
+            else:
+                self._write_chart(path, suffix)
+            write_text_atomic(manifest, json.dumps(self.manifest(), indent=1))
+        except ExportError as exc:
+            self.window.alert("Export failed", str(exc))
+            return []
+        self.window.statusBar().showMessage(f"Wrote {path} and {manifest.name}", 6000)
+        return [path, manifest]
+
+    def _write_chart(self, path: Path, suffix: str) -> None:
+        """The chart as painted (QtSvg for SVG: pyqtgraph's SVG exporter fails on this plot's paths)."""
+        plot = self.panel.chart.plot
+        with staged([path]) as (tmp,):
+            if suffix == ".svg":
+                write_svg(plot, tmp, f"KV frontier of {(self.panel.result or {}).get('model', '')}")
+            elif not render_png(plot, 2.0).save(str(tmp), "PNG"):
+                raise ExportError(f"could not write {path}.")

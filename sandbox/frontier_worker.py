@@ -1,0 +1,74 @@
+"""The frontier as a worker runs it: one step a job (the unchanged model, then one point), the run kept
+between steps, so heatmaps and timings asked for meanwhile run between points; a frontier computed
+before is read from the disk cache at once."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from core.models import frontier_cache
+from core.models.frontier import FrontierRun, samples_of, shape_of
+from core.models.kv_methods import default_sweep
+from core.models.source import LoadedModel
+from resources import CALIB_TEXT, EVAL_TEXT
+from sandbox.compute_types import FrontierDone, FrontierJob, FrontierProgress
+
+Emit = Callable[..., None]
+
+
+class FrontierWork:
+    def __init__(self, emit: Emit, models: dict[str, LoadedModel], describe: Callable[[BaseException], str]) -> None:
+        self.emit, self.models, self.describe = emit, models, describe
+        self.stopped: Callable[[int], bool] = lambda _rid: False  # the carrier says when a run was cancelled
+        self.run: FrontierRun | None = None
+        self.key = ""
+        self.step_seconds: list[float] = []
+
+    def step(self, job: FrontierJob, index: int) -> bool:
+        """Step `index` of the job; True when there is a next one."""
+        rid = job.run_id
+        try:
+            if self.stopped(rid):
+                self._end(FrontierDone(rid, None, "cancelled"))
+                return False
+            if index == 0 and not self._start(job):
+                return False
+            run = self.run
+            assert run is not None
+            t0 = time.perf_counter()
+            point = run.step(index)
+            self.step_seconds.append(time.perf_counter() - t0)
+            done = index + 1
+            eta = sum(self.step_seconds) / len(self.step_seconds) * (run.steps - done)
+            text = run.describe(done) if done < run.steps else ""
+            self.emit("frontier_progress", FrontierProgress(rid, done, run.steps, eta, text, point.to_json()))
+            if done < run.steps:
+                return True
+            assert run.result is not None
+            frontier_cache.save(self.key, run.result)
+            self._end(FrontierDone(rid, run.result.to_json()))
+            return False
+        except Exception as exc:  # said in the tab; the worker serves the next request
+            self._end(FrontierDone(rid, None, self.describe(exc)))
+            return False
+
+    def _start(self, job: FrontierJob) -> bool:
+        m = self.models.get(job.model)
+        if m is None:
+            raise ValueError(f"the model {job.model} is not loaded; pick it in the Model list first.")
+        eval_text, calib_text = EVAL_TEXT.read_text(encoding="utf-8"), CALIB_TEXT.read_text(encoding="utf-8")
+        context = int(samples_of(m, eval_text, 1)[0].shape[1])
+        methods = default_sweep(shape_of(m), context, job.families)
+        self.key = frontier_cache.cache_key(m.name, m.source, eval_text, calib_text, methods, job.n_samples, context)
+        cached = frontier_cache.load(self.key)
+        if cached is not None:
+            self._end(FrontierDone(job.run_id, cached.to_json(), cached=True))
+            return False
+        self.run = FrontierRun(m, eval_text, calib_text, methods, job.n_samples, context)
+        self.step_seconds = []
+        return True
+
+    def _end(self, done: FrontierDone) -> None:
+        self.run = None
+        self.emit("frontier_done", done)

@@ -1,0 +1,209 @@
+"""The Frontier tab: what each way of shrinking a real model's KV cache costs it, as one chart, a sentence
+at the budget the user picks, and the controls to run, cancel and export it. Plain dicts in, signals out;
+the window (sandbox/frontier_tab.py) runs the frontier on the compute worker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.frontier_summary import BUDGET_NAMES, BUDGETS, CAVEAT, budget_sentence
+from widgets.frontier_chart import FrontierChart, describe_point
+from widgets.steady import keep_room
+
+FAMILY_BOXES = (("heads", "fewer KV heads", "Mean-pool each group's K and V heads (the GQA paper's conversion)."),
+                ("latent", "latent KV", "Rebuild every token's keys (before RoPE) and values from r latent values: "
+                                        "PCA on a calibration text, and SVD of [W_k; W_v] as the data-free baseline."),
+                ("window", "sliding window", "Every layer sees only the last W tokens, with and without the first "
+                                             "4 (attention sinks, StreamingLLM)."),
+                ("quant", "quantised KV", "K (after RoPE) and V stored as float16, fp8 e4m3/e5m2, q8_0 or q4_0."))
+
+
+def eta_words(seconds: float) -> str:
+    return f"about {seconds / 60:.0f} min left" if seconds >= 90 else f"about {max(1, round(seconds))} s left"
+
+
+class FrontierPanel(QWidget):
+    run_requested = Signal(tuple)  # the method families ticked
+    cancel_requested = Signal()
+    open_model_requested = Signal(str)  # a shipped model's key
+    open_point_requested = Signal(object)  # a clicked point's dict, to show in the Heatmaps tab
+    export_chart_requested = Signal()
+    export_table_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model_label = QLabel()
+        self.model_label.setWordWrap(True)
+        self.open_smol = QPushButton("Open SmolLM2-135M")
+        self.open_mini = QPushButton("Open all-MiniLM-L6-v2")
+        self.open_smol.clicked.connect(lambda: self.open_model_requested.emit("smollm2-135m"))
+        self.open_mini.clicked.connect(lambda: self.open_model_requested.emit("minilm-l6"))
+        self.boxes: dict[str, QCheckBox] = {}
+        methods = QHBoxLayout()
+        for key, name, tip in FAMILY_BOXES:
+            box = QCheckBox(name)
+            box.setChecked(True)
+            box.setToolTip(tip)
+            self.boxes[key] = box
+            methods.addWidget(box)
+        methods.addStretch(1)
+        self.run = QPushButton("Run frontier (Ctrl+Shift+R)")
+        self.run.setShortcut("Ctrl+Shift+R")
+        self.run.setToolTip("Run every point of the ticked methods on the evaluation text (2 samples of 1,024 tokens "
+                            "of Alice, 512 for an encoder). Minutes on a CPU; a frontier run before opens at once.")
+        self.run.clicked.connect(self._on_run)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setToolTip("Stop before the next point; the points done stay on the chart.")
+        self.cancel.clicked.connect(self.cancel_requested.emit)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        for w in (self.cancel, self.progress):
+            keep_room(w)
+        top = QHBoxLayout()
+        for w in (self.open_smol, self.open_mini, self.run, self.cancel):
+            top.addWidget(w)
+        top.addWidget(self.progress, 1)
+        self.chart = FrontierChart()
+        self.chart.hovered.connect(self._on_hovered)
+        self.chart.point_clicked.connect(self._on_point_clicked)
+        self.budget = QSlider(Qt.Orientation.Horizontal)
+        self.budget.setRange(0, len(BUDGETS) - 1)
+        self.budget.setValue(1)
+        self.budget.setMaximumWidth(160)
+        self.budget.setToolTip("The KV-cache budget, as a fraction of the model's own cache (16-bit K and V).")
+        self.budget.valueChanged.connect(self._show_sentence)
+        self.budget_label = QLabel()
+        self.sentence = QLabel()
+        self.sentence.setWordWrap(True)
+        self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail = QLabel("Hover a point for its figures; click it to select it.")
+        self.detail.setWordWrap(True)
+        self.open_point = QPushButton("Show in Heatmaps")
+        self.open_point.setToolTip("Open the selected pooled-heads point in the Heatmaps tab: the changed heads beside "
+                                   "the trained ones.")
+        self.open_point.setEnabled(False)
+        self.open_point.clicked.connect(lambda: self.open_point_requested.emit(self.chart.selected))
+        self.export_chart = QPushButton("Export chart…")
+        self.export_chart.clicked.connect(self.export_chart_requested.emit)
+        self.export_table = QPushButton("Export table (CSV)…")
+        self.export_table.clicked.connect(self.export_table_requested.emit)
+        budget_row = QHBoxLayout()
+        budget_row.addWidget(QLabel("KV budget"))
+        budget_row.addWidget(self.budget)
+        budget_row.addWidget(self.budget_label)
+        budget_row.addStretch(1)
+        for w in (self.open_point, self.export_chart, self.export_table):
+            budget_row.addWidget(w)
+        caveat = QLabel(CAVEAT)
+        caveat.setWordWrap(True)
+        caveat.setStyleSheet("color: #888;")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.model_label)
+        layout.addLayout(top)
+        layout.addLayout(methods)
+        layout.addWidget(self.status)
+        layout.addWidget(self.chart, 1)
+        layout.addWidget(self.detail)
+        layout.addLayout(budget_row)
+        layout.addWidget(self.sentence)
+        layout.addWidget(caveat)
+        self.result: dict[str, Any] | None = None
+        self.model_name, self.kind = "", "causal"
+        self.running = False
+        self.set_model(None, "causal")
+        self.set_running(False)
+        self._show_sentence()
+
+    def families(self) -> tuple[str, ...]:
+        return tuple(k for k, box in self.boxes.items() if box.isChecked())
+
+    def set_model(self, name: str | None, kind: str) -> None:
+        """The real model the frontier runs on (None: the random-weights design mode, nothing to run)."""
+        self.model_name, self.kind = name or "", kind
+        if name is None:
+            self.model_label.setText("The frontier runs on a real model's weights: open one (or pick it in the Model "
+                                     "list on the left), then run it.")
+        else:
+            self.model_label.setText(f"<b>{name}</b>: what each way of shrinking its KV cache costs it, measured on "
+                                     "its own weights without fine-tuning.")
+        self.run.setEnabled(name is not None and not self.running)
+
+    def set_running(self, running: bool) -> None:
+        self.running = running
+        self.cancel.setVisible(running)
+        self.progress.setVisible(running)
+        self.run.setEnabled(not running and bool(self.model_name))
+        for box in self.boxes.values():
+            box.setEnabled(not running)
+        if running:
+            self.progress.setRange(0, 0)
+            self.progress.setFormat("starting…")
+
+    def show_progress(self, done: int, total: int, eta_s: float, text: str) -> None:
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{done} of {total} · {eta_words(eta_s)}")
+        self.status.setText(f"Running: {text}" if text else "")
+
+    def show_result(self, result: dict[str, Any], note: str = "") -> None:
+        self.result = result
+        self.kind = result["kind"]
+        self.chart.set_points(self.rows(), self.kind)
+        self.open_point.setEnabled(False)
+        done = "" if result.get("complete", True) else " Cancelled part way: the points shown are those done."
+        self.status.setText(f"{result['model']}: {len(result['points'])} points on {result['samples']} sample(s) of "
+                            f"{result['context']:,} tokens, {result['seconds']:.0f} s.{done}{note}")
+        self._show_sentence()
+
+    def show_error(self, message: str) -> None:
+        self.status.setText(f"The frontier stopped: {message}")
+
+    def rows(self) -> list[dict[str, Any]]:
+        if self.result is None:
+            return []
+        return [self.result["baseline"], *self.result["points"]]
+
+    def _on_run(self) -> None:
+        families = self.families()
+        if not families:
+            self.status.setText("Tick at least one method to run.")
+            return
+        self.run_requested.emit(families)
+
+    def _show_sentence(self, *_: object) -> None:
+        budget = BUDGETS[self.budget.value()]
+        self.budget_label.setText(f"{BUDGET_NAMES[budget]} of the model's own")
+        if self.result is None:
+            self.sentence.setText("Run the frontier to see which method loses least at this budget.")
+            return
+        text = budget_sentence(self.rows(), budget, self.kind, self.result["model"])
+        if self.running and text.startswith("No measured point"):
+            text = f"No point measured so far fits in {BUDGET_NAMES[budget]} of the cache; more are coming."
+        self.sentence.setText(text)
+
+    def _on_hovered(self, text: str) -> None:
+        if text:
+            self.detail.setText(text)
+        elif self.chart.selected is not None:
+            self.detail.setText("Selected: " + describe_point(self.chart.selected, self.kind))
+
+    def _on_point_clicked(self, point: dict[str, Any]) -> None:
+        self.detail.setText("Selected: " + describe_point(point, self.kind))
+        self.open_point.setEnabled(point["method"] == "heads")
+        self.open_point.setToolTip("Open this point in the Heatmaps tab." if point["method"] == "heads" else
+                                   "The Heatmaps tab shows pooled-heads changes; the other methods' maps are not "
+                                   "drawn there yet.")
