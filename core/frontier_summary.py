@@ -12,8 +12,7 @@ BUDGETS = (1 / 2, 1 / 3, 1 / 4, 1 / 8)
 BUDGET_NAMES = {1 / 2: "1/2", 1 / 3: "1/3", 1 / 4: "1/4", 1 / 8: "1/8"}
 FAMILY_OF = {"heads": "pooling", "latent_pca": "latent (PCA)", "latent_svd": "latent (SVD)", "window": "window",
              "window_sinks": "window + sinks", "quant": "quantised"}
-SLACK = 1.07  # a point up to 7% over the budget counts (q8_0 spends 34/32 bytes a value, 4 sinks add 4 tokens);
-# each point's own fraction is said beside it
+SLACK = 1 + 1e-9  # inside the budget means at most the budget (q8_0's 34/32 bytes a value is over a half)
 
 
 def best_under(points: Iterable[dict[str, Any]], budget: float) -> dict[str, dict[str, Any]]:
@@ -30,7 +29,10 @@ def best_under(points: Iterable[dict[str, Any]], budget: float) -> dict[str, dic
 
 def cost_words(cost: float, kind: str) -> str:
     """'+0.229 loss' (a change may also lower it: '-0.002 loss'); '1 - cosine 0.0012' (never below 0)."""
-    return f"{cost:+.3f} loss" if kind == "causal" else f"1 - cosine {max(0.0, cost):.4f}"
+    if kind == "causal":
+        return f"{cost:+.3f} loss"
+    cost = max(0.0, cost)
+    return f"1 - cosine {cost:.4f}" if cost >= 1e-3 or cost == 0 else f"1 - cosine {cost:.1e}"
 
 
 def budget_sentence(points: list[dict[str, Any]], budget: float, kind: str, model: str) -> str:
@@ -49,7 +51,9 @@ def budget_sentence(points: list[dict[str, Any]], budget: float, kind: str, mode
                                      for p in rest) + "."
     missing = sorted(set(FAMILY_OF) - set(best) - {m for m in FAMILY_OF if not any(q["method"] == m for q in points)})
     if missing:
-        text += " No point of " + ", ".join(FAMILY_OF[m] for m in missing) + " fits that budget."
+        names = [FAMILY_OF[m] for m in missing]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        text += f" No point of {listed} fits that budget."
     return text
 
 

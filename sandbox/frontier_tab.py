@@ -72,10 +72,22 @@ class FrontierTab:
         self.panel.status.setText(f"Opening {SHIPPED[LESSON_MODEL]} for the lesson…")
         w.models.load(LESSON_MODEL)
 
+    def run_from_menu(self) -> None:
+        """Ctrl+Shift+R anywhere: the Frontier tab, and its run when a model is open."""
+        self.window.tabs.setCurrentWidget(self.panel)
+        if self.panel.run.isEnabled():
+            self.panel.run.click()
+        elif not self.panel.running:
+            self.panel.show_error("Open a real model first (the buttons above, or the Weights list).")
+
+    def cancel(self) -> None:
+        if self.panel.running and self.panel.cancel.isEnabled():
+            self.panel.cancel.click()
+
     def run(self, families: tuple[str, ...]) -> None:
         key = self.window.models.key
         if key is None:
-            self.panel.show_error("no real model is open; open one first.")
+            self.panel.show_error("No real model is open; open one first.")
             return
         self.partial = None
         self.panel.set_running(True)
@@ -110,21 +122,32 @@ class FrontierTab:
             else:
                 self.panel.status.setText("Cancelled before the first point.")
             return
-        self.panel.show_error(done.message)
+        self.panel.show_error(f"The frontier stopped: {done.message}")
 
     def open_point(self, point: dict[str, Any] | None) -> None:
         """A pooled-heads point in the Heatmaps tab: K KV heads in every layer, beside the trained heads."""
-        if point is None or point.get("method") != "heads":
-            return
         w = self.window
+        if point is None or point.get("method") != "heads" or w.models.shape is None:
+            return
+        if self.panel.result is None or self.panel.result["model"] != w.models.shape.name:
+            self.panel.show_error("That point is another model's; run this model's frontier first.")
+            return
+        try:
+            cfg = w.config().with_(n_kv_heads=int(point["setting"]))
+        except ValueError as exc:
+            self.panel.show_error(f"Cannot show it: {exc}")
+            return
         w.models.picker.all_layers.setChecked(True)
-        w.config_panel.set_config(w.config().with_(n_kv_heads=int(point["setting"])))
+        w.config_panel.set_config(cfg)
         w.tabs.setCurrentIndex(0)
 
     # -- export ----------------------------------------------------------------------------------
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self, file: str = "") -> dict[str, Any]:
         r = self.panel.result or {}
-        return {"title": "Attention Sandbox KV frontier", "model": r.get("model"), "kind": r.get("kind"),
+        selected = self.panel.chart.selected
+        return {"title": "Attention Sandbox KV frontier", "file": file, "model": r.get("model"), "kind": r.get("kind"),
+                "budget": self.panel.budget_label.text(), "budget_sentence": self.panel.sentence.text(),
+                "selected_point": selected["label"] if selected else None,
                 "model_key": self.window.models.key, "shipped": self.window.models.key in SHIPPED,
                 "evaluation_text": EVAL_TEXT.name, "calibration_text": CALIB_TEXT.name,
                 "samples": r.get("samples"), "context": r.get("context"), "complete": r.get("complete", True),
@@ -141,13 +164,22 @@ class FrontierTab:
         if self.panel.result is None:
             self.panel.show_error("run the frontier first.")
             return
+        model = (self.panel.result or {}).get("model", "model").replace(" ", "-")
         if what == "table":
-            name, _ = QFileDialog.getSaveFileName(self.window, "Export frontier table", "frontier.csv", "CSV (*.csv)")
+            name, chosen = QFileDialog.getSaveFileName(self.window, "Export frontier table",
+                                                       f"frontier-{model}-table.csv", "CSV (*.csv)")
         else:
-            name, _ = QFileDialog.getSaveFileName(self.window, "Export frontier chart", "frontier.png",
-                                                  "PNG (*.png);;SVG (*.svg)")
-        if name:
-            self.export(Path(name))
+            name, chosen = QFileDialog.getSaveFileName(self.window, "Export frontier chart",
+                                                       f"frontier-{model}-chart.png", "PNG (*.png);;SVG (*.svg)")
+        if not name:
+            return
+        path = Path(name)
+        if path.suffix.lower() not in (".csv", ".png", ".svg"):  # a name typed without one: the filter's
+            path = path.with_name(path.name + ("." + chosen.split("*.")[-1].rstrip(")") if "*." in chosen else ".csv"))
+        try:
+            self.export(path)
+        except ValueError as exc:
+            self.window.alert("Export failed", str(exc))
 
     def export(self, path: Path) -> list[Path]:
         """path's suffix says what: .csv the table, .png or .svg the chart; a .json manifest beside it."""
@@ -160,7 +192,7 @@ class FrontierTab:
                 write_text_atomic(path, self.csv_text())
             else:
                 self._write_chart(path, suffix)
-            write_text_atomic(manifest, json.dumps(self.manifest(), indent=1))
+            write_text_atomic(manifest, json.dumps(self.manifest(path.name), indent=1))
         except ExportError as exc:
             self.window.alert("Export failed", str(exc))
             return []
@@ -172,6 +204,7 @@ class FrontierTab:
         plot = self.panel.chart.plot
         with staged([path]) as (tmp,):
             if suffix == ".svg":
-                write_svg(plot, tmp, f"KV frontier of {(self.panel.result or {}).get('model', '')}")
+                with self.panel.chart.vector_markers():
+                    write_svg(plot, tmp, f"KV frontier of {(self.panel.result or {}).get('model', '')}")
             elif not render_png(plot, 2.0).save(str(tmp), "PNG"):
                 raise ExportError(f"could not write {path}.")

@@ -61,8 +61,12 @@ class FrontierWork:
         context = int(samples_of(m, eval_text, 1)[0].shape[1])
         methods = default_sweep(shape_of(m), context, job.families)
         self.key = frontier_cache.cache_key(m.name, m.source, eval_text, calib_text, methods, job.n_samples, context)
-        cached = frontier_cache.load(self.key)
+        everything = default_sweep(shape_of(m), context)
+        cached = frontier_cache.load(self.key) or frontier_cache.load(frontier_cache.cache_key(
+            m.name, m.source, eval_text, calib_text, everything, job.n_samples, context))  # all methods: a subset
         if cached is not None:
+            wanted = {m.method for m in methods}
+            cached.points = [p for p in cached.points if p.method in wanted]
             self._end(FrontierDone(job.run_id, cached.to_json(), cached=True))
             return False
         self.run = FrontierRun(m, eval_text, calib_text, methods, job.n_samples, context)

@@ -6,23 +6,26 @@ Reads plain dicts (FrontierPoint.to_json); no torch."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from widgets.cached_axis import CachedAxis
 
 # method -> (colour, marker, name): Okabe-Ito's palette, one marker each so print and colour-blind eyes tell them apart
 STYLE = {
-    "heads": ("#E69F00", "o", "fewer KV heads (pooled)"),
-    "latent_pca": ("#0072B2", "s", "latent KV (PCA)"),
-    "latent_svd": ("#56B4E9", "d", "latent KV (SVD)"),
-    "window": ("#D55E00", "t", "sliding window"),
-    "window_sinks": ("#009E73", "t1", "window + 4 sinks"),
-    "quant": ("#CC79A7", "p", "quantised KV"),
+    "heads": ("#E69F00", "o", "fewer KV heads (pooled)", "●"),
+    "latent_pca": ("#0072B2", "s", "latent KV (PCA)", "■"),
+    "latent_svd": ("#56B4E9", "d", "latent KV (SVD)", "◆"),
+    "window": ("#D55E00", "t", "sliding window", "▼"),
+    "window_sinks": ("#009E73", "t1", "window + 4 sinks", "▲"),
+    "quant": ("#CC79A7", "p", "quantised KV", "⬟"),
 }
+BASELINE_COLOUR = "#F0E442"
 HOVER_PX = 14  # a point within this many pixels of the pointer is the one hovered
 
 
@@ -67,7 +70,12 @@ class FrontierChart(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("bottom", "KV cache bytes per token, whole model (log)")
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="9pt", brush=pg.mkBrush(30, 30, 30, 210))
+        self.key = QLabel()  # the legend, under the chart: inside it, it covered points
+        self.key.setWordWrap(True)
+        self.key.setTextFormat(Qt.TextFormat.RichText)
+        self.empty = pg.TextItem("Run the frontier to draw it.", color="#888", anchor=(0.5, 0.5))
+        self.budget_line = pg.InfiniteLine(angle=90, movable=False,
+                                           pen=pg.mkPen("#bbbbbb", width=1, style=Qt.PenStyle.DashLine))
         for side in ("bottom", "left"):
             self.plot.getAxis(side).enableAutoSIPrefix(False)  # no "(x0.001)": the values are read as they are
         layout = QVBoxLayout(self)
@@ -82,32 +90,64 @@ class FrontierChart(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.plot.scene().sigMouseClicked.connect(self._on_mouse_clicked)
 
-    def set_points(self, points: list[dict[str, Any]], kind: str) -> None:
+    def set_points(self, points: list[dict[str, Any]], kind: str, title: str = "") -> None:
         """points: the unchanged model's (method 'baseline') and every method's, as FrontierPoint.to_json."""
         self.points = [p for p in points if p.get("cost") is not None and p["kv_bytes_per_token"] > 0]
         self.kind = kind
         self.selected = None
         self.plot.clear()
-        self.legend.clear()
+        self.plot.setTitle(title or None)
+        if not self.points:
+            self.plot.addItem(self.empty)
+            self.empty.setPos(0.5, 0.5)
+            self.plot.getAxis("bottom").setTicks([[], []])
+            self.plot.getPlotItem().setRange(xRange=(0, 1), yRange=(0, 1))
+            self.key.setText("")
+            return
+        shown = []
         self.plot.setLabel("left", "loss change (nats / token)" if kind == "causal" else "1 - cosine of the embedding")
         base = [p for p in self.points if p["method"] == "baseline"]
-        for method, (colour, symbol, name) in STYLE.items():
+        for method, (colour, symbol, name, glyph) in STYLE.items():
             line = [p for p in self.points if p["method"] == method]
             if not line:
                 continue
+            shown.append(f'<span style="color:{colour}">{glyph} {name}</span>')
             line = sorted(base + line, key=lambda p: p["kv_bytes_per_token"])  # from the unchanged model leftwards
             xs = [p["kv_bytes_per_token"] for p in line]
             ys = [p["cost"] for p in line]
             self.plot.plot(xs, ys, pen=pg.mkPen(colour, width=2), symbol=symbol, symbolSize=9,
-                           symbolBrush=colour, symbolPen=pg.mkPen("#1e1e1e"), name=name)
+                           symbolBrush=colour, symbolPen=pg.mkPen("#1e1e1e"))
         if base:
             b = base[0]
             self.plot.plot([b["kv_bytes_per_token"]], [b["cost"]], pen=None, symbol="star", symbolSize=18,
-                           symbolBrush="#F0E442", symbolPen=pg.mkPen("#1e1e1e"), name="unchanged model")
+                           symbolBrush=BASELINE_COLOUR, symbolPen=pg.mkPen("#1e1e1e"))
+            shown.append(f'<span style="color:{BASELINE_COLOUR}">★ unchanged model</span>')
+        shown.append('<span style="color:#bbbbbb">┆ the KV budget</span>')
+        self.key.setText(" &nbsp; ".join(shown))
+        self.plot.addItem(self.budget_line)
         self.plot.addItem(self._marker)
         self._marker.setData([], [])
         self.plot.getAxis("bottom").setTicks(byte_ticks([p["kv_bytes_per_token"] for p in self.points]))
         self.plot.getPlotItem().enableAutoRange()
+
+    def set_budget(self, kv_bytes: float | None) -> None:
+        """The dashed line at the budget's bytes per token (None: no line)."""
+        self.budget_line.setVisible(kv_bytes is not None and bool(self.points))
+        if kv_bytes:
+            self.budget_line.setValue(math.log10(kv_bytes))  # the line sits in the log axis's own coordinates
+
+    @contextmanager
+    def vector_markers(self) -> Iterator[None]:
+        """Markers drawn as paths while exporting: cached as pixmaps, an SVG holds them as bitmaps."""
+        items = [item.scatter for item in self.plot.getPlotItem().listDataItems()]
+        before = [item.opts["useCache"] for item in items]
+        for item in items:
+            item.opts["useCache"] = False
+        try:
+            yield
+        finally:
+            for item, was in zip(items, before, strict=True):
+                item.opts["useCache"] = was
 
     def point_at(self, scene_pos: QPointF) -> dict[str, Any] | None:
         """The point nearest scene_pos within HOVER_PX pixels, or None."""

@@ -4,9 +4,10 @@ the window (sandbox/frontier_tab.py) runs the frontier on the compute worker."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from core.frontier_summary import BUDGET_NAMES, BUDGETS, CAVEAT, budget_sentence
 from widgets.frontier_chart import FrontierChart, describe_point
-from widgets.steady import keep_room
+from widgets.steady import keep_room, reserve_lines
 
 FAMILY_BOXES = (("heads", "fewer KV heads", "Mean-pool each group's K and V heads (the GQA paper's conversion)."),
                 ("latent", "latent KV", "Rebuild every token's keys (before RoPE) and values from r latent values: "
@@ -46,10 +47,18 @@ class FrontierPanel(QWidget):
         super().__init__(parent)
         self.model_label = QLabel()
         self.model_label.setWordWrap(True)
-        self.open_smol = QPushButton("Open SmolLM2-135M")
-        self.open_mini = QPushButton("Open all-MiniLM-L6-v2")
+        self.open_smol = QPushButton("SmolLM2-135M")
+        self.open_mini = QPushButton("all-MiniLM-L6-v2")
+        self.open_smol.setToolTip("Open SmolLM2-135M (a causal model: the chart shows its loss change)")
+        self.open_mini.setToolTip("Open all-MiniLM-L6-v2 (an encoder: the chart shows 1 - cosine of its embedding)")
         self.open_smol.clicked.connect(lambda: self.open_model_requested.emit("smollm2-135m"))
         self.open_mini.clicked.connect(lambda: self.open_model_requested.emit("minilm-l6"))
+        self.export_chart = QPushButton("chart…")
+        self.export_chart.setToolTip("Export the chart as PNG or SVG, with a .json manifest beside it")
+        self.export_chart.clicked.connect(self.export_chart_requested.emit)
+        self.export_table = QPushButton("table…")
+        self.export_table.setToolTip("Export every point's figures as CSV, with a .json manifest beside it")
+        self.export_table.clicked.connect(self.export_table_requested.emit)
         self.boxes: dict[str, QCheckBox] = {}
         methods = QHBoxLayout()
         for key, name, tip in FAMILY_BOXES:
@@ -60,63 +69,69 @@ class FrontierPanel(QWidget):
             methods.addWidget(box)
         methods.addStretch(1)
         self.run = QPushButton("Run frontier (Ctrl+Shift+R)")
-        self.run.setShortcut("Ctrl+Shift+R")
         self.run.setToolTip("Run every point of the ticked methods on the evaluation text (2 samples of 1,024 tokens "
                             "of Alice, 512 for an encoder). Minutes on a CPU; a frontier run before opens at once.")
         self.run.clicked.connect(self._on_run)
         self.cancel = QPushButton("Cancel")
-        self.cancel.setToolTip("Stop before the next point; the points done stay on the chart.")
-        self.cancel.clicked.connect(self.cancel_requested.emit)
+        self.cancel.setToolTip("Stop after the point in progress; the points done stay on the chart (Esc).")
+        self.cancel.clicked.connect(self._on_cancel)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
+        self.progress.setMinimumWidth(60)
         self.status = QLabel()
         self.status.setWordWrap(True)
         for w in (self.cancel, self.progress):
             keep_room(w)
-        top = QHBoxLayout()
-        for w in (self.open_smol, self.open_mini, self.run, self.cancel):
-            top.addWidget(w)
-        top.addWidget(self.progress, 1)
+        opens = QHBoxLayout()
+        opens.addWidget(QLabel("Open:"))
+        opens.addWidget(self.open_smol)
+        opens.addWidget(self.open_mini)
+        opens.addStretch(1)
+        opens.addWidget(QLabel("Export:"))
+        opens.addWidget(self.export_chart)
+        opens.addWidget(self.export_table)
+        runs = QHBoxLayout()
+        runs.addWidget(self.run)
+        runs.addWidget(self.cancel)
+        runs.addWidget(self.progress, 1)
         self.chart = FrontierChart()
         self.chart.hovered.connect(self._on_hovered)
         self.chart.point_clicked.connect(self._on_point_clicked)
         self.budget = QSlider(Qt.Orientation.Horizontal)
         self.budget.setRange(0, len(BUDGETS) - 1)
         self.budget.setValue(1)
-        self.budget.setMaximumWidth(160)
-        self.budget.setToolTip("The KV-cache budget, as a fraction of the model's own cache (16-bit K and V).")
+        self.budget.setMaximumWidth(120)
+        self.budget.setTickPosition(QSlider.TickPosition.TicksBelow)
+        self.budget.setToolTip("The KV-cache budget, as a fraction of the model's own cache (16-bit K and V): "
+                               "right is a smaller cache. The dashed line on the chart marks it.")
         self.budget.valueChanged.connect(self._show_sentence)
         self.budget_label = QLabel()
         self.sentence = QLabel()
         self.sentence.setWordWrap(True)
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.detail = QLabel("Hover a point for its figures; click it to select it.")
+        self.detail = QLabel()
         self.detail.setWordWrap(True)
+        reserve_lines(self.detail, 2)  # a hover's two lines move nothing below
         self.open_point = QPushButton("Show in Heatmaps")
-        self.open_point.setToolTip("Open the selected pooled-heads point in the Heatmaps tab: the changed heads beside "
-                                   "the trained ones.")
         self.open_point.setEnabled(False)
         self.open_point.clicked.connect(lambda: self.open_point_requested.emit(self.chart.selected))
-        self.export_chart = QPushButton("Export chart…")
-        self.export_chart.clicked.connect(self.export_chart_requested.emit)
-        self.export_table = QPushButton("Export table (CSV)…")
-        self.export_table.clicked.connect(self.export_table_requested.emit)
         budget_row = QHBoxLayout()
         budget_row.addWidget(QLabel("KV budget"))
         budget_row.addWidget(self.budget)
         budget_row.addWidget(self.budget_label)
         budget_row.addStretch(1)
-        for w in (self.open_point, self.export_chart, self.export_table):
-            budget_row.addWidget(w)
+        budget_row.addWidget(self.open_point)
         caveat = QLabel(CAVEAT)
         caveat.setWordWrap(True)
         caveat.setStyleSheet("color: #888;")
         layout = QVBoxLayout(self)
         layout.addWidget(self.model_label)
-        layout.addLayout(top)
+        layout.addLayout(opens)
+        layout.addLayout(runs)
         layout.addLayout(methods)
         layout.addWidget(self.status)
         layout.addWidget(self.chart, 1)
+        layout.addWidget(self.chart.key)
         layout.addWidget(self.detail)
         layout.addLayout(budget_row)
         layout.addWidget(self.sentence)
@@ -124,27 +139,45 @@ class FrontierPanel(QWidget):
         self.result: dict[str, Any] | None = None
         self.model_name, self.kind = "", "causal"
         self.running = False
+        self.eta_at: tuple[float, float] | None = None  # (seconds left, when said): counted down between points
+        self.countdown = QTimer(self)
+        self.countdown.setInterval(1000)
+        self.countdown.timeout.connect(self._tick)
+        self.progress_text = ""
         self.set_model(None, "causal")
         self.set_running(False)
-        self._show_sentence()
+        self.clear()
 
     def families(self) -> tuple[str, ...]:
         return tuple(k for k, box in self.boxes.items() if box.isChecked())
 
     def set_model(self, name: str | None, kind: str) -> None:
-        """The real model the frontier runs on (None: the random-weights design mode, nothing to run)."""
+        """The real model the frontier runs on (None: the random-weights design mode, nothing to run); another
+        model's chart goes."""
+        if name != (self.model_name or None):
+            self.clear()
         self.model_name, self.kind = name or "", kind
         if name is None:
-            self.model_label.setText("The frontier runs on a real model's weights: open one (or pick it in the Model "
+            self.model_label.setText("The frontier runs on a real model's weights: open one here (or in the Weights "
                                      "list on the left), then run it.")
         else:
             self.model_label.setText(f"<b>{name}</b>: what each way of shrinking its KV cache costs it, measured on "
                                      "its own weights without fine-tuning.")
         self.run.setEnabled(name is not None and not self.running)
 
+    def clear(self) -> None:
+        self.result = None
+        self.chart.set_points([], self.kind)
+        self.detail.setText("Hover a point for its figures; click it to select it.")
+        self.status.setText("")
+        self.open_point.setEnabled(False)
+        self._enable_exports()
+        self._show_sentence()
+
     def set_running(self, running: bool) -> None:
         self.running = running
         self.cancel.setVisible(running)
+        self.cancel.setEnabled(running)
         self.progress.setVisible(running)
         self.run.setEnabled(not running and bool(self.model_name))
         for box in self.boxes.values():
@@ -152,30 +185,57 @@ class FrontierPanel(QWidget):
         if running:
             self.progress.setRange(0, 0)
             self.progress.setFormat("starting…")
+        else:
+            self.countdown.stop()
+            self.eta_at = None
+        self._enable_exports()
 
     def show_progress(self, done: int, total: int, eta_s: float, text: str) -> None:
         self.progress.setRange(0, total)
         self.progress.setValue(done)
-        self.progress.setFormat(f"{done} of {total} · {eta_words(eta_s)}")
-        self.status.setText(f"Running: {text}" if text else "")
+        self.progress_text = f"{done} of {total}"
+        self.eta_at = (eta_s, time.monotonic())
+        self._tick()
+        if not self.countdown.isActive():
+            self.countdown.start()
+        if self.cancel.isEnabled():
+            self.status.setText(f"Running: {text}" if text else "")
+
+    def _tick(self) -> None:
+        if self.eta_at is None:
+            return
+        left = max(0.0, self.eta_at[0] - (time.monotonic() - self.eta_at[1]))
+        self.progress.setFormat(f"{self.progress_text} · {eta_words(left)}")
 
     def show_result(self, result: dict[str, Any], note: str = "") -> None:
         self.result = result
         self.kind = result["kind"]
-        self.chart.set_points(self.rows(), self.kind)
+        self.chart.set_points(self.rows(), self.kind, f"KV frontier of {result['model']}")
         self.open_point.setEnabled(False)
-        done = "" if result.get("complete", True) else " Cancelled part way: the points shown are those done."
-        self.status.setText(f"{result['model']}: {len(result['points'])} points on {result['samples']} sample(s) of "
-                            f"{result['context']:,} tokens, {result['seconds']:.0f} s.{done}{note}")
+        self.detail.setText("Hover a point for its figures; click it to select it.")
+        n = len(result["points"])
+        if result.get("complete", True):
+            samples = f"{result['samples']} sample{'s' if result['samples'] != 1 else ''}"
+            self.status.setText(f"{result['model']}: {n} points on {samples} of {result['context']:,} tokens, "
+                                f"computed in {result['seconds']:.0f} s.{note}")
+        elif not self.running:
+            self.status.setText(f"{result['model']}: cancelled part way; the {n} points done are shown (a cancelled "
+                                "frontier is not kept).")
+        self._enable_exports()
         self._show_sentence()
 
     def show_error(self, message: str) -> None:
-        self.status.setText(f"The frontier stopped: {message}")
+        self.status.setText(message)
 
     def rows(self) -> list[dict[str, Any]]:
         if self.result is None:
             return []
         return [self.result["baseline"], *self.result["points"]]
+
+    def _enable_exports(self) -> None:
+        have = self.result is not None and bool(self.result.get("points"))
+        for b in (self.export_chart, self.export_table):
+            b.setEnabled(have and not self.running)
 
     def _on_run(self) -> None:
         families = self.families()
@@ -184,12 +244,19 @@ class FrontierPanel(QWidget):
             return
         self.run_requested.emit(families)
 
+    def _on_cancel(self) -> None:
+        self.cancel.setEnabled(False)
+        self.status.setText("Cancelling: the frontier stops after the point in progress…")
+        self.cancel_requested.emit()
+
     def _show_sentence(self, *_: object) -> None:
         budget = BUDGETS[self.budget.value()]
         self.budget_label.setText(f"{BUDGET_NAMES[budget]} of the model's own")
         if self.result is None:
+            self.chart.set_budget(None)
             self.sentence.setText("Run the frontier to see which method loses least at this budget.")
             return
+        self.chart.set_budget(budget * self.result["baseline"]["kv_bytes_per_token"])
         text = budget_sentence(self.rows(), budget, self.kind, self.result["model"])
         if self.running and text.startswith("No measured point"):
             text = f"No point measured so far fits in {BUDGET_NAMES[budget]} of the cache; more are coming."
@@ -204,6 +271,8 @@ class FrontierPanel(QWidget):
     def _on_point_clicked(self, point: dict[str, Any]) -> None:
         self.detail.setText("Selected: " + describe_point(point, self.kind))
         self.open_point.setEnabled(point["method"] == "heads")
-        self.open_point.setToolTip("Open this point in the Heatmaps tab." if point["method"] == "heads" else
-                                   "The Heatmaps tab shows pooled-heads changes; the other methods' maps are not "
-                                   "drawn there yet.")
+        self.open_point.setToolTip(
+            f"Set n_kv_heads to {point['setting']} in every layer and show the Heatmaps tab: the pooled heads beside "
+            "the trained ones, on your text (its loss is your text's, not Alice's). Set n_kv_heads back to undo."
+            if point["method"] == "heads" else
+            "The Heatmaps tab shows pooled-heads changes; the other methods' maps are not drawn there yet.")

@@ -101,7 +101,9 @@ def default_sweep(s: ModelShape, context: int, families: tuple[str, ...] = tuple
     if "window" in families:
         windows = [w for w in (context // 2, context // 4, context // 8, context // 16, context // 32, 16) if w >= 4]
         windows = sorted(set(windows), reverse=True)
-        out += [KVMethod("window", w) for w in windows] + [KVMethod("window_sinks", w, SINKS) for w in windows]
+        # with sinks, W - 4 recent tokens and the 4 first: the same cache as the window W without them
+        out += [KVMethod("window", w) for w in windows] + [KVMethod("window_sinks", w - SINKS, SINKS)
+                                                           for w in windows if w - SINKS >= 4]
     if "quant" in families:
         out += [KVMethod("quant", f) for f in QUANT_FORMATS if f != SERVED_FORMAT
                 and (not f.startswith("q") or s.head_dim % 32 == 0)]
