@@ -3,6 +3,7 @@ least and by how much. Pure Python on the points' plain numbers (widgets and the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,12 +20,16 @@ def best_under(points: Iterable[dict[str, Any]], budget: float) -> dict[str, dic
     """Per method, its least costly measured point whose cache is at most `budget` of the model's own."""
     best: dict[str, dict[str, Any]] = {}
     for p in points:
-        cost = p.get("cost")
-        if cost is None or p["kv_fraction"] > budget * SLACK:
-            continue
+        cost, fraction = p.get("cost"), p.get("kv_fraction")
+        if p.get("method") not in FAMILY_OF or not _finite(cost) or not _finite(fraction) or fraction > budget * SLACK:
+            continue  # the unchanged model, and figures that are missing or not finite, take no part
         if p["method"] not in best or cost < best[p["method"]]["cost"]:
             best[p["method"]] = p
     return best
+
+
+def _finite(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def cost_words(cost: float, kind: str) -> str:
@@ -49,7 +54,7 @@ def budget_sentence(points: list[dict[str, Any]], budget: float, kind: str, mode
     if rest:
         text += " Then " + "; ".join(f"{FAMILY_OF[p['method']]} {cost_words(p['cost'], kind)} ({_setting(p)})"
                                      for p in rest) + "."
-    missing = sorted(set(FAMILY_OF) - set(best) - {m for m in FAMILY_OF if not any(q["method"] == m for q in points)})
+    missing = sorted(set(FAMILY_OF) - set(best) - {m for m in FAMILY_OF if not any(q.get("method") == m for q in points)})
     if missing:
         names = [FAMILY_OF[m] for m in missing]
         listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]

@@ -54,8 +54,10 @@ def svd_basis(weight: torch.Tensor, bias: torch.Tensor | None = None) -> LatentB
 
 def reconstruct(rows: torch.Tensor, basis: LatentBasis, rank: int) -> torch.Tensor:
     """rows (..., D) -> the same rows rebuilt from their first `rank` coordinates, in rows' dtype."""
-    if not 1 <= rank <= basis.width:
-        raise ValueError(f"the latent rank must be from 1 to {basis.width}, not {rank}.")
+    if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= basis.width:
+        raise ValueError(f"the latent rank must be a whole number from 1 to {basis.width}, not {rank!r}.")
+    if rows.shape[-1] != basis.width:
+        raise ValueError(f"these rows are {rows.shape[-1]} wide and the basis {basis.width}; fit it on the same layer.")
     if rank == basis.width:
         return rows
     u = basis.directions[:, :rank]  # (D, r)

@@ -23,8 +23,10 @@ def quant_dequant(x: torch.Tensor, fmt: str) -> torch.Tensor:
     """x (..., head_dim) -> the values a cache in fmt returns, in x's dtype and shape."""
     if fmt not in KV_FORMATS:
         raise ValueError(f"KV format {fmt!r} is not known; choose one of {', '.join(KV_FORMATS)}.")
-    if fmt == "float32":
+    if fmt == "float32" or x.numel() == 0:
         return x
+    if x.dim() == 0:
+        raise ValueError("a KV tensor has a head_dim axis; give at least one dimension.")
     if fmt in ("float16", "bfloat16"):
         return x.to(getattr(torch, fmt)).to(x.dtype)
     if fmt in FP8:
@@ -37,7 +39,8 @@ def quant_dequant(x: torch.Tensor, fmt: str) -> torch.Tensor:
 
 def _fp8(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     top = torch.finfo(dtype).max
-    amax = x.abs().amax().float()
+    finite = x[torch.isfinite(x)]
+    amax = finite.abs().amax().float() if finite.numel() else torch.tensor(0.0)  # one inf must not scale all to inf
     scale = amax / top if amax > 0 else torch.tensor(1.0)
     return ((x.float() / scale).to(dtype).float() * scale).to(x.dtype)
 

@@ -59,7 +59,11 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     m = load_model(args.model, progress=say, allow_pickle=args.allow_pickle)
     from core.models.frontier import samples_of
 
-    context = samples_of(m, eval_text, 1, args.context)[0].shape[1]
+    samples = samples_of(m, eval_text, args.samples, args.context)
+    context = int(samples[0].shape[1])
+    if len(samples) < args.samples:
+        print(f"  note: the text makes {len(samples)} sample(s) of {context} tokens, not {args.samples}; "
+              "give a longer --text-file for more.", file=sys.stderr)
     methods = default_sweep(shape_of(m), context, families)
     key = frontier_cache.cache_key(m.name, m.source, eval_text, calib_text, methods, args.samples, context)
     result = None if args.no_cache else frontier_cache.load(key)
@@ -73,7 +77,7 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     if args.json:
         out = result.to_json()
         out["budgets"] = {f"{b:.4f}": budget_sentence(rows, b, m.kind, m.name) for b in BUDGETS}
-        print(json.dumps(out, indent=1))
+        print(json.dumps(out, indent=1, allow_nan=False))  # figures are finite or null (FrontierPoint.to_json)
         return 0
     if args.csv:
         writer = csv.DictWriter(sys.stdout, fieldnames=CSV_KEYS, extrasaction="ignore", lineterminator="\n")
@@ -84,10 +88,12 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     print(f"{m.name}: {result.samples} sample(s) of {result.context} tokens ({result.eval_tokens} in all), "
           f"{result.seconds:.0f} s")
     print(f"{'point':38s} {'KV B/token':>11s} {'of own':>7s} {cost_name:>12s} {'attn JS':>8s} {'out err':>8s}")
+    def num(value: object, spec: str) -> str:
+        return "-" if value is None else format(value, spec)
+
     for r in rows:
-        cost = "" if r["cost"] is None else f"{r['cost']:.4f}"
-        print(f"{r['label'][:38]:38s} {r['kv_bytes_per_token']:11,.0f} {r['kv_fraction']:7.3f} {cost:>12s} "
-              f"{r['js_mean']:8.4f} {r['output_rel_error']:8.4f}")
+        print(f"{r['label'][:38]:38s} {num(r['kv_bytes_per_token'], '11,.0f')} {num(r['kv_fraction'], '7.3f')} "
+              f"{num(r['cost'], '12.4f')} {num(r['js_mean'], '8.4f')} {num(r['output_rel_error'], '8.4f')}")
     print()
     for b in BUDGETS:
         print(budget_sentence(rows, b, m.kind, m.name))

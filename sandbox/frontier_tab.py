@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QFileDialog
 
-from core.atomic import ExportError, staged, write_text_atomic
+from core.atomic import ExportError, staged
 from core.frontier_summary import BUDGETS, CSV_KEYS
 from core.models.catalog import SHIPPED
 from core.models.kv_methods import FAMILIES
@@ -34,6 +34,7 @@ class FrontierTab:
         self.run_id = 0
         self.newest = 1  # the first run id this tab listens to
         self.partial: dict[str, Any] | None = None
+        self.run_model = ("", "causal")  # (name, kind) of the model the run in progress is of
         runner = window.runner
         runner.frontier_progress.connect(self._on_progress)
         runner.frontier_done.connect(self._on_done)
@@ -50,6 +51,12 @@ class FrontierTab:
 
     def model_changed(self) -> None:
         shape = self.window.models.shape
+        if self.panel.running and (shape is None or shape.name != self.run_model[0]):
+            self.window.runner.cancel_frontier()  # another model: the run in progress is not this one's
+            self.newest = self.run_id + 1  # and whatever it still says is dropped
+            self.panel.set_running(False)
+            self.window.statusBar().showMessage(f"The frontier of {self.run_model[0]} was cancelled: another model "
+                                                "is open.", 8000)
         self.panel.set_model(shape.name if shape is not None else None, shape.kind if shape is not None else "causal")
         if self.lesson_pending and self.window.models.key == LESSON_MODEL:
             self.lesson_pending = False
@@ -90,6 +97,8 @@ class FrontierTab:
             self.panel.show_error("No real model is open; open one first.")
             return
         self.partial = None
+        shape = self.window.models.shape
+        self.run_model = (shape.name, shape.kind) if shape is not None else ("", "causal")
         self.panel.set_running(True)
         self.panel.status.setText("Running: the unchanged model…")
         self.newest = self.run_id + 1  # a synchronous runner reports before submit returns the id
@@ -98,9 +107,8 @@ class FrontierTab:
     def _on_progress(self, progress: FrontierProgress) -> None:
         if progress.run_id < self.newest or progress.point is None:  # an earlier run's last words
             return
-        shape = self.window.models.shape
         if progress.point["method"] == "baseline":
-            self.partial = {"model": shape.name if shape else "", "kind": shape.kind if shape else "causal",
+            self.partial = {"model": self.run_model[0], "kind": self.run_model[1],
                             "baseline": progress.point, "points": [], "samples": 0, "context": 0, "seconds": 0.0,
                             "complete": False}
         elif self.partial is not None:
@@ -188,11 +196,12 @@ class FrontierTab:
             raise ValueError(f"export the frontier as .csv, .png or .svg, not {path.suffix or 'no suffix'}.")
         manifest = path.with_suffix(".json")
         try:
-            if suffix == ".csv":
-                write_text_atomic(path, self.csv_text())
-            else:
-                self._write_chart(path, suffix)
-            write_text_atomic(manifest, json.dumps(self.manifest(path.name), indent=1))
+            with staged([path, manifest]) as (tmp, tmp_manifest):  # both files, or neither
+                if suffix == ".csv":
+                    tmp.write_text(self.csv_text(), encoding="utf-8")
+                else:
+                    self._write_chart(tmp, suffix)
+                tmp_manifest.write_text(json.dumps(self.manifest(path.name), indent=1), encoding="utf-8")
         except ExportError as exc:
             self.window.alert("Export failed", str(exc))
             return []

@@ -36,4 +36,5 @@ class ProcessFrontier:
         if self._frontier_active:
             self._frontier_active = False
             self.frontier_done.emit(FrontierDone(self._frontier_id, None, "the compute worker stopped during the "
-                                                 "frontier; run it again (the points it had are lost)"))
+                                                 "frontier; run it again once the model is reloaded (the points "
+                                                 "done stay on the chart, not in the cache)"))

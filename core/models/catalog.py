@@ -36,7 +36,9 @@ def shipped_unavailable_reason(name: str) -> str:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, empty or relative: the XDG spec says to ignore it
+        base = str(Path.home() / ".cache")
     return Path(base) / "attention-sandbox"
 
 

@@ -65,7 +65,9 @@ class FrontierPoint:
 
     @property
     def perplexity(self) -> float | None:
-        return math.exp(self.loss) if self.loss is not None else None
+        if self.loss is None or not math.isfinite(self.loss) or self.loss > 700:  # exp would overflow a float
+            return None
+        return math.exp(self.loss)
 
     def cost(self) -> float | None:
         """What the chart's y axis shows: loss change (causal) or 1 - cosine (encoder)."""
@@ -74,9 +76,10 @@ class FrontierPoint:
         return None if self.embedding_cosine is None else 1.0 - self.embedding_cosine
 
     def to_json(self) -> dict[str, Any]:
+        """Plain numbers; a figure that is not finite (a format that overflowed) becomes None."""
         out = asdict(self)
         out.update(perplexity=self.perplexity, cost=self.cost(), setting_label=setting_label(self.method, self.setting))
-        return out
+        return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FrontierPoint:
@@ -115,15 +118,18 @@ def shape_of(m: LoadedModel) -> ModelShape:
 
 def samples_of(m: LoadedModel, text: str, n_samples: int | None, context: int | None = None) -> list[torch.Tensor]:
     """The text's token ids cut into samples of `context` tokens (an encoder's wrapped in [CLS] ... [SEP])."""
-    ids = m.tokenizer(text, add_special_tokens=False)["input_ids"]
     limit = min(m.max_tokens, 512 if m.kind == "encoder" else CAUSAL_CONTEXT)
     context = min(context or limit, limit)
     body = context - 2 if m.kind == "encoder" else context
+    if n_samples is not None:  # a huge file: only what the samples can use is tokenised (a token is < 64 chars)
+        text = text[: (n_samples + 1) * body * 64]
+    ids = m.tokenizer(text, add_special_tokens=False)["input_ids"]
     chunks = [ids[i: i + body] for i in range(0, len(ids) - body + 1, body)] or [ids[:body]]
     if n_samples is not None:
         chunks = chunks[:n_samples]
     if not chunks or len(chunks[0]) < 8:
-        raise ValueError("the evaluation text is too short; give it at least a few hundred words.")
+        raise ValueError(f"the text makes {len(ids)} tokens for {m.name}; give it at least a few hundred words "
+                         "(it needs 8 tokens at the very least).")
     if m.kind == "encoder":
         cls, sep = m.tokenizer.cls_token_id, m.tokenizer.sep_token_id
         chunks = [[cls, *c, sep] for c in chunks]
@@ -297,8 +303,8 @@ class FrontierRun:
             basis = None
             if method.method.startswith("latent"):
                 if self.bases is None:
-                    calib = samples_of(m, self.calib_text, 1, self.context)
-                    self.result.calib_tokens = int(calib[0].shape[1])
+                    calib = samples_of(m, self.calib_text, None, self.context)  # all of it, in samples
+                    self.result.calib_tokens = sum(int(c.shape[1]) for c in calib)
                     self.bases = fit_bases(m, calib)
                 basis = self.bases[0] if method.method == "latent_pca" else self.bases[1]
             point = _point(m, self.shape, method, self.samples, self.refs, basis, self.native, self.context)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 
 from core.atomic import ExportError, write_text_atomic
 from core.models.catalog import cache_dir
 from core.models.frontier import FrontierResult
-from core.models.kv_methods import KVMethod
+from core.models.kv_methods import METHODS, KVMethod
 
 VERSION = 2  # bump when a figure's definition changes: older files are then not read
 
@@ -28,10 +29,34 @@ def _path(key: str) -> Path:
 
 
 def load(key: str) -> FrontierResult | None:
+    """The cached result, or None when there is none or the file is not one whole, sound result."""
     try:
-        return FrontierResult.from_json(json.loads(_path(key).read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
+        result = FrontierResult.from_json(json.loads(_path(key).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+    return result if sound(result) else None
+
+
+def sound(result: FrontierResult) -> bool:
+    """Complete, every point of a known method, its label a text and its figures numbers (finite, or None where a
+    figure does not apply): anything else (a damaged or hand-edited file) is computed again."""
+    if result.complete is not True or not result.points or not isinstance(result.model, str):
+        return False
+    for p in [result.baseline, *result.points]:
+        if p.method not in (*METHODS, "baseline") or not isinstance(p.label, str):
+            return False
+        for name in ("kv_bytes_per_token", "kv_fraction", "js_mean", "output_rel_error"):
+            if not _number(getattr(p, name), required=True):
+                return False
+        if not all(_number(getattr(p, n)) for n in ("loss", "loss_change", "embedding_cosine", "seconds")):
+            return False
+    return True
+
+
+def _number(x: object, required: bool = False) -> bool:
+    if x is None:
+        return not required
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def save(key: str, result: FrontierResult) -> None:

@@ -99,7 +99,8 @@ def default_sweep(s: ModelShape, context: int, families: tuple[str, ...] = tuple
         ranks = sorted({max(1, round(s.kv_width * f)) for f in (3 / 4, 1 / 2, 1 / 3, 1 / 4, 1 / 6, 1 / 8)}, reverse=True)
         out += [KVMethod(name, r) for name in ("latent_pca", "latent_svd") for r in ranks]
     if "window" in families:
-        windows = [w for w in (context // 2, context // 4, context // 8, context // 16, context // 32, 16) if w >= 4]
+        windows = [w for w in (context // 2, context // 4, context // 8, context // 16, context // 32, 16)
+                   if 4 <= w < context]  # a window of the whole sample changes nothing
         windows = sorted(set(windows), reverse=True)
         # with sinks, W - 4 recent tokens and the 4 first: the same cache as the window W without them
         out += [KVMethod("window", w) for w in windows] + [KVMethod("window_sinks", w - SINKS, SINKS)
