@@ -111,7 +111,7 @@ class FrontierChart(QWidget):
             line = [p for p in self.points if p["method"] == method]
             if not line:
                 continue
-            shown.append(f'<span style="color:{colour}">{glyph} {name}</span>')
+            shown.append(f'<span style="color:{colour}">{glyph}&nbsp;{name.replace(" ", "&nbsp;")}</span>')
             line = sorted(base + line, key=lambda p: p["kv_bytes_per_token"])  # from the unchanged model leftwards
             xs = [p["kv_bytes_per_token"] for p in line]
             ys = [p["cost"] for p in line]
@@ -121,8 +121,8 @@ class FrontierChart(QWidget):
             b = base[0]
             self.plot.plot([b["kv_bytes_per_token"]], [b["cost"]], pen=None, symbol="star", symbolSize=18,
                            symbolBrush=BASELINE_COLOUR, symbolPen=pg.mkPen("#1e1e1e"))
-            shown.append(f'<span style="color:{BASELINE_COLOUR}">★ unchanged model</span>')
-        shown.append('<span style="color:#bbbbbb">┆ the KV budget</span>')
+            shown.append(f'<span style="color:{BASELINE_COLOUR}">★&nbsp;unchanged&nbsp;model</span>')
+        shown.append('<span style="color:#bbbbbb">┆&nbsp;the&nbsp;KV&nbsp;budget</span>')  # an entry never splits
         self.key.setText(" &nbsp; ".join(shown))
         self.plot.addItem(self.budget_line)
         self.plot.addItem(self._marker)
