@@ -48,6 +48,7 @@ class FrontierTab:
         window.models.changed.connect(self.model_changed)
         window.sweeps.panel.frontier_lesson_requested.connect(self.run_lesson)
         self.lesson_pending = False  # the lesson waits for SmolLM2 to open
+        runner.failed.connect(lambda f: setattr(self, "lesson_pending", self.lesson_pending and f.stage != "model"))
 
     def model_changed(self) -> None:
         shape = self.window.models.shape
@@ -58,9 +59,10 @@ class FrontierTab:
             self.window.statusBar().showMessage(f"The frontier of {self.run_model[0]} was cancelled: another model "
                                                 "is open.", 8000)
         self.panel.set_model(shape.name if shape is not None else None, shape.kind if shape is not None else "causal")
-        if self.lesson_pending and self.window.models.key == LESSON_MODEL:
+        if self.lesson_pending:  # the lesson's model, or another one the user chose meanwhile: asked once only
             self.lesson_pending = False
-            self.run(tuple(FAMILIES))
+            if self.window.models.key == LESSON_MODEL:
+                self.run(tuple(FAMILIES))
 
     def run_lesson(self) -> None:
         """The Sweep tab's lesson "Which KV saving costs least": SmolLM2's frontier, every method, read at 1/3
