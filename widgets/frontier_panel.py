@@ -161,8 +161,10 @@ class FrontierPanel(QWidget):
             self.model_label.setText("The frontier runs on a real model's weights: open one here (or in the Weights "
                                      "list on the left), then run it.")
         else:
+            encoder = (" An encoder keeps no cache between calls: its K and V are counted as a cache would hold "
+                       "them." if kind == "encoder" else "")
             self.model_label.setText(f"<b>{name}</b>: what each way of shrinking its KV cache costs it, measured on "
-                                     "its own weights without fine-tuning.")
+                                     f"its own weights without fine-tuning.{encoder}")
         self.run.setEnabled(name is not None and not self.running)
 
     def clear(self) -> None:
