@@ -40,7 +40,8 @@ class FrontierWork:
             point = run.step(index)
             self.step_seconds.append(time.perf_counter() - t0)
             done = index + 1
-            eta = sum(self.step_seconds) / len(self.step_seconds) * (run.steps - done)
+            fit_to_come = run.bases is None and any(m.method.startswith("latent") for m in run.methods[done - 1:])
+            eta = sum(self.step_seconds) / len(self.step_seconds) * (run.steps - done + fit_to_come)  # a fit ~ a step
             text = run.describe(done) if done < run.steps else ""
             self.emit("frontier_progress", FrontierProgress(rid, done, run.steps, eta, text, point.to_json()))
             if done < run.steps:
