@@ -72,22 +72,26 @@ def _config(s: ModelShape, context: int, fmt: str, n_kv: int | None = None, wind
                            window=window, layer_pattern="local" if window else "global")
 
 
+def _per_token(s: ModelShape, context: int, fmt: str = SERVED_FORMAT, n_kv: int | None = None) -> int:
+    """[geometry]'s whole-model KV bytes per token (core/counts.py)."""
+    cfg = _config(s, context, fmt, n_kv=n_kv)
+    return model_counts(cfg.architecture(), cfg).kv_bytes_per_token
+
+
 def kv_bytes_per_token(s: ModelShape, m: KVMethod | None, context: int) -> float:
     """The whole model's cache per token of context at `context` tokens (an encoder counted as a causal
     model's cache would be: it keeps none between calls). None: the unchanged model."""
-    if m is None or m.method in ("latent_pca", "latent_svd") and m.setting == s.kv_width:
-        return model_counts(_config(s, context, SERVED_FORMAT).architecture(), _config(s, context, SERVED_FORMAT)).kv_bytes_per_token
+    if m is None:
+        return _per_token(s, context)
     if m.method == "heads":
-        cfg = _config(s, context, SERVED_FORMAT, n_kv=int(m.setting))
-        return model_counts(cfg.architecture(), cfg).kv_bytes_per_token
+        return _per_token(s, context, n_kv=int(m.setting))
     if m.method == "quant":
-        cfg = _config(s, context, str(m.setting))
-        return model_counts(cfg.architecture(), cfg).kv_bytes_per_token
+        return _per_token(s, context, str(m.setting))
     if m.method in ("latent_pca", "latent_svd"):
+        if m.setting == s.kv_width:
+            return _per_token(s, context)
         return s.n_layers * kv_format_bytes(int(m.setting), SERVED_FORMAT)
-    per_token = model_counts(_config(s, context, SERVED_FORMAT).architecture(),
-                             _config(s, context, SERVED_FORMAT)).kv_bytes_per_token
-    return per_token * cached_tokens(context, int(m.setting) + m.sinks) / context  # the window and its sinks
+    return _per_token(s, context) * cached_tokens(context, int(m.setting) + m.sinks) / context  # window and sinks
 
 
 def default_sweep(s: ModelShape, context: int, families: tuple[str, ...] = tuple(FAMILIES)) -> list[KVMethod]:
