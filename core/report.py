@@ -27,6 +27,7 @@ from core.mla_counts import (
     equivalent_gqa_heads,
     forms_summary,
 )
+from core.models.kv_methods import METHODS, QUANT_FORMATS
 
 REPORT_KEYS = ("config", "params", "flops", "kv_cache", "timing")
 
@@ -156,21 +157,42 @@ MODEL_BYTES = ("kv_cache_bytes_before", "kv_cache_bytes_after")
 
 
 def model_context(key: str, name: str, fidelity: dict[str, Any], changed: str, probe: str,
-                  kind: str = "causal") -> dict[str, Any]:
+                  kind: str = "causal", kv_point: dict[str, Any] | None = None) -> dict[str, Any]:
     """The plain dict a pin keeps; `changed` is 'layer 18 only', 'every layer' or 'nothing'; kind is
-    causal or encoder (an encoder has no decode step and no KV cache)."""
+    causal or encoder (an encoder has no decode step and no KV cache). kv_point: a frontier point shown in
+    every layer, {"method", "setting", "sinks", "label"} (a pin without one has no such key)."""
     out: dict[str, Any] = {"key": key, "name": name, "layer": int(fidelity["layer"]),
                            "all_layers": bool(fidelity["all_layers"]), "changed": changed, "probe": probe,
                            "kind": kind}
     out.update({k: fidelity.get(k) for k in MODEL_FIGURES})
     out.update({k: int(fidelity.get(k) or 0) for k in MODEL_BYTES})
+    if kv_point is not None:
+        out["kv_point"] = dict(kv_point)
     return out
+
+
+def check_kv_point(d: Any, where: str) -> dict[str, Any]:
+    """A pin's frontier point read back from a file (core/models/kv_methods.py's names)."""
+    d = schema.mapping(d, where)
+    if set(d) != {"method", "setting", "sinks", "label"}:
+        raise ValueError(f"{where} needs exactly the fields method, setting, sinks and label.")
+    schema.choice(d["method"], f"{where}.method", tuple(m for m in METHODS if m != "heads"))
+    if d["method"] == "quant":
+        schema.choice(d["setting"], f"{where}.setting", QUANT_FORMATS)
+    else:
+        schema.whole(d["setting"], f"{where}.setting", 1, 2**20)
+    schema.whole(d["sinks"], f"{where}.sinks", 0, 4096)
+    schema.text(d["label"], f"{where}.label", 200)
+    return d
 
 
 def check_model_context(d: Any, where: str) -> dict[str, Any]:
     """The same dict read back from a file, every field's type checked (ValueError names the field)."""
     d = schema.mapping(d, where)
     expected = set(MODEL_TEXT) | set(MODEL_FIGURES) | set(MODEL_BYTES) | {"layer", "all_layers"}
+    if "kv_point" in d:
+        d = dict(d, kv_point=check_kv_point(d["kv_point"], f"{where}.kv_point"))
+        expected.add("kv_point")
     if set(d) != expected:
         missing, extra = sorted(expected - set(d)), sorted(repr(k)[:20] for k in set(d) - expected)
         raise ValueError(f"{where} has the wrong fields (missing: {', '.join(missing) or 'none'}; "

@@ -17,9 +17,11 @@ from core.device import resolve_device
 from core.display import DisplayProjector, display_bytes, display_layer, guard_display_maps
 from core.embedding import embed_tokens
 from core.head_roles import head_scores, induction_probe_text
+from core.kv_latent import LatentBasis
 from core.layer_timing import estimate_timing_s, run_timing
 from core.mla_layer import MLALayer
 from core.models.forward_cache import ForwardCache
+from core.models.kv_methods import KVMethod
 from core.models.source import LoadedModel
 from core.timing import Cancelled
 from core.tokens import display_tokens, simple_tokenize
@@ -69,7 +71,8 @@ class LayerCache:
 
 def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | None = None,
                      models: dict[str, LoadedModel] | None = None,
-                     forwards: ForwardCache | None = None) -> HeatmapResult:
+                     forwards: ForwardCache | None = None,
+                     latent_bases: Callable[[str, str], dict[int, LatentBasis]] | None = None) -> HeatmapResult:
     """Per-head probabilities of the request's text (at most 256 tokens, at most seq_len), on the CPU."""
     if req.model is not None:
         loaded = (models or {}).get(req.model)
@@ -77,8 +80,14 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
             raise ValueError(f"the model {req.model} is not loaded; pick it again in the Model list.")
         cfg = req.config
         with torch.inference_mode():
+            kv = KVMethod(*req.kv_method) if req.kv_method is not None else None
+            bases = None
+            if kv is not None and kv.method.startswith("latent"):
+                if latent_bases is None:
+                    raise ValueError("a latent KV point needs the frontier's fitted bases; run it on the worker.")
+                bases = latent_bases(req.model, kv.method)
             tokens, view = compute_model_view(loaded, req.model, req.text, req.layer, cfg.n_heads, cfg.kv_heads,
-                                              req.all_layers, req.probe, req.seed, forwards)
+                                              req.all_layers, req.probe, req.seed, forwards, kv, bases)
         probs = view.after if view.after is not None else view.before
         return HeatmapResult(request_id, cfg, tokens, probs, view.n_text_tokens, req.seed, view, view.roles,
                              view.shown_roles, req.probe)

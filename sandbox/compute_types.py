@@ -28,6 +28,7 @@ class ComputeRequest:
     all_layers: bool = False  # real models: change every layer, not only `layer`
     probe: str = "text"  # text: the user's text; induction: a seeded random sequence repeated twice
     max_timing_s: float | None = 20.0  # skip (with the estimate) a timing expected to take longer
+    kv_method: tuple[str, int | str, int] | None = None  # real models: a frontier point's (method, setting, sinks)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The Frontier tab's controller: runs the KV frontier of the open real model on the compute worker (one
-point a step, the chart growing as they come), cancels it, opens a pooled-heads point in the Heatmaps tab,
+point a step, the chart growing as they come), cancels it, opens or pins a point in the Heatmaps tab,
 and exports the chart (PNG or SVG) and the table (CSV), each with a manifest."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from core.frontier_summary import BUDGETS, CSV_KEYS
 from core.models.catalog import SHIPPED
 from core.models.kv_methods import FAMILIES
 from resources import CALIB_TEXT, EVAL_TEXT
-from sandbox.compute_types import FrontierDone, FrontierProgress
+from sandbox.compute_types import FrontierDone, FrontierProgress, HeatmapResult
 from sandbox.export import render_png, versions, write_svg
 from widgets.frontier_panel import FrontierPanel
 
@@ -43,6 +43,10 @@ class FrontierTab:
         p.cancel_requested.connect(runner.cancel_frontier)
         p.open_model_requested.connect(window.models.load)
         p.open_point_requested.connect(self.open_point)
+        p.pin_point_requested.connect(lambda point: self.open_point(point, pin=True))
+        self.pin_pending = False  # a point asked to be pinned waits for its heatmaps
+        window.heatmaps_shown.connect(self._on_heatmaps)
+        runner.failed.connect(lambda f: setattr(self, "pin_pending", self.pin_pending and f.stage != "heatmaps"))
         p.export_chart_requested.connect(lambda: self._ask_path("chart"))
         p.export_table_requested.connect(lambda: self._ask_path("table"))
         window.models.changed.connect(self.model_changed)
@@ -134,22 +138,50 @@ class FrontierTab:
             return
         self.panel.show_error(f"The frontier stopped: {done.message}")
 
-    def open_point(self, point: dict[str, Any] | None) -> None:
-        """A pooled-heads point in the Heatmaps tab: K KV heads in every layer, beside the trained heads."""
+    def open_point(self, point: dict[str, Any] | None, pin: bool = False) -> bool:
+        """A point in the Heatmaps tab, every layer changed as the point says, beside the trained heads:
+        pooled heads through n_kv_heads, the other methods as a KV point the model picker shows (and
+        clears). pin: pin it once its heatmaps are on screen."""
         w = self.window
-        if point is None or point.get("method") != "heads" or w.models.shape is None:
-            return
-        if self.panel.result is None or self.panel.result["model"] != w.models.shape.name:
+        if point is None or point.get("method") in (None, "baseline") or w.models.shape is None:
+            return False
+        shape = w.models.shape
+        if self.panel.result is None or self.panel.result["model"] != shape.name:
             self.panel.show_error("That point is another model's; run this model's frontier first.")
-            return
+            return False
+        method = point["method"]
         try:
-            cfg = w.config().with_(n_kv_heads=int(point["setting"]))
+            if method == "heads":
+                cfg = w.config().with_(n_heads=shape.n_heads, n_kv_heads=int(point["setting"]))
+            else:
+                cfg = w.config().with_(n_heads=shape.n_heads, n_kv_heads=shape.n_kv_heads)
         except ValueError as exc:
             self.panel.show_error(f"Cannot show it: {exc}")
-            return
+            return False
+        if method == "heads":
+            w.models.clear_kv_point(request=False)
+        else:
+            w.models.show_kv_point((method, point["setting"], int(point.get("sinks") or 0)), point["label"])
+        self.pin_pending = False
         w.models.picker.all_layers.setChecked(True)
         w.config_panel.set_config(cfg)
+        w.refresh_costs()
+        self.pin_pending = pin  # this request's heatmaps are the point's: the ones before it are stale
+        w.request()
         w.tabs.setCurrentIndex(0)
+        slow = " (a latent point fits its bases on the calibration text first: a few seconds)" if (
+            method.startswith("latent")) else ""
+        w.statusBar().showMessage(f"Showing {point['label']} in every layer{slow}.", 8000)
+        return True
+
+    def _on_heatmaps(self, result: HeatmapResult) -> None:
+        """Pin the point asked for, once its heatmaps are the ones on screen."""
+        w = self.window
+        if not self.pin_pending or result.model is None or not w.runner.is_current(result.request_id):
+            return
+        self.pin_pending = False
+        w.costs.run()  # the pin keeps the costs of what is on screen: due now, not after the next paint
+        w.pins.pin_current()
 
     # -- export ----------------------------------------------------------------------------------
     def manifest(self, file: str = "") -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from core.kv_latent import LatentBasis
 from core.models import frontier_cache
 from core.models.frontier import FrontierRun, samples_of, shape_of
 from core.models.kv_methods import default_sweep
@@ -18,8 +19,10 @@ Emit = Callable[..., None]
 
 
 class FrontierWork:
-    def __init__(self, emit: Emit, models: dict[str, LoadedModel], describe: Callable[[BaseException], str]) -> None:
+    def __init__(self, emit: Emit, models: dict[str, LoadedModel], describe: Callable[[BaseException], str],
+                 bases: dict[str, tuple[dict[int, LatentBasis], dict[int, LatentBasis]]] | None = None) -> None:
         self.emit, self.models, self.describe = emit, models, describe
+        self.bases = {} if bases is None else bases  # the worker's, by model key: kept for the Heatmaps tab
         self.stopped: Callable[[int], bool] = lambda _rid: False  # the carrier says when a run was cancelled
         self.run: FrontierRun | None = None
         self.key = ""
@@ -38,6 +41,8 @@ class FrontierWork:
             assert run is not None
             t0 = time.perf_counter()
             point = run.step(index)
+            if run.bases is not None:  # the shipped calibration text's: the Heatmaps tab's too
+                self.bases.setdefault(job.model, run.bases)
             self.step_seconds.append(time.perf_counter() - t0)
             done = index + 1
             fit_to_come = run.bases is None and any(m.method.startswith("latent") for m in run.methods[done - 1:])

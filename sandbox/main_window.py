@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -58,6 +58,8 @@ OPENING_CONFIG = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=
 
 
 class MainWindow(QMainWindow):
+    heatmaps_shown = Signal(object)  # a HeatmapResult, once it is the view on screen
+
     def __init__(self, runner: Any = None, settings: QSettings | None = None,
                  config: AttentionConfig | None = None, text: str | None = None, seed: int = 0,
                  timing_budget_s: float = 0.15, max_timing_s: float | None = 20.0, live_timing: bool = True,
@@ -237,6 +239,7 @@ class MainWindow(QMainWindow):
         req = ComputeRequest(config=cfg, text=self.text.text(), device=device,
                              seed=self.seed, timing_budget_s=self.timing_budget_s, model=self.models.key,
                              layer=self.models.layer, all_layers=self.models.all_layers, probe=self.roles.probe,
+                             kv_method=self.models.kv_method,
                              max_timing_s=None if force_timing else self.max_timing_s, want_timing=want_timing)
         self.updating.start()
         if self.warm_timer.isActive():
@@ -256,6 +259,7 @@ class MainWindow(QMainWindow):
 
     def _on_config_changed(self, cfg: AttentionConfig) -> None:
         self.models.design_changed(cfg)
+        self.models.heads_changed(cfg)
         self.request()  # the heatmaps first; the costs follow their paint
         self.costs.changed(self._maps_current() or self.runner.is_idle())  # a synchronous runner is done with it
 
@@ -279,6 +283,7 @@ class MainWindow(QMainWindow):
             self.statusBar().clearMessage()
         self.last_error = ""
         self.costs.maps_shown()
+        self.heatmaps_shown.emit(result)
 
     def reset_zoom(self) -> None:
         """Ctrl+0: every map in view, on both sides when the trained heads are shown beside the changed."""

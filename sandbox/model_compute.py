@@ -7,9 +7,11 @@ import numpy as np
 
 from core.attention import MAX_DISPLAY_TOKENS
 from core.head_roles import all_layer_scores, head_scores, induction_probe_ids
+from core.kv_latent import LatentBasis
 from core.models.choices import ModelShape
 from core.models.forward_cache import ForwardCache
 from core.models.inspect import HeadChange, inspect
+from core.models.kv_methods import KVMethod
 from core.models.source import LoadedModel
 from sandbox.model_view import ModelView
 
@@ -19,7 +21,10 @@ def shape_of(m: LoadedModel) -> ModelShape:
                       bias=m.kind == "encoder")
 
 
-def change_for(shape: ModelShape, n_heads: int, n_kv_heads: int, all_layers: bool) -> HeadChange:
+def change_for(shape: ModelShape, n_heads: int, n_kv_heads: int, all_layers: bool,
+               kv: KVMethod | None = None) -> HeadChange:
+    if kv is not None:  # a frontier point: the model's own heads, its KV changed in every layer
+        return HeadChange(all_layers=True, kv=kv)
     pool = shape.pool_for(n_heads, n_kv_heads)
     return HeadChange(n_kv_heads=None if pool == shape.n_kv_heads else pool,
                       n_heads=None if n_heads == shape.n_heads else n_heads, all_layers=all_layers)
@@ -27,14 +32,16 @@ def change_for(shape: ModelShape, n_heads: int, n_kv_heads: int, all_layers: boo
 
 def compute_model_view(m: LoadedModel, key: str, text: str, layer: int, n_heads: int, n_kv_heads: int,
                        all_layers: bool, probe: str = "text", seed: int = 0,
-                       cache: ForwardCache | None = None) -> tuple[list[str], ModelView]:
+                       cache: ForwardCache | None = None, kv: KVMethod | None = None,
+                       bases: dict[int, LatentBasis] | None = None) -> tuple[list[str], ModelView]:
     """The view of one layer; with a cache, a new layer or change of the same tokens reuses their
     unchanged forward and its head scores."""
     shape = shape_of(m)
     ids, repeat = None, None
     if probe == "induction":
         ids, repeat = induction_probe_ids(m.tokenizer.vocab_size, seed=seed, bos=m.tokenizer.bos_token_id)
-    result = inspect(m, text, layer, change_for(shape, n_heads, n_kv_heads, all_layers), ids=ids, cache=cache)
+    change = change_for(shape, n_heads, n_kv_heads, all_layers, kv)
+    result = inspect(m, text, layer, change, ids=ids, cache=cache, bases=bases)
     derived = cache.derived if cache is not None else {}
     roles_key = ("roles", tuple(repeat) if repeat else None)
     if roles_key not in derived:
@@ -51,8 +58,8 @@ def compute_model_view(m: LoadedModel, key: str, text: str, layer: int, n_heads:
     after = cut(result.after.attentions[layer]) if result.after is not None else None
     fidelity = {k: v for k, v in result.to_json().items() if k != "tokens"}
     changed_everywhere = None
-    if all_layers and result.after is not None:
+    if change.all_layers and result.after is not None:
         changed_everywhere = np.concatenate([cut(a) for a in result.after.attentions])  # (L * H', n, n)
-    view = ModelView(key, layer, all_layers, overview, cut(result.before.attentions[layer]), after, fidelity,
+    view = ModelView(key, layer, change.all_layers, overview, cut(result.before.attentions[layer]), after, fidelity,
                      len(result.tokens), roles, shown_roles, changed_everywhere)
     return result.tokens[:n], view

@@ -51,6 +51,8 @@ class ModelController(QObject):
         self.key: str | None = None
         self.shape: ModelShape | None = None
         self._open_after: tuple[int, int] | None = None  # (layer, head) to open once it is shown
+        self.kv_method: tuple[str, int | str, int] | None = None  # a frontier point's (method, setting, sinks)
+        self.picker.kv_point_cleared.connect(self.clear_kv_point)
         self.picker.model_requested.connect(self._on_picker_model_requested)
         self.picker.view_changed.connect(self._on_picker_view_changed)
         self.overview.head_clicked.connect(self._on_overview_head_clicked)
@@ -67,7 +69,32 @@ class ModelController(QObject):
         if self.shape is None:
             self.picker.set_design_layers(cfg.local_layers())
 
+    def heads_changed(self, cfg: AttentionConfig) -> None:
+        """A change of heads replaces a frontier point (the two are not shown together)."""
+        s = self.shape
+        if self.kv_method is not None and s is not None and (cfg.n_heads, cfg.kv_heads) != (s.n_heads, s.n_kv_heads):
+            self.clear_kv_point(request=False)
+            self.window.statusBar().showMessage("The frontier point is cleared: the heads change is shown instead.",
+                                                6000)
+
+    def show_kv_point(self, kv: tuple[str, int | str, int], label: str) -> None:
+        """Every layer's KV cache as a frontier point leaves it (latent, window or quantised), beside the
+        trained heads; the model's own heads on the sliders."""
+        self.kv_method = kv
+        self.picker.show_kv_point(f"KV cache: {label}")
+
+    def clear_kv_point(self, request: bool = True) -> None:
+        if self.kv_method is None:
+            return
+        self.kv_method = None
+        self.picker.show_kv_point("")
+        if request:
+            self.window.refresh_costs()
+            self.window.request()
+
     def _on_picker_view_changed(self) -> None:
+        if self.kv_method is not None and not self.all_layers:
+            self.clear_kv_point(request=False)  # a frontier point changes every layer: unticking clears it
         self.design_changed(self.window.config())
         self.window.refresh_costs()  # the change now applies to another layer, or to every layer
         self.window.request()
@@ -110,6 +137,7 @@ class ModelController(QObject):
     def use_random(self) -> None:
         """Back to random weights: every trace of the real model goes (titles, scope, its timing words)."""
         self.key, self.shape = None, None
+        self.clear_kv_point(request=False)
         self._reset_view()
         self.picker.set_shape(None)
         self.fidelity.hide()
@@ -137,6 +165,7 @@ class ModelController(QObject):
     def _on_runner_model_loaded(self, payload: tuple[str, ModelShape]) -> None:
         key, shape = payload
         self.key, self.shape = key, shape
+        self.clear_kv_point(request=False)
         notes = self._reset_view()
         self.picker.set_shape(shape, key)
         self.fidelity.show()
@@ -170,7 +199,13 @@ class ModelController(QObject):
         cfg, view = hm.config, hm.model
         arch = shape.changed(cfg.n_heads, cfg.kv_heads, view.layer, view.all_layers)
         changed = arch.change_scope(shape.architecture()) or "nothing"
-        return arch, model_context(view.key, shape.name, view.fidelity, changed, hm.probe, shape.kind)
+        label = view.fidelity.get("kv_method")
+        point = None
+        if label and self.kv_method is not None:  # the heatmaps on screen are this frontier point's
+            method, setting, sinks = self.kv_method
+            point = {"method": method, "setting": setting, "sinks": sinks, "label": label}
+            changed = f"every layer's KV: {label}"
+        return arch, model_context(view.key, shape.name, view.fidelity, changed, hm.probe, shape.kind, point)
 
     # -- showing -----------------------------------------------------------------------------------
     def shared_cols(self, result: HeatmapResult) -> int | None:
@@ -202,7 +237,9 @@ class ModelController(QObject):
             self.original.hover_prefix, main.hover_prefix = "as trained · ", "changed · "
             cfg = result.config
             where = "every layer" if view.all_layers else f"layer {view.layer}"
-            main.set_title(f"Changed, {where}: {cfg.n_heads} heads, {cfg.kv_heads} KV")
+            kv = view.fidelity.get("kv_method")
+            main.set_title(f"Changed, every layer: {kv}" if kv else
+                           f"Changed, {where}: {cfg.n_heads} heads, {cfg.kv_heads} KV")
             half = sum(self.window.maps.sizes()) // 2
             self.window.maps.setSizes([half, half])  # two halves of one width
             if appearing or relaid or self.window.mosaic_relaid:
@@ -232,7 +269,9 @@ class ModelController(QObject):
         self.overview.set_data(grid, result.tokens, L * (H // K), cols=L, titles=titles)
         self.overview.set_grid_axes("layer", [str(i) for i in range(L)], "head", [str(h) for h in range(H)])
         self.overview.mark_column(view.layer)  # the layer the Heatmaps tab shows and changes
-        how = (f"changed in every layer ({H} heads, {K} KV heads)" if changed else "as trained")
+        kv = view.fidelity.get("kv_method")
+        how = (f"changed in every layer ({kv})" if changed and kv else
+               f"changed in every layer ({H} heads, {K} KV heads)" if changed else "as trained")
         self.overview.legend.setText(f"{s.name} {how}: columns are layers 0–{L - 1}, rows are heads 0–{H - 1}; "
                                      "frame colour is the head's KV group. Click a tile to open that layer's head.")
 

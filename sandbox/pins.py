@@ -161,9 +161,15 @@ class PinController(QObject):
             return
         w.roles.set_probe(pin.probe)
         w.text.setText(pin.text)
+        point = pin.model.get("kv_point") if pin.model is not None else None
+        if point is not None:
+            w.models.show_kv_point((point["method"], point["setting"], point["sinks"]), point["label"])
+        else:
+            w.models.clear_kv_point(request=False)
         if pin.model is not None:
             w.models.set_view(pin.model["layer"], pin.model["all_layers"])
         w.config_panel.set_config(pin.config)
+        w.request()  # a frontier point's pin may set nothing the sliders show
 
     def on_model_loaded(self, _key: str) -> None:
         pin, self._load_after_model = self._load_after_model, None

@@ -17,11 +17,14 @@ from importlib.metadata import version
 import torch
 
 from core.device import default_dtype, device_name, mps_available, resolve_device
+from core.kv_latent import LatentBasis
 from core.layer_timing import run_timing
 from core.models.forward_cache import ForwardCache
+from core.models.frontier import calibration_bases
 from core.models.source import LoadedModel, load_model
 from core.sweep import SweepRow, run_point
 from core.timing import Cancelled
+from resources import CALIB_TEXT
 from sandbox.compute import LayerCache, compute_heatmaps, compute_timing
 from sandbox.compute_types import ComputeRequest, Failure, SweepJob, SweepProgress, WorkerInfo
 from sandbox.frontier_worker import FrontierWork
@@ -59,7 +62,10 @@ class Worker:
         self.cache = LayerCache()
         self.forwards = ForwardCache()  # a real model's unchanged run of the tokens on screen
         self.models: dict[str, LoadedModel] = {}  # loaded real models, by key or folder
-        self.frontier = FrontierWork(emit, self.models, describe_error)  # its `stopped` is set by the carrier
+        # a model's latent bases (PCA, SVD) per layer, fitted on the calibration text by its frontier or
+        # on the first frontier point shown in the Heatmaps tab
+        self.bases: dict[str, tuple[dict[int, LatentBasis], dict[int, LatentBasis]]] = {}
+        self.frontier = FrontierWork(emit, self.models, describe_error, self.bases)  # `stopped`: set by the carrier
 
     def fail(self, rid: int, stage: str, exc: BaseException) -> None:
         detail = "".join(traceback.format_exception(exc))
@@ -77,9 +83,17 @@ class Worker:
         if self.stale(rid):
             return
         try:
-            self.emit("heatmaps_ready", compute_heatmaps(req, rid, self.cache, self.models, self.forwards))
+            self.emit("heatmaps_ready", compute_heatmaps(req, rid, self.cache, self.models, self.forwards,
+                                                         self.latent_bases))
         except Exception as exc:  # shown in the window; the worker serves the next request
             self.fail(rid, "heatmaps", exc)
+
+    def latent_bases(self, key: str, method: str) -> dict[int, LatentBasis]:
+        """Model `key`'s bases for latent_pca or latent_svd, fitted once (the calibration text's forwards)."""
+        if key not in self.bases:
+            self.bases[key] = calibration_bases(self.models[key], CALIB_TEXT.read_text(encoding="utf-8"))
+        pca, svd = self.bases[key]
+        return pca if method == "latent_pca" else svd
 
     def timing(self, rid: int, req: ComputeRequest) -> None:
         if self.stale(rid):

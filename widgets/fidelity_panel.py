@@ -20,8 +20,9 @@ ROWS = [
     ("loss", "Next-token loss", "Cross-entropy of the text's next tokens, as trained -> changed (perplexity in "
                                 "brackets)."),
     ("cos", "Embedding cosine", "Cosine similarity of the mean-pooled last hidden state before and after (1 = same)."),
-    ("kv", "KV cache (fp16)", "The KV cache of this text in fp16: 2 x KV heads x head_dim x tokens x 2 bytes, summed "
-                              "over the layers, as trained -> changed."),
+    ("kv", "KV cache", "The KV cache of this text as served in 16-bit floats: 2 x KV heads x head_dim x tokens x 2 "
+                       "bytes, summed over the layers, as trained -> changed (a frontier point: in its own format, "
+                       "rank or window, counted as the Frontier tab counts it)."),
 ]
 
 
@@ -58,7 +59,9 @@ class FidelityPanel(QWidget):
     def show_fidelity(self, f: dict[str, Any]) -> None:
         same = f["n_heads"] == f["native_n_heads"] and f["n_kv_heads"] == f["native_n_kv_heads"]
         where = "every layer" if f["all_layers"] else f"layer {f['layer']}"
+        kv = f.get("kv_method")
         self.values["change"].setText(
+            f"KV cache as {kv} (every layer){'; ' + f['kv_note'] if f.get('kv_note') else ''}" if kv else
             "none: the trained layer" if same else
             f"{f['native_n_heads']}→{f['n_heads']} heads, {f['native_n_kv_heads']}→{f['n_kv_heads']} KV heads ({where})")
         fmt = lambda v, spec=".4f": "–" if v is None else format(v, spec)  # noqa: E731

@@ -31,6 +31,16 @@ FAMILY_BOXES = (("heads", "fewer KV heads", "Mean-pool each group's K and V head
                 ("quant", "quantised KV", "K (after RoPE) and V stored as float16, fp8 e4m3/e5m2, q8_0 or q4_0."))
 
 
+def point_tip(point: dict[str, Any]) -> str:
+    """What Show in Heatmaps does with a point, in words."""
+    text = " on your text (its loss is your text's, not the evaluation text's)"
+    if point["method"] == "heads":
+        return (f"Set n_kv_heads to {point['setting']} in every layer and show the Heatmaps tab: the pooled heads "
+                f"beside the trained ones{text}. Set n_kv_heads back to undo.")
+    return (f"Show every layer with its KV cache as {point['label']} in the Heatmaps tab, beside the trained "
+            f"heads{text}. Clear it in the Model box, or change the heads, to undo.")
+
+
 def eta_words(seconds: float) -> str:
     return f"about {seconds / 60:.0f} min left" if seconds >= 90 else f"about {max(1, round(seconds))} s left"
 
@@ -40,6 +50,7 @@ class FrontierPanel(QWidget):
     cancel_requested = Signal()
     open_model_requested = Signal(str)  # a shipped model's key
     open_point_requested = Signal(object)  # a clicked point's dict, to show in the Heatmaps tab
+    pin_point_requested = Signal(object)  # the same, pinned once shown
     export_chart_requested = Signal()
     export_table_requested = Signal()
 
@@ -115,12 +126,18 @@ class FrontierPanel(QWidget):
         self.open_point = QPushButton("Show in Heatmaps")
         self.open_point.setEnabled(False)
         self.open_point.clicked.connect(lambda: self.open_point_requested.emit(self.chart.selected))
+        self.pin_point = QPushButton("Pin")
+        self.pin_point.setEnabled(False)
+        self.pin_point.setToolTip("Show the selected point in the Heatmaps tab and pin it, to compare it with "
+                                  "other pins in the Compare tab")
+        self.pin_point.clicked.connect(lambda: self.pin_point_requested.emit(self.chart.selected))
         budget_row = QHBoxLayout()
         budget_row.addWidget(QLabel("KV budget"))
         budget_row.addWidget(self.budget)
         budget_row.addWidget(self.budget_label)
         budget_row.addStretch(1)
         budget_row.addWidget(self.open_point)
+        budget_row.addWidget(self.pin_point)
         caveat = QLabel(CAVEAT)
         caveat.setWordWrap(True)
         caveat.setStyleSheet("color: #888;")
@@ -173,6 +190,7 @@ class FrontierPanel(QWidget):
         self.detail.setText("Hover a point for its figures; click it to select it.")
         self.status.setText("")
         self.open_point.setEnabled(False)
+        self.pin_point.setEnabled(False)
         self._enable_exports()
         self._show_sentence()
 
@@ -272,9 +290,8 @@ class FrontierPanel(QWidget):
 
     def _on_point_clicked(self, point: dict[str, Any]) -> None:
         self.detail.setText("Selected: " + describe_point(point, self.kind))
-        self.open_point.setEnabled(point["method"] == "heads")
-        self.open_point.setToolTip(
-            f"Set n_kv_heads to {point['setting']} in every layer and show the Heatmaps tab: the pooled heads beside "
-            "the trained ones, on your text (its loss is your text's, not Alice's). Set n_kv_heads back to undo."
-            if point["method"] == "heads" else
-            "The Heatmaps tab shows pooled-heads changes; the other methods' maps are not drawn there yet.")
+        showable = point["method"] != "baseline"
+        self.open_point.setEnabled(showable)
+        self.pin_point.setEnabled(showable)
+        self.open_point.setToolTip(point_tip(point) if showable else "The unchanged model: the Heatmaps tab shows it "
+                                   "with n_kv_heads at the model's own value.")

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QProgressBar,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -27,6 +28,7 @@ class ModelPicker(QWidget):
     model_requested = Signal(str)  # RANDOM, a shipped model's key, or FOLDER (ask for a folder)
     reaching = Signal()  # the mouse is over the model list, or it has focus: a model may be opened soon
     view_changed = Signal()  # layer or all-layers changed
+    kv_point_cleared = Signal()  # the user cleared the frontier point shown in every layer
 
     def __init__(self, choices: list[tuple[str, str, str]], parent: QWidget | None = None) -> None:
         """choices: (key, label, reason it is unavailable or '')."""
@@ -54,6 +56,14 @@ class ModelPicker(QWidget):
         self.unavailable.setWordWrap(True)
         self.unavailable.setStyleSheet("color: #6b7280;")
         self.unavailable.setVisible(bool(self.unavailable.text()))
+        self.kv_point = QLabel("")  # a frontier point's KV method, shown in every layer
+        self.kv_point.setStyleSheet("color: #92400e; font-weight: bold;")
+        self.kv_point.setToolTip("A point of the Frontier tab, applied to every layer's keys and values as the "
+                                 "frontier ran it (no fine-tuning): its maps beside the trained heads, its figures "
+                                 "below them. Clear, another model or a change of heads undoes it.")
+        self.kv_clear = QPushButton("Clear")
+        self.kv_clear.setToolTip("Show the model's own KV cache again")
+        self.kv_clear.clicked.connect(self.kv_point_cleared.emit)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setMaximumHeight(10)
@@ -66,6 +76,11 @@ class ModelPicker(QWidget):
         layer_row.addWidget(self.layer, 1)
         layer_row.addWidget(self.all_layers)
         form.addRow("Layer", layer_row)
+        kv_row = QHBoxLayout()
+        kv_row.addWidget(self.kv_point, 1)
+        kv_row.addWidget(self.kv_clear)
+        form.addRow(kv_row)
+        self.show_kv_point("")
         form.addRow(self.progress)
         form.addRow(self.status)
         form.addRow(self.unavailable)
@@ -128,6 +143,12 @@ class ModelPicker(QWidget):
                                 f"{shape.head_dim}, {shape.n_kv_heads} KV heads. n_heads re-splits and n_kv_heads "
                                 "pools the chosen layer (or every layer).")
             self.status.show()
+
+    def show_kv_point(self, text: str) -> None:
+        """'' hides the banner; otherwise it says which frontier point every layer now shows."""
+        self.kv_point.setText(text)
+        self.kv_point.setVisible(bool(text))
+        self.kv_clear.setVisible(bool(text))
 
     def set_design_layers(self, local: tuple[bool, ...] | None) -> None:
         """Random weights: with local and global layers (a window's pattern), the layer spin picks which

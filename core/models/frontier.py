@@ -19,19 +19,9 @@ from typing import Any
 
 import torch
 
-from core.kv_latent import (
-    LatentBasis,
-    apply_rope,
-    kv_rows,
-    pca_basis,
-    reconstruct,
-    split_rows,
-    svd_basis,
-    undo_rope,
-)
-from core.kv_quant import quant_dequant
-from core.kv_window import window_keep, windowed_mask
+from core.kv_latent import LatentBasis, kv_rows, pca_basis, svd_basis, undo_rope
 from core.models.inspect import INTERFACE_NAME, _active, attention_modules
+from core.models.kv_apply import KVChange, attend, probabilities, rope_of
 from core.models.kv_methods import (
     KVMethod,
     ModelShape,
@@ -40,7 +30,6 @@ from core.models.kv_methods import (
     setting_label,
 )
 from core.models.source import LoadedModel
-from core.models.surgery import pool_kv
 from core.timing import Cancelled
 
 JS_ROWS = 64
@@ -161,38 +150,21 @@ class _Attend:
             pre = undo_rope(key, *self.rope) if self.rope is not None else key
             self.kv[i] = kv_rows(pre, value)[0].double()  # (T, D)
         key, value, mask = self._change(i, key, value, attention_mask)
-        out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=scaling,
-                                                               enable_gqa=key.shape[1] != query.shape[1])
+        out = attend(query, key, value, mask, scaling)  # (B, T, H, h)
         self._rows(i, query, key, mask, scaling)
-        return out.transpose(1, 2).contiguous(), None  # (B, T, H, h), as transformers' eager path returns it
+        return out, None
 
     def _change(self, i: int, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        m = self.method
-        if m is None:
+        if self.method is None:
             return key, value, mask
-        if m.method == "heads":
-            return pool_kv(key, int(m.setting)), pool_kv(value, int(m.setting)), mask
-        if m.method == "quant":
-            return quant_dequant(key, str(m.setting)), quant_dequant(value, str(m.setting)), mask
-        if m.method in ("window", "window_sinks"):
-            keep = window_keep(key.shape[2], key.shape[2], int(m.setting), m.sinks, self.m.kind == "causal")
-            return key, value, windowed_mask(mask, keep, key.dtype)
-        if int(m.setting) == self.bases[i].width:  # full rank: the keys and values as they are
-            return key, value, mask
-        pre = undo_rope(key, *self.rope) if self.rope is not None else key
-        rows = reconstruct(kv_rows(pre, value), self.bases[i], int(m.setting))  # (B, T, D)
-        k, v = split_rows(rows, key.shape[1], key.shape[3])
-        return (apply_rope(k, *self.rope) if self.rope is not None else k), v, mask
+        change = KVChange(self.method, self.m.kind == "causal", self.bases or None, self.rope)
+        return change.apply(i, key, value, mask)
 
     def _rows(self, i: int, query: torch.Tensor, key: torch.Tensor, mask: torch.Tensor | None, scaling: float) -> None:
         T = query.shape[2]
         picked = torch.linspace(0, T - 1, min(JS_ROWS, T)).round().long()
-        k = key.repeat_interleave(query.shape[1] // key.shape[1], dim=1)  # (B, H, S, h)
-        scores = query[:, :, picked].float() @ k.float().transpose(-2, -1) * scaling  # (B, H, rows, S)
-        if mask is not None:
-            scores = scores + mask[:, :, picked, : k.shape[2]].float()
-        probs = scores.softmax(-1)
+        probs = probabilities(query[:, :, picked], key, None if mask is None else mask[:, :, picked], scaling)
         if self.reference is None:
             self.rows_kept[i] = probs
         else:
@@ -210,15 +182,6 @@ def row_js(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     return (0.5 * kl.sum(-1) / math.log(2)).clamp_min(0.0)
 
 
-def _rope_of(m: LoadedModel, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """The rotary embedding's (cos, sin), each (1, T, h), for a causal model's positions 0..T-1."""
-    if m.kind != "causal":
-        return None
-    rot = m.model.model.rotary_emb
-    positions = torch.arange(ids.shape[1])[None]
-    return rot(torch.zeros(1, dtype=torch.float32), positions)
-
-
 @dataclass
 class _Run:
     loss: float | None
@@ -229,7 +192,7 @@ class _Run:
 
 
 def _forward(m: LoadedModel, ids: torch.Tensor, attend: _Attend) -> _Run:
-    attend.rope = _rope_of(m, ids)
+    attend.rope = rope_of(m, ids)
     with torch.inference_mode(), _active(m, attend, every_layer=True) as outputs:
         if m.kind == "causal":
             out = m.model(input_ids=ids, labels=ids)
@@ -257,6 +220,12 @@ def fit_bases(m: LoadedModel, calib: list[torch.Tensor]) -> tuple[dict[int, Late
         bias = torch.cat([k.bias, v.bias]).detach() if k.bias is not None and v.bias is not None else None
         svd[i] = svd_basis(weight, bias)
     return pca, svd
+
+
+def calibration_bases(m: LoadedModel, calib_text: str,
+                      context: int | None = None) -> tuple[dict[int, LatentBasis], dict[int, LatentBasis]]:
+    """fit_bases on all of the calibration text, in samples of `context` tokens (the frontier's own)."""
+    return fit_bases(m, samples_of(m, calib_text, None, context))
 
 
 class FrontierRun:
@@ -363,5 +332,5 @@ def _mean(xs: list[float | None]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-__all__ = ["INTERFACE_NAME", "FrontierPoint", "FrontierResult", "FrontierRun", "fit_bases", "run_frontier",
-           "samples_of"]
+__all__ = ["INTERFACE_NAME", "FrontierPoint", "FrontierResult", "FrontierRun", "calibration_bases", "fit_bases",
+           "run_frontier", "samples_of"]

@@ -13,7 +13,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from core.kv_latent import LatentBasis
 from core.models.forward_cache import ForwardCache
+from core.models.kv_apply import KVChange, attend, probabilities, rope_of
+from core.models.kv_methods import KVMethod, ModelShape, kv_bytes_per_token
 from core.models.source import LoadedModel
 from core.models.surgery import (
     js_per_head,
@@ -35,9 +38,16 @@ class HeadChange:
     n_kv_heads: int | None = None
     n_heads: int | None = None
     all_layers: bool = False
+    kv: KVMethod | None = None  # a frontier point's latent, window or quantised KV, in every layer
+
+    def __post_init__(self) -> None:
+        if self.kv is not None and (self.n_kv_heads is not None or self.n_heads is not None):
+            raise ValueError("a KV method and a change of heads cannot be shown together; clear one of them.")
+        if self.kv is not None and not self.all_layers:
+            object.__setattr__(self, "all_layers", True)  # a frontier point changes every layer's cache
 
     def is_identity(self, m: LoadedModel) -> bool:
-        return (self.n_kv_heads in (None, m.n_kv_heads)) and (self.n_heads in (None, m.n_heads))
+        return self.kv is None and (self.n_kv_heads in (None, m.n_kv_heads)) and (self.n_heads in (None, m.n_heads))
 
 
 @dataclass
@@ -86,6 +96,8 @@ class InspectResult:
     embedding_cosine: float | None = None
     kv_cache_bytes_before: int = 0
     kv_cache_bytes_after: int = 0
+    kv_method: str | None = None  # a frontier point's KV method in every layer, as its label says
+    kv_note: str | None = None  # why that point changes nothing on this text, when it does not
 
     @property
     def perplexity_before(self) -> float | None:
@@ -105,6 +117,7 @@ class InspectResult:
             "perplexity_before": self.perplexity_before, "perplexity_after": self.perplexity_after,
             "embedding_cosine": self.embedding_cosine,
             "kv_cache_bytes_before": self.kv_cache_bytes_before, "kv_cache_bytes_after": self.kv_cache_bytes_after,
+            "kv_method": self.kv_method, "kv_note": self.kv_note,
         }
 
 
@@ -150,8 +163,8 @@ def encode(m: LoadedModel, text: str) -> dict[str, torch.Tensor]:
 class _Hooks:
     """The attention function transformers calls for every layer while a run is active."""
 
-    def __init__(self, m: LoadedModel, change: HeadChange, layer: int) -> None:
-        self.m, self.change, self.layer = m, change, layer
+    def __init__(self, m: LoadedModel, change: HeadChange, layer: int, kv: KVChange | None = None) -> None:
+        self.m, self.change, self.layer, self.kv = m, change, layer, kv
         self.index = {id(mod): i for i, mod in enumerate(attention_modules(m))}
         if m.kind == "encoder":
             self.index = {id(mod.self): i for i, mod in enumerate(attention_modules(m))}
@@ -164,6 +177,10 @@ class _Hooks:
             self.capture = Capture(query.detach(), key.detach(), value.detach(),
                                    None if attention_mask is None else attention_mask.detach(), scaling)
         modify = not self.change.is_identity(self.m) and (self.change.all_layers or i == self.layer)
+        if modify and self.kv is not None:  # the keys, values or mask the frontier's point attends, as it does
+            key, value, attention_mask = self.kv.apply(i, key, value, attention_mask)
+            return attend(query, key, value, attention_mask, scaling), probabilities(query, key, attention_mask,
+                                                                                     scaling)
         if not modify:
             eager = sys.modules[type(module).__module__].eager_attention_forward
             return eager(module, query, key, value, attention_mask, scaling=scaling, dropout=0.0, **kwargs)
@@ -201,10 +218,13 @@ def _active(m: LoadedModel, hooks: _Hooks, every_layer: bool = False):
 
 
 def run(m: LoadedModel, enc: dict[str, torch.Tensor], layer: int, change: HeadChange = HeadChange(),
-        every_layer: bool = False) -> ForwardOut:
+        every_layer: bool = False, bases: dict[int, LatentBasis] | None = None) -> ForwardOut:
     """One forward with every layer's attention; every_layer also keeps every layer's output, so the
-    same run serves any chosen layer later (the cached unchanged run)."""
-    hooks = _Hooks(m, change, layer)
+    same run serves any chosen layer later (the cached unchanged run). `bases`: a latent KV change's."""
+    kv = None
+    if change.kv is not None:
+        kv = KVChange(change.kv, m.kind == "causal", bases, rope_of(m, enc["input_ids"]))
+    hooks = _Hooks(m, change, layer, kv)
     with torch.inference_mode(), _active(m, hooks, every_layer) as outputs:
         if m.kind == "causal":
             out = m.model(**enc, labels=enc["input_ids"], output_attentions=True)
@@ -249,11 +269,32 @@ def check_change(m: LoadedModel, change: HeadChange, layer: int) -> None:
                          f"choose one of {valid_head_counts(m.n_heads, kv, m.head_dim)}.")
 
 
+def check_kv(m: LoadedModel, kv: KVMethod | None, bases: dict[int, LatentBasis] | None) -> None:
+    """A frontier point's setting fits this model (a ValueError that says what to choose otherwise)."""
+    if kv is None:
+        return
+    if kv.method == "heads":
+        raise ValueError("fewer KV heads are shown through n_kv_heads, not as a KV method.")
+    if kv.method.startswith("latent"):
+        width = 2 * m.n_kv_heads * m.head_dim
+        if bases is None or len(bases) != m.n_layers:
+            raise ValueError("a latent KV point needs every layer's fitted basis; run the frontier's latent method.")
+        if not (isinstance(kv.setting, int) and 1 <= kv.setting <= width):
+            raise ValueError(f"a latent rank is 1 to {width} for {m.name}, not {kv.setting!r}.")
+    if kv.method.startswith("window") and not (isinstance(kv.setting, int) and kv.setting >= 1):
+        raise ValueError(f"a window holds at least 1 token, not {kv.setting!r}.")
+    if kv.method == "quant" and str(kv.setting).startswith("q") and m.head_dim % 32:
+        raise ValueError(f"{kv.setting} stores blocks of 32 values; {m.name}'s heads are {m.head_dim} wide.")
+
+
 def inspect(m: LoadedModel, text: str, layer: int = 0, change: HeadChange = HeadChange(),
-            ids: list[int] | None = None, cache: ForwardCache | None = None) -> InspectResult:
+            ids: list[int] | None = None, cache: ForwardCache | None = None,
+            bases: dict[int, LatentBasis] | None = None) -> InspectResult:
     """Run `text` (or token `ids`) before and after `change`. With a cache, the unchanged run of the
-    same tokens is reused: another layer, or another change, reruns only the changed forward."""
+    same tokens is reused: another layer, or another change, reruns only the changed forward.
+    `bases`: every layer's fitted basis, for a latent KV change."""
     check_change(m, change, layer)
+    check_kv(m, change.kv, bases)
     enc = encode_ids(m, ids) if ids is not None else encode(m, text)
     ids = enc["input_ids"][0].tolist()
     if cache is None:
@@ -273,17 +314,27 @@ def inspect(m: LoadedModel, text: str, layer: int = 0, change: HeadChange = Head
     # Re-splitting keeps the KV width (K' * h' = K * h): only pooling changes the cache.
     per_layer = [kv_target if (change.all_layers or i == layer) else m.n_kv_heads for i in range(m.n_layers)]
     res.kv_cache_bytes_after = kv_bytes(m, T, per_layer)
+    if change.kv is not None:
+        res.kv_method = change.kv.label
+        shape = ModelShape(m.n_layers, m.n_heads, m.n_kv_heads, m.head_dim, m.d_model)
+        res.kv_cache_bytes_after = round(kv_bytes_per_token(shape, change.kv, T) * T) if T else 0
+        if change.kv.method.startswith("window"):
+            # a causal query sees W recent tokens and S sinks; an encoder's centred window spans W either side
+            kept = int(change.kv.setting) + (change.kv.sinks if m.kind == "causal" else 0)
+            if kept >= len(ids):
+                res.kv_note = (f"the text's {len(ids)} tokens all fit in the window, so nothing changes: paste a "
+                               f"text longer than {kept} tokens to see it")
     if change.is_identity(m):
         return res
     after = None
     if cache is not None and change.all_layers:  # every layer changed: one run serves every layer shown
-        after_key = ("after", change.n_kv_heads, change.n_heads)
+        after_key = ("after", change.n_kv_heads, change.n_heads, change.kv)
         cached_after = cache.derived.get(after_key)
         if cached_after is None:
-            cached_after = cache.derived[after_key] = run(m, enc, layer, change, every_layer=True)
+            cached_after = cache.derived[after_key] = run(m, enc, layer, change, every_layer=True, bases=bases)
         after = cached_after.at_layer(layer)
     if after is None:
-        after = run(m, enc, layer, change)
+        after = run(m, enc, layer, change, bases=bases)
     res.after = after
     res.js_per_head = js_per_head(torch.from_numpy(before.attentions[layer]), torch.from_numpy(after.attentions[layer]))
     res.js_divergence_mean = float(np.mean(res.js_per_head))

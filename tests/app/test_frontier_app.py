@@ -94,3 +94,44 @@ def test_in_the_app_runner_heatmaps_run_between_points_and_cancel_keeps_the_poin
     assert "the compute worker stopped during the frontier; run it again" in tab.panel.status.text()
     qtbot.waitUntil(lambda: w.runner.is_idle(), timeout=120_000)  # the model reloaded in a new worker
     assert tab.panel.run.isEnabled() and tab.panel.result is not None  # the points shown before stay
+
+
+def test_a_point_opens_in_the_heatmaps_is_pinned_with_its_method_and_comes_back_from_a_workspace(
+        make_window, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    w = make_window()
+    w.models.load("minilm-l6")
+    tab = w.frontier
+    for key, box in tab.panel.boxes.items():
+        box.setChecked(key == "quant")
+    tab.panel.run.click()
+    q4 = next(p for p in tab.panel.result["points"] if p["setting"] == "q4_0")
+    tab.panel.chart.select(q4)
+    tab.panel._on_point_clicked(q4)
+    assert tab.panel.open_point.isEnabled() and tab.panel.pin_point.isEnabled()
+    tab.panel.pin_point.click()
+    hm = w.last_heatmaps
+    assert w.tabs.currentIndex() == 0 and w.models.kv_method == ("quant", "q4_0", 0)
+    assert hm.model.fidelity["kv_method"] == "quantised KV, q4_0" and hm.model.after is not None
+    assert not w.models.picker.kv_point.isHidden() and "q4_0" in w.models.picker.kv_point.text()
+    assert w.mosaic.title.text() == "Changed, every layer: quantised KV, q4_0"
+    assert "KV cache as quantised KV, q4_0" in w.models.fidelity.values["change"].text()
+    # the maps drawn are the model's own attention over q4_0 keys and values (tests/models/test_kv_point.py)
+    assert 0 < hm.model.fidelity["js_divergence_mean"] < 0.05 and (hm.probs != hm.model.before).any()
+    assert w.pins.pins, w.statusBar().currentMessage()
+    pin = w.pins.pins[-1]
+    assert pin.model["kv_point"] == {"method": "quant", "setting": "q4_0", "sinks": 0, "label": "quantised KV, q4_0"}
+    assert pin.model["changed"] == "every layer's KV: quantised KV, q4_0"
+
+    w.models.picker.kv_clear.click()  # back to the trained heads
+    assert w.models.kv_method is None and w.models.picker.kv_point.isHidden()
+    assert w.last_heatmaps.model.after is None and w.last_heatmaps.model.fidelity["kv_method"] is None
+
+    assert w.pins.save(tmp_path / "ws.attn.json")
+    w.pins.pins = []
+    assert w.pins.open(tmp_path / "ws.attn.json")
+    w.pins.load_on_sliders(len(w.pins.pins) - 1)
+    assert w.models.kv_method == ("quant", "q4_0", 0)
+    assert w.last_heatmaps.model.fidelity["kv_method"] == "quantised KV, q4_0"
+    w.config_panel.set_config(w.config().with_(n_kv_heads=6))  # a change of heads replaces the point
+    assert w.models.kv_method is None and w.last_heatmaps.model.fidelity["kv_method"] is None
