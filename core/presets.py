@@ -25,6 +25,8 @@ class Preset:
     name: str
     fields: dict[str, Any]
     note: str
+    params: int | None = None  # the whole model's parameters (embeddings, MLP, every expert), for the planner
+    params_source: str = ""  # where that count comes from
 
     @property
     def key(self) -> str:
@@ -52,7 +54,8 @@ def load_presets() -> tuple[Preset, ...]:
             fields["mla"] = MLADims.from_dict(entry["mla"])
         if "query_pre_attn_scalar" in entry:  # Gemma's softmax scale, 1 / sqrt(query_pre_attn_scalar)
             fields["softmax_scale"] = entry["query_pre_attn_scalar"] ** -0.5
-        out.append(Preset(name=entry["name"], fields=fields, note=entry.get("note", "")))
+        out.append(Preset(name=entry["name"], fields=fields, note=entry.get("note", ""), params=entry.get("params"),
+                          params_source=entry.get("params_source", "")))
     return tuple(out)
 
 

@@ -211,3 +211,11 @@ def test_with_every_layer_changed_a_layer_change_runs_nothing(smollm2):
     np.testing.assert_array_equal(later.after, fresh.after)
     assert later.fidelity["output_rel_error"] == pytest.approx(fresh.fidelity["output_rel_error"], rel=1e-6)
     assert later.fidelity["loss_after"] == pytest.approx(fresh.fidelity["loss_after"], rel=1e-6)
+
+
+def test_the_presets_parameter_counts_are_the_shipped_models_own(smollm2, minilm):
+    from core.presets import find_preset
+
+    for m, key in ((smollm2, "smollm2-135m"), (minilm, "all-minilm-l6-v2")):
+        unique = {id(t): t.numel() for t in m.model.parameters()}  # a tied embedding counted once
+        assert find_preset(key).params == sum(unique.values()), key
