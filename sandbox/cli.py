@@ -1,4 +1,4 @@
-"""attention-sandbox: the app (no command), `report`, `sweep`, `inspect`, `heads`, `frontier`, `snapshot`."""
+"""attention-sandbox: the app (no command), `report`, `sweep`, `inspect`, `heads`, `frontier`, `plan`, `snapshot`."""
 
 from __future__ import annotations
 
@@ -53,6 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     front = sub.add_parser("frontier", help="what each way of shrinking a real model's KV cache costs it")
     add_frontier_args(front)
+
+    from sandbox.plan_cli import add_plan_args
+
+    plan = sub.add_parser("plan", help="will a model fit on these GPUs, and how fast can it decode")
+    add_config_args(plan)
+    add_plan_args(plan)
 
     sub.add_parser("prepare-models", help="dequantise and cache the shipped models now (make does this once)")
 
@@ -210,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
             from sandbox.frontier_cli import cmd_frontier
 
             return cmd_frontier(args)
+        if args.command == "plan":
+            from sandbox.plan_cli import cmd_plan
+
+            return cmd_plan(args)
         if args.command == "snapshot":
             return cmd_snapshot(args)
         if args.command == "prepare-models":

@@ -1,0 +1,70 @@
+"""`attention-sandbox plan`: the issue's question, answered to the byte from the preset's config and
+count; the documented JSON keys; the catalogue; bad input refused in one sentence."""
+
+import json
+
+import pytest
+
+from core.presets import find_preset
+from sandbox.cli import main
+
+KEYS = {"inputs", "gpu", "per_gpu", "fits", "max_context", "max_batch", "kv_heads_per_gpu", "kv_replication",
+        "layers_per_stage", "decode", "roofline"}
+
+
+def plan(capsys, *args):
+    assert main(["plan", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_llama_3_70b_with_fp8_kv_at_128k_and_batch_8_on_8_and_16_h100s(capsys):
+    args = ["--preset", "llama-3-70b", "--gpu", "h100-sxm", "--batch", "8", "--context", "131072", "--kv-dtype", "fp8"]
+    on8 = plan(capsys, *args, "--gpus", "8", "--tp", "8")
+    assert set(on8) == KEYS and set(on8["per_gpu"]) == {"weights", "kv_cache", "reserve", "free", "capacity"}
+    params = find_preset("llama-3-70b").params
+    assert on8["per_gpu"]["weights"] == params * 2 // 8 == 17_638_426_624  # bf16 weights over 8 GPUs
+    # 80 layers x 1 KV head a GPU x 128 x (K, V) x 1 byte, x 131,072 tokens x 8 sequences
+    assert on8["per_gpu"]["kv_cache"] == 80 * 1 * 128 * 2 * 1 * 131072 * 8 == 21_474_836_480
+    assert on8["fits"] is True and on8["per_gpu"]["capacity"] == 80 * 10**9
+    assert (on8["kv_heads_per_gpu"], on8["kv_replication"]) == (1, 1)
+    on16 = plan(capsys, *args, "--gpus", "16", "--tp", "16")
+    assert on16["per_gpu"]["kv_cache"] == on8["per_gpu"]["kv_cache"]  # the 8 KV heads are replicated, not split
+    assert (on16["kv_heads_per_gpu"], on16["kv_replication"]) == (1, 2)
+    assert on16["per_gpu"]["weights"] == params * 2 // 16
+    staged = plan(capsys, *args, "--gpus", "16", "--tp", "8")  # TP 8 x 2 pipeline stages of 40 layers
+    assert staged["per_gpu"]["kv_cache"] == on8["per_gpu"]["kv_cache"] // 2 and staged["layers_per_stage"] == 40
+    one = plan(capsys, *args, "--gpus", "1", "--tp", "1")
+    assert one["fits"] is False and one["max_batch"] == 0  # 141 GB of weights on one 80 GB GPU
+
+
+def test_the_decode_bound_and_the_roofline_points_say_which_roof(capsys):
+    j = plan(capsys, "--preset", "llama-3-8b", "--gpu", "h200", "--context", "8192")
+    d = j["decode"]
+    assert d["bound"] == "bandwidth" and d["tokens_per_s"] == pytest.approx(4.8e12 / d["bytes_per_gpu"])
+    assert j["roofline"]["decode"]["limit"] == "memory" and j["roofline"]["prefill"]["limit"] == "compute"
+    assert j["roofline"]["prefill"]["bound_flops"] == 989.4e12
+
+
+def test_the_catalogue_lists_every_gpu_with_its_source(capsys):
+    assert main(["plan", "--list-gpus"]) == 0
+    out = capsys.readouterr().out
+    for gpu in ("h100-sxm", "h200", "b200", "a100-80gb", "l40s", "rtx-4090", "rtx-5090", "mi300x"):
+        assert out.count(f"\n{gpu} ") + out.startswith(f"{gpu} ") == 1, gpu
+    assert "989.4" in out and "1979 TFLOP" not in out
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--preset", "llama-3-8b", "--tp", "3", "--gpus", "3"], "does not divide 32 query heads"),
+    (["--preset", "llama-3-8b", "--gpus", "0"], "number of GPUs must be"),
+    (["--preset", "llama-3-8b", "--gpu", "h300"], "not in the catalogue"),
+    (["--preset", "llama-3-8b", "--context", "0"], "the context must be"),
+    (["--preset", "small-about-125m"], "--params"),
+    (["--preset", "llama-3-8b", "--kv-dtype", "int2"], "KV dtype 'int2' is not known"),
+    (["--preset", "llama-3-8b", "--reserve", "1.5"], "runtime allowance"),
+])
+def test_bad_input_is_one_sentence(capsys, args, words):
+    with pytest.raises(SystemExit) as e:
+        main(["plan", *args])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err
