@@ -6,7 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from core.config import AttentionConfig
-from core.plan import PlanInput, decode_bounds, plan
+from core.plan import (
+    PlanInput,
+    decode_bounds,
+    gpu_kv_bytes,
+    plan,
+    reserve_bytes,
+    stage_kv_bytes,
+    stages,
+    weight_bytes,
+)
 from core.roofline import roofline
 
 PER_GPU = ("weights", "kv_cache", "reserve", "free", "capacity")
@@ -16,6 +25,14 @@ def plan_inputs(cfg: AttentionConfig, params: int, gpu, n_gpus: int, tp: int, we
                 batch: int, context: int, reserve: float) -> PlanInput:
     """The plan of cfg's model (its layers, as the app counts them) at this workload."""
     return PlanInput(cfg.architecture(), params, gpu, n_gpus, tp, weights_dtype, kv_dtype, batch, context, reserve)
+
+
+def memory_curve(p: PlanInput, longest: int | None) -> list[tuple[int, int]]:
+    """(context, per-GPU bytes: weights + KV + allowance) at powers of two around the plan's context."""
+    top = max(4 * p.context, 2 * (longest or 0), 4096)
+    contexts = [2**k for k in range(8, 31) if 2**k <= min(top, 2**24)]
+    fixed = weight_bytes(p) + reserve_bytes(p)
+    return [(c, fixed + gpu_kv_bytes(p, context=c)) for c in contexts]
 
 
 def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
@@ -36,6 +53,8 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
         "kv_heads_per_gpu": r.kv_heads_per_gpu,
         "kv_replication": r.kv_replication,
         "layers_per_stage": r.layers_per_stage,
+        "stage_kv_cache": [stage_kv_bytes(p, layers, p.context, p.batch) for layers in stages(p.arch.n_layers, p.pp)],
+        "memory_curve": memory_curve(p, r.max_context),
         "decode": d.to_json(p.batch) if p.arch.kind == "causal" else None,
         "roofline": {phase: pt.to_json() for phase, pt in points.items()},
     }

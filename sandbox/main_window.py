@@ -31,6 +31,7 @@ from sandbox.frontier_tab import FrontierTab
 from sandbox.menus import build_menus
 from sandbox.models_controller import ModelController
 from sandbox.pins import PinController
+from sandbox.plan_tab import PlanTab
 from sandbox.process_runner import ProcessRunner
 from sandbox.roles import RolesController
 from sandbox.settings_store import load_settings, save_settings
@@ -113,6 +114,7 @@ class MainWindow(QMainWindow):
         self.models = ModelController(self)
         self.roles = RolesController(self)
         self.frontier = FrontierTab(self)
+        self.plan = PlanTab(self)
         self.exports = ExportController(self)
         self.models.loaded.connect(self.pins.on_model_loaded)
         self.last_alert = ""
@@ -168,7 +170,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.models.overview, "Layers")
         self.tabs.addTab(self.roles.panel, "Roles")
         self.tabs.addTab(self.frontier.panel, "Frontier")
+        self.tabs.addTab(self.plan.panel, "Plan")
         self.tabs.setTabToolTip(5, "What each way of shrinking a real model's KV cache costs it, on its own weights")
+        self.tabs.setTabToolTip(6, "Will the model fit on these GPUs, and how fast can it decode: memory plan and roofline")
         self.tabs.setTabToolTip(3, "A real model's every layer x every head; click a tile to open that head")
         right = self.tabs
         split = QSplitter(Qt.Orientation.Horizontal)

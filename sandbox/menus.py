@@ -52,7 +52,7 @@ def build_menus(w: MainWindow) -> tuple[QAction, QAction]:
     probe = QAction("Toggle the &induction probe", w, shortcut=QKeySequence("Ctrl+I"))
     probe.triggered.connect(w.roles.toggle_probe)
     view.addAction(probe)
-    for i, name in enumerate(("Heatmaps", "Compare", "Sweep", "Layers", "Roles", "Frontier")):
+    for i, name in enumerate(("Heatmaps", "Compare", "Sweep", "Layers", "Roles", "Frontier", "Plan")):
         tab = QAction(f"Show {name}", w, shortcut=QKeySequence(f"Ctrl+{i + 1}"))
         tab.triggered.connect(lambda _c=False, i=i: w.tabs.setCurrentIndex(i))
         view.addAction(tab)

@@ -328,6 +328,11 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
             self._asked[key] = allow_pickle
             self._job(self._main, "load", key, allow_pickle, False)
 
+    def submit_roof(self, device: str = "auto") -> None:
+        """Measure this machine on the main worker (the roof_ready signal, or a failure of stage roof)."""
+        with self._lock:
+            self._job(self._main, "roof", device)
+
     def warm_up_models(self) -> None:
         """Import transformers in the main worker once the app is idle (opening a model then takes its load alone)."""
         if not self._warm_sent:

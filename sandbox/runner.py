@@ -137,6 +137,21 @@ class ComputeRunner(RunnerSignals):
             return not self._warm_thread.is_alive()
         return True
 
+    def submit_roof(self, device: str = "auto") -> None:
+        """Measure this machine (roof_ready), after what is queued."""
+        with self._lock:
+            self._pending += 1
+        if self._sync or self._executor is None:
+            self._roof(device)
+        else:
+            self._futures.append(self._executor.submit(self._roof, device))
+
+    def _roof(self, device: str) -> None:
+        try:
+            self._worker.roof(device)
+        finally:
+            self._job_done()
+
     # -- real models: loaded on the worker, kept there; the GUI gets their shape --------------------
     def submit_load(self, key: str, allow_pickle: bool = False) -> None:
         with self._lock:

@@ -18,6 +18,7 @@ class RunnerSignals(QObject):
     frontier_done = Signal(object)  # FrontierDone
     model_progress = Signal(str, float)  # what is happening, fraction done
     model_loaded = Signal(object)  # (key, ModelShape)
+    roof_ready = Signal(object)  # this machine's measured roof: core/machine_roof.py's MachineRoof.to_json()
     idle = Signal()
     ready = Signal(object)  # WorkerInfo, once torch is loaded (a thread runner's is ready at once: see `info`)
     worker_died = Signal(str)  # one sentence for the window: what stopped, and that nothing was lost

@@ -118,6 +118,15 @@ class Worker:
         except Exception as exc:  # shown in the window; the app stays on the model it had
             self.fail(-1, "model", exc)
 
+    def roof(self, device: str) -> None:
+        """This machine's peak FLOP/s, bandwidth and memory, measured (the planner's "this machine")."""
+        from core.machine_roof import measure_roof
+
+        try:
+            self.emit("roof_ready", measure_roof(device).to_json())
+        except Exception as exc:  # said in the Plan tab
+            self.fail(-1, "roof", exc)
+
     def clear(self) -> None:
         self.cache.clear()
         self.forwards.clear()

@@ -16,7 +16,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]  # where the sandbox package is, for the worker to import it
 STAGES = {"heatmaps": "computing the heatmaps", "timing": "timing the layer", "load": "loading a model",
-          "sweep": "running a sweep", "frontier": "running the KV frontier", "clear": "clearing its caches", "warm": "preparing to open models"}
+          "sweep": "running a sweep", "frontier": "running the KV frontier", "clear": "clearing its caches",
+          "roof": "measuring this machine", "warm": "preparing to open models"}
 
 
 @dataclass

@@ -10,6 +10,7 @@ Messages in (tuples, pickled by multiprocessing):
   ("sweep", token, SweepJob)         every point in turn; live requests queued meanwhile run between points
   ("frontier", token, FrontierJob)   the same, one KV-frontier point a step
   ("clear", token) / ("warm", token) drop the display caches / import what opening a model needs
+  ("roof", token, device)            measure this machine's peak FLOP/s, bandwidth and memory
   ("release", names)                 the window has copied these shared-memory arrays out (read at once)
   ("ping",)                          answered ("pong",) by the reader thread: the worker is not frozen
 Messages out:
@@ -129,6 +130,8 @@ class _Served:
             while step(job, index):
                 index += 1
                 self._run_waiting_live_jobs()
+        elif kind == "roof":
+            w.roof(*args)
         elif kind == "clear":
             w.clear()
         elif kind == "warm":

@@ -9,7 +9,7 @@ from core.presets import find_preset
 from sandbox.cli import main
 
 KEYS = {"inputs", "gpu", "per_gpu", "fits", "max_context", "max_batch", "kv_heads_per_gpu", "kv_replication",
-        "layers_per_stage", "decode", "roofline"}
+        "layers_per_stage", "stage_kv_cache", "memory_curve", "decode", "roofline"}
 
 
 def plan(capsys, *args):
@@ -33,6 +33,9 @@ def test_llama_3_70b_with_fp8_kv_at_128k_and_batch_8_on_8_and_16_h100s(capsys):
     assert on16["per_gpu"]["weights"] == params * 2 // 16
     staged = plan(capsys, *args, "--gpus", "16", "--tp", "8")  # TP 8 x 2 pipeline stages of 40 layers
     assert staged["per_gpu"]["kv_cache"] == on8["per_gpu"]["kv_cache"] // 2 and staged["layers_per_stage"] == 40
+    assert staged["stage_kv_cache"] == [on8["per_gpu"]["kv_cache"] // 2] * 2
+    fixed = on8["per_gpu"]["weights"] + on8["per_gpu"]["reserve"]
+    assert dict(on8["memory_curve"])[131072] == fixed + on8["per_gpu"]["kv_cache"]  # the curve passes the plan
     one = plan(capsys, *args, "--gpus", "1", "--tp", "1")
     assert one["fits"] is False and one["max_batch"] == 0  # 141 GB of weights on one 80 GB GPU
 

@@ -1,0 +1,180 @@
+"""The Plan tab's controller: the model the window shows (its layers from the sliders or the open real model,
+its parameter count from the preset) planned on the chosen GPUs, redrawn when the tab is on screen; this
+machine measured on the compute worker; the app's own timing drawn on the roofline as measured points."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from core.config import AttentionConfig, divisors
+from core.gpus import COMPUTE_DTYPE, GPU, THIS_MACHINE, find_gpu, this_machine
+from core.plan_report import heads_sentence, plan_inputs, plan_json, seconds, verdict
+from core.presets import load_presets
+from core.roofline import layer_point
+from sandbox.compute_types import Failure
+from widgets.plan_panel import PlanPanel
+
+if TYPE_CHECKING:
+    from sandbox.main_window import MainWindow
+
+TIMING_DTYPE = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+
+
+def tp_degrees(cfg: AttentionConfig) -> list[int]:
+    """The TP degrees the layer's heads allow: divisors of n_heads that divide, or are multiples of, K."""
+    H, K = cfg.n_heads, cfg.kv_heads
+    if cfg.mla is not None:
+        return divisors(H)
+    return [t for t in divisors(H) if K % t == 0 or t % K == 0]
+
+
+class PlanTab:
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.panel = PlanPanel()
+        self.machine: dict[str, Any] | None = None  # this machine's measured roof
+        self.dirty = True
+        self.last: dict[str, Any] | None = None  # the plan on screen, as JSON
+        self._params_for: object = None  # the preset (or model) whose count the parameters box holds
+        p = self.panel
+        p.changed.connect(self.refresh)
+        p.measure_requested.connect(self.measure)
+        runner = window.runner
+        runner.roof_ready.connect(self._on_roof)
+        runner.failed.connect(self._on_failed)
+        runner.timing_ready.connect(lambda _o: self.changed())
+        window.config_panel.config_changed.connect(lambda _c: self.changed())
+        window.models.changed.connect(self.changed)
+        p.shown.connect(lambda: self.refresh() if self.dirty else None)
+
+    def visible(self) -> bool:
+        return self.panel.isVisible()
+
+    def changed(self) -> None:
+        """The model or the timing changed: redraw now when the tab is shown, else when it is next shown."""
+        self.dirty = True
+        if self.visible():
+            self.refresh()
+
+    def _named_model(self) -> tuple[object, int | None, str]:
+        """(key, params, source) of the preset the sliders show, or of the open real model."""
+        w = self.window
+        shape = w.models.shape
+        if shape is not None:
+            preset = next((p for p in load_presets() if p.name == shape.name), None)
+            return (shape.name, preset.params if preset else None,
+                    preset.params_source if preset else f"{shape.name} has no count here; type it")
+        preset = w.config_panel.preset.currentData()
+        if preset is None:
+            return None, None, ""
+        return preset.name, preset.params, f"{preset.name}: {preset.params_source}"
+
+    def _sync_model(self, cfg: AttentionConfig) -> None:
+        self.panel.set_tp_choices(tp_degrees(cfg))
+        key, params, source = self._named_model()
+        if key != self._params_for:  # a new preset or model: its own count; a slider move keeps the user's
+            left, self._params_for = self._params_for, key
+            if key is not None or not self.panel.params.text():
+                self.panel.set_params(params, source)
+            else:
+                self.panel.params_source.setText(f"Parameters: kept from {left}; the sliders no longer show it, so "
+                                                 "type this model's own count if it is another.")
+
+    def gpu(self, gpu_id: str) -> GPU:
+        if gpu_id != THIS_MACHINE:
+            return find_gpu(gpu_id)
+        if self.machine is None:
+            raise ValueError("this machine is not measured yet; press Measure this machine.")
+        m = self.machine
+        return this_machine(m["name"], m["memory_bytes"], m["peak_flops"], m["bandwidth_bytes_s"], m["dtype"], m["how"])
+
+    def refresh(self) -> None:
+        if not self.visible():
+            self.dirty = True
+            return
+        self.dirty = False
+        cfg = self.window.config()
+        self._sync_model(cfg)
+        p = self.panel
+        p.measure.setVisible(p.gpu.currentData() == THIS_MACHINE and self.machine is None)
+        try:
+            i = p.inputs()
+            gpu = self.gpu(i["gpu"])
+            plan = plan_inputs(cfg, i["params"], gpu, i["n_gpus"], i["tp"], i["weights_dtype"], i["kv_dtype"],
+                               i["batch"], i["context"], i["reserve"])
+            j = plan_json(plan, cfg)
+        except ValueError as exc:
+            self.last = None
+            p.show_error(str(exc))
+            return
+        self.last = j
+        roofs, note = self.roofs(j, cfg)
+        p.show_plan(j, verdict(j), self.details(j), roofs, note)
+
+    @staticmethod
+    def details(j: dict[str, Any]) -> str:
+        per = j["per_gpu"]
+        parts = " · ".join(f"{name} {per[k] / 1e9:,.1f} GB" for k, name in
+                           (("weights", "weights"), ("kv_cache", "KV cache"), ("reserve", "allowance"), ("free", "free")))
+        lines = [f"Per GPU: {parts} of {per['capacity'] / 1e9:,.1f} GB.", heads_sentence(j)]
+        if j["decode"] is not None:
+            d = j["decode"]
+            lines.append(f"Decode: at most {d['tokens_per_s']:,.1f} tokens/s for the batch "
+                         f"({d['tokens_per_s_per_sequence']:,.1f} a sequence), {d['bound']}-bound: a step reads "
+                         f"{d['bytes_per_gpu'] / 1e9:,.1f} GB a GPU in {seconds(d['step_s'])} at best "
+                         "(no communication counted).")
+        return "<br>".join(lines)
+
+    def roofs(self, j: dict[str, Any], cfg: AttentionConfig) -> tuple[list[dict[str, Any]], str]:
+        """The chosen GPU's roof with the plan's layer points; this machine's, with the app's timing."""
+        g, inputs = j["gpu"], j["inputs"]
+        chosen = {"name": f"{g['name']} ({inputs['weights_dtype']} roof)", "colour": "#56B4E9",
+                  "peak_flops": j["roofline"]["prefill"]["peak_flops"], "bandwidth": g["bandwidth_bytes_s"],
+                  "points": [{"label": f"{ph} {pt['limit']}-bound", "intensity": pt["intensity"],
+                              "flops_s": pt["bound_flops"], "symbol": "s" if ph == "prefill" else "o"}
+                             for ph, pt in j["roofline"].items()]}
+        roofs = [chosen]
+        note = (f"One layer at {inputs['context']:,} tokens, batch {inputs['batch']}, on one {g['name']}: each point "
+                "at its bound, min(peak, intensity x bandwidth).")
+        t = self.window.current_timing()
+        if t is None:
+            return roofs, note + " Time the layer (Heatmaps tab, Ctrl+M) to draw this machine's measured points."
+        r = t.result
+        dtype = TIMING_DTYPE.get(r.dtype, "fp32")
+        machine = self.gpu(THIS_MACHINE) if self.machine is not None else None
+        probe = machine or find_gpu("h100-sxm")  # intensity and FLOPs do not depend on the GPU
+        here = {"name": f"this machine, measured ({r.device_name})", "colour": "#F0E442", "dashed": True,
+                "peak_flops": machine.peak_flops(COMPUTE_DTYPE[dtype])[0] if machine else None,
+                "bandwidth": machine.bandwidth_bytes_s if machine else None, "points": []}
+        said = []
+        for phase, stats in (("prefill", r.prefill), ("decode", r.decode)):
+            pt = layer_point(t.config, probe, phase, dtype, dtype)
+            m = pt.measured(stats.median_ms / 1e3)
+            share = f", {m['fraction_of_bound']:.0%} of its roof" if machine else ""
+            here["points"].append({"label": f"timed {phase}{share}", "intensity": m["intensity"],
+                                   "flops_s": m["achieved_flops"], "symbol": "t"})
+            said.append(f"{phase} {stats.median_ms:.4g} ms = {m['achieved_flops'] / 1e9:,.3g} GFLOP/s{share}")
+        if machine is None:
+            here.update(peak_flops=None, name="this machine's timing (press Measure this machine for its roof)")
+        roofs.append(here)
+        tc = t.config
+        note += (f" Timed here ({r.device_name}, {r.dtype}, T={tc.seq_len:,}, B={tc.batch_size}): "
+                 + "; ".join(said) + ".")
+        return roofs, note
+
+    def measure(self) -> None:
+        self.panel.measure.setEnabled(False)
+        self.panel.measure.setText("Measuring…")
+        self.window.runner.submit_roof(self.window.config_panel.device_choice())
+
+    def _on_roof(self, roof: dict[str, Any]) -> None:
+        self.machine = roof
+        self.panel.measure.setEnabled(True)
+        self.panel.measure.setText("Measure this machine")
+        self.changed()
+
+    def _on_failed(self, failure: Failure) -> None:
+        if failure.stage == "roof":
+            self.panel.measure.setEnabled(True)
+            self.panel.measure.setText("Measure this machine")
+            self.panel.show_error(f"measuring this machine failed: {failure.message}")

@@ -1,0 +1,72 @@
+"""The Plan tab: the issue's question answered in the window with the CLI's bytes, TP degrees the heads
+allow, this machine measured, the app's own timing on the roofline, and bad input said in a sentence."""
+
+import os
+
+import pytest
+
+from core.config import AttentionConfig
+from core.presets import find_preset
+from sandbox.plan_tab import tp_degrees
+
+
+def open_plan(w, preset):
+    cp = w.config_panel
+    cp._on_preset_activated(cp.preset.findText(preset))  # as a click in the preset list does
+    w.tabs.setCurrentWidget(w.plan.panel)
+    return w.plan.panel
+
+
+def test_llama_3_70b_on_8_and_16_h100s_as_the_cli_counts_it(make_window):
+    w = make_window()
+    p = open_plan(w, "Llama 3 70B")
+    assert p.params.text() == f"{find_preset('llama-3-70b').params:,}" and "counted from its config" in p.params_source.text()
+    assert [p.tp.itemData(i) for i in range(p.tp.count())] == [1, 2, 4, 8, 16, 32, 64]
+    p.n_gpus.setValue(8)
+    p.tp.setCurrentIndex(p.tp.findData(8))
+    p.kv.setCurrentText("fp8")
+    p.batch.setValue(8)
+    p.context.setValue(131072)
+    j = w.plan.last
+    assert j["per_gpu"]["weights"] == 17_638_426_624 and j["per_gpu"]["kv_cache"] == 21_474_836_480
+    assert j["fits"] and "Fits on 8 x NVIDIA H100 SXM" in p.verdict.text() and "TP 8: 1 KV head a GPU" in p.details.text()
+    p.n_gpus.setValue(16)
+    p.tp.setCurrentIndex(p.tp.findData(16))
+    assert w.plan.last["kv_replication"] == 2 and "replicated on 2 GPUs" in p.details.text()
+    assert w.plan.last["per_gpu"]["kv_cache"] == 21_474_836_480  # no smaller than at TP 8
+    p.n_gpus.setValue(12)  # not a whole number of TP groups of 16
+    assert w.plan.last is None and "whole tensor-parallel groups" in p.verdict.text()
+    p.params.setText("seventy billion")
+    p.params.editingFinished.emit()
+    assert "type the model's parameter count" in p.verdict.text()
+
+
+def test_tp_degrees_are_those_the_heads_can_share_out():
+    cfg = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4)
+    assert tp_degrees(cfg) == [1, 2, 4, 12]  # 3 and 6 neither divide 4 KV heads nor are multiples of 4
+
+
+def test_the_roofline_draws_the_apps_own_timing_and_this_machine_measured(make_window):
+    w = make_window(config=AttentionConfig(d_model=256, n_heads=4, n_kv_heads=2, seq_len=64, causal=True))
+    w.request(force_timing=True)
+    t = w.current_timing()
+    assert t is not None
+    p = open_plan(w, "Custom")
+    p.params.setText("10M")
+    p.params.editingFinished.emit()
+    roofs, note = w.plan.roofs(w.plan.last, w.config())
+    timed = {pt["label"].split(",")[0]: pt for pt in roofs[1]["points"]}
+    r = t.result
+    # the prefill point is the timing panel's own figure: the layer's FLOPs over its median
+    assert timed["timed prefill"]["flops_s"] == pytest.approx(r.tflops * 1e12, rel=1e-9)
+    assert f"prefill {r.prefill.median_ms:.4g} ms" in note and roofs[1]["peak_flops"] is None
+    p.gpu.setCurrentIndex(p.gpu.findData("this-machine"))
+    assert "not measured yet" in p.verdict.text() and not p.measure.isHidden()
+    p.measure.click()  # the sync runner measures at once
+    m = w.plan.machine
+    assert m["memory_bytes"] == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") and m["peak_flops"] > 1e8
+    j = w.plan.last
+    assert j["gpu"]["id"] == "this-machine" and j["per_gpu"]["capacity"] == m["memory_bytes"]
+    roofs, _note = w.plan.roofs(j, w.config())
+    assert roofs[1]["peak_flops"] == m["peak_flops"] and "of its roof" in roofs[1]["points"][0]["label"]
+    assert p.measure.isHidden()
