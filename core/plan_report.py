@@ -3,6 +3,7 @@ by part, fits, the limits, the KV heads per GPU, the decode bounds and the layer
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from core.config import AttentionConfig
@@ -35,6 +36,19 @@ def memory_curve(p: PlanInput, longest: int | None) -> list[tuple[int, int]]:
     return [(c, fixed + gpu_kv_bytes(p, context=c)) for c in contexts]
 
 
+def tp_sweep(p: PlanInput) -> list[dict[str, int]]:
+    """Per-GPU bytes at every TP degree the heads allow, the pipeline stages as they are (n_gpus = t x pp)."""
+    out = []
+    for t in range(1, max(s.n_heads for s in p.arch.layers) + 1):
+        try:
+            q = replace(p, tp=t, n_gpus=t * p.pp)
+        except ValueError:
+            continue  # a degree the heads cannot share out
+        out.append({"tp": t, "weights": weight_bytes(q), "kv_cache": gpu_kv_bytes(q), "reserve": reserve_bytes(q),
+                    "kv_heads_per_gpu": plan(q).kv_heads_per_gpu})
+    return out
+
+
 def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
     r = plan(p)
     d = decode_bounds(p)
@@ -55,6 +69,7 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
         "layers_per_stage": r.layers_per_stage,
         "stage_kv_cache": [stage_kv_bytes(p, layers, p.context, p.batch) for layers in stages(p.arch.n_layers, p.pp)],
         "memory_curve": memory_curve(p, r.max_context),
+        "tp_sweep": tp_sweep(p),
         "decode": d.to_json(p.batch) if p.arch.kind == "causal" else None,
         "roofline": {phase: pt.to_json() for phase, pt in points.items()},
     }

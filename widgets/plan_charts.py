@@ -51,33 +51,51 @@ class Chart(QWidget):
         lay.addWidget(self.key)
 
 
-class MemoryBars(Chart):
+class StackedBars(Chart):
+    def stack(self, labels: list[str], columns: dict[str, list[float]], capacity: float, x_label: str) -> None:
+        """columns: part -> bytes per bar (PARTS' keys); drawn in GB against the capacity line."""
+        self.plot.clear()
+        xs = list(range(len(labels)))
+        bottom = [0.0] * len(labels)
+        for part, name, colour in PARTS:
+            heights = [b / 1e9 for b in columns[part]]
+            self.plot.addItem(pg.BarGraphItem(x=xs, height=heights, y0=bottom, width=0.7, brush=colour,
+                                              pen=pg.mkPen("#1e1e1e"), name=name))
+            bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+        self.plot.addItem(pg.InfiniteLine(capacity / 1e9, angle=0, pen=CAPACITY_PEN))
+        self.plot.setLabel("bottom", x_label)
+        self.plot.getAxis("bottom").setTicks([list(zip(xs, labels, strict=True))] if len(xs) <= 16 else None)
+        self.plot.getPlotItem().enableAutoRange()
+        self.key.setText(key_html([(n, c) for _p, n, c in PARTS] + [("capacity", "#D55E00")]))
+
+
+class MemoryBars(StackedBars):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Memory per GPU", "GPU", "GB (10^9 bytes)", parent)
 
     def show_plan(self, j: dict[str, Any]) -> None:
         """One stacked bar per GPU (per pipeline stage when there are more than 32 GPUs)."""
-        self.plot.clear()
         per, stages, tp = j["per_gpu"], j["stage_kv_cache"], j["inputs"]["tp"]
         bars = [kv for kv in stages for _ in range(tp)] if len(stages) * tp <= MAX_BARS else stages
-        xs = list(range(len(bars)))
-        bottom = [0.0] * len(bars)
-        for part, name, colour in PARTS:
-            if part == "kv_cache":
-                heights = [kv / 1e9 for kv in bars]
-            elif part == "free":
-                heights = [max(0.0, (per["capacity"] - per["weights"] - per["reserve"] - kv) / 1e9) for kv in bars]
-            else:
-                heights = [per[part] / 1e9] * len(bars)
-            self.plot.addItem(pg.BarGraphItem(x=xs, height=heights, y0=bottom, width=0.7, brush=colour,
-                                              pen=pg.mkPen("#1e1e1e"), name=name))
-            bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
-        self.plot.addItem(pg.InfiniteLine(per["capacity"] / 1e9, angle=0, pen=CAPACITY_PEN))
+        room = per["capacity"] - per["weights"] - per["reserve"]
+        columns = {"weights": [per["weights"]] * len(bars), "kv_cache": bars, "reserve": [per["reserve"]] * len(bars),
+                   "free": [max(0, room - kv) for kv in bars]}
         label = "GPU" if len(bars) == len(stages) * tp else "pipeline stage (each its TP group's GPUs)"
-        self.plot.setLabel("bottom", label)
-        self.plot.getAxis("bottom").setTicks([[(i, str(i)) for i in xs]] if len(xs) <= 16 else None)
-        self.plot.getPlotItem().enableAutoRange()
-        self.key.setText(key_html([(n, c) for _p, n, c in PARTS] + [("capacity", "#D55E00")]))
+        self.stack([str(i) for i in range(len(bars))], columns, per["capacity"], label)
+
+
+class TpBars(StackedBars):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Memory per GPU against the TP degree", "TP degree", "GB", parent)
+
+    def show_plan(self, j: dict[str, Any]) -> None:
+        """Every TP degree the heads allow, the pipeline stages kept: where the KV cache stops shrinking."""
+        sweep, cap = j["tp_sweep"], j["per_gpu"]["capacity"]
+        columns = {k: [r[k] for r in sweep] for k in ("weights", "kv_cache", "reserve")}
+        columns["free"] = [max(0, cap - r["weights"] - r["kv_cache"] - r["reserve"]) for r in sweep]
+        now = j["inputs"]["tp"]
+        self.stack([f"[{r['tp']}]" if r["tp"] == now else str(r["tp"]) for r in sweep], columns, cap,
+                   "TP degree ([ ] the plan's)")
 
 
 class ContextCurve(Chart):
@@ -127,7 +145,8 @@ class Roofline(Chart):
             for p in r["points"]:
                 self.plot.plot([p["intensity"]], [p["flops_s"] / 1e12], pen=None, symbol=p["symbol"], symbolSize=11,
                                symbolBrush=r["colour"], symbolPen=pg.mkPen("w"))
-                text = pg.TextItem(p["label"], color=r["colour"], anchor=(0, 1))
+                right = math.log10(p["intensity"]) > (math.log10(lo) + math.log10(hi)) / 2  # label left of it
+                text = pg.TextItem(p["label"], color=r["colour"], anchor=(1, 1) if right else (0, 1))
                 text.setPos(math.log10(p["intensity"]), math.log10(p["flops_s"] / 1e12))
                 self.plot.addItem(text)
         self.plot.getPlotItem().enableAutoRange()

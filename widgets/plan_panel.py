@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from core.gpus import THIS_MACHINE, catalogue
 from core.plan import RESERVE, WEIGHT_BYTES
-from widgets.plan_charts import ContextCurve, MemoryBars, Roofline
+from widgets.plan_charts import ContextCurve, MemoryBars, Roofline, TpBars
 from widgets.wheel import FocusCombo, FocusSpin
 
 KV_CHOICES = ("bf16", "fp16", "fp8", "fp8_e5m2", "q8_0", "q4_0", "fp32")
@@ -106,12 +106,13 @@ class PlanPanel(QWidget):
         self.details = QLabel()
         self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.bars, self.curve, self.roof = MemoryBars(), ContextCurve(), Roofline()
+        self.bars, self.curve, self.roof, self.tp_bars = MemoryBars(), ContextCurve(), Roofline(), TpBars()
         self.roof_note = self._note()
         charts = QGridLayout()
         charts.addWidget(self.bars, 0, 0)
         charts.addWidget(self.curve, 0, 1)
-        charts.addWidget(self.roof, 1, 0, 1, 2)
+        charts.addWidget(self.tp_bars, 1, 0)
+        charts.addWidget(self.roof, 1, 1)
         charts.addWidget(self.roof_note, 2, 0, 1, 2)
         body = QWidget()
         lay = QVBoxLayout(body)
@@ -177,6 +178,7 @@ class PlanPanel(QWidget):
         self.gpu_source.setText(f"Source: {j['gpu']['source']}")
         self.bars.show_plan(j)
         self.curve.show_plan(j)
+        self.tp_bars.show_plan(j)
         self.roof.show_roofs(roofs)
         self.roof_note.setText(roof_note)
 
