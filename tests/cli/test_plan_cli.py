@@ -9,7 +9,7 @@ from core.presets import find_preset
 from sandbox.cli import main
 
 KEYS = {"inputs", "gpu", "per_gpu", "fits", "max_context", "max_batch", "kv_heads_per_gpu", "kv_replication",
-        "layers_per_stage", "stage_kv_cache", "memory_curve", "decode", "roofline"}
+        "layers_per_stage", "stage_kv_cache", "memory_curve", "tp_sweep", "decode", "roofline"}
 
 
 def plan(capsys, *args):
@@ -31,6 +31,9 @@ def test_llama_3_70b_with_fp8_kv_at_128k_and_batch_8_on_8_and_16_h100s(capsys):
     assert on16["per_gpu"]["kv_cache"] == on8["per_gpu"]["kv_cache"]  # the 8 KV heads are replicated, not split
     assert (on16["kv_heads_per_gpu"], on16["kv_replication"]) == (1, 2)
     assert on16["per_gpu"]["weights"] == params * 2 // 16
+    sweep = {r["tp"]: r for r in on8["tp_sweep"]}  # every degree of 64 heads, one pipeline stage
+    assert sorted(sweep) == [1, 2, 4, 8, 16, 32, 64] and sweep[16]["kv_cache"] == on16["per_gpu"]["kv_cache"]
+    assert sweep[4]["kv_cache"] == 2 * sweep[8]["kv_cache"] and sweep[64]["kv_cache"] == sweep[8]["kv_cache"]
     staged = plan(capsys, *args, "--gpus", "16", "--tp", "8")  # TP 8 x 2 pipeline stages of 40 layers
     assert staged["per_gpu"]["kv_cache"] == on8["per_gpu"]["kv_cache"] // 2 and staged["layers_per_stage"] == 40
     assert staged["stage_kv_cache"] == [on8["per_gpu"]["kv_cache"] // 2] * 2
