@@ -51,6 +51,13 @@ METRICS = [
     ("next-token loss, as trained", "model", "loss_before", "loss", True),
     ("next-token loss, changed", "model", "loss_after", "loss", True),
     ("sentence embedding cosine", "model", "embedding_cosine", "loss", False),
+    ("plan", "plan", "gpus", "text", None),
+    ("plan: fits", "plan", "fits", "text", None),
+    ("plan: memory a GPU", "plan", "memory_per_gpu", "bytes", True),
+    ("plan: KV cache a GPU", "plan", "kv_per_gpu", "bytes", True),
+    ("plan: longest context", "plan", "max_context", "count", False),
+    ("plan: largest batch", "plan", "max_batch", "count", False),
+    ("plan: decode tokens/s, bound", "plan", "decode_tokens_s", "rate", False),
 ]
 
 
@@ -183,8 +190,9 @@ class TableRow:
 def comparison(reports: list[dict[str, Any]], baseline: int) -> list[TableRow]:
     rows = []
     for label, section, key, kind, lower in METRICS:
-        if (section == "model" or key in MLA_ONLY) and all(metric_value(r, section, key) is None for r in reports):
-            continue  # no pin holds a real model's (or an MLA layer's) figure of this kind
+        if (section in ("model", "plan") or key in MLA_ONLY) and all(metric_value(r, section, key) is None
+                                                                     for r in reports):
+            continue  # no pin holds a real model's (an MLA layer's, a plan's) figure of this kind
         if section == "layout" and (all(r.get("layout") is None for r in reports)
                                     or all(metric_value(r, section, key) is None for r in reports)):
             continue  # no pin has a 2026 layout (or none has local layers)

@@ -21,6 +21,7 @@ from core.arch.model import Architecture
 from core.atomic import write_text_atomic
 from core.config import AttentionConfig
 from core.noise import MAX_SAMPLES, SAMPLED
+from core.plan_pin import check_pin_plan, plan_summary
 from core.report import build_report, check_model_context
 
 APP = "attention-sandbox"
@@ -49,11 +50,15 @@ class Pin:
     arch: Architecture | None = None  # None: config's n_layers identical layers (random weights)
     model: dict[str, Any] | None = None  # a real model's context (core.report.model_context)
     probe: str = "text"  # what the heads read: the text, or the induction probe
+    plan: dict[str, Any] | None = None  # the Plan tab's inputs when it was pinned (core/plan_pin.py)
 
 
 def pin_report(pin: Pin, timing: dict[str, Any] | None) -> dict[str, Any]:
     """The report a pin shows: its configuration's counts over its layers, with this timing."""
-    return build_report(pin.config, timing, pin.arch, pin.model, pin.model["layer"] if pin.model else 0)
+    report = build_report(pin.config, timing, pin.arch, pin.model, pin.model["layer"] if pin.model else 0)
+    if pin.plan is not None:
+        report["plan"] = plan_summary(pin.plan, pin.config, pin.arch)
+    return report
 
 
 def next_pin_name(existing: list[str]) -> str:
@@ -165,10 +170,13 @@ def check_timing(t: Any, where: str) -> dict[str, Any] | None:
 
 
 def pin_to_json(pin: Pin) -> dict[str, Any]:
-    return {"name": pin.name, "config": pin.config.to_dict(), "report": pin.report, "text": pin.text,
+    out = {"name": pin.name, "config": pin.config.to_dict(), "report": pin.report, "text": pin.text,
             "tokens": pin.tokens, "seed": pin.seed, "device": pin.device, "probe": pin.probe,
             "architecture": pin.arch.to_dict() if pin.arch is not None else None, "model": pin.model,
             "probs": encode_array(pin.probs) if pin.probs is not None else None}
+    if pin.plan is not None:  # a pin without a plan writes the file it always did
+        out["plan"] = pin.plan
+    return out
 
 
 def before_layer_flops(report: dict[str, Any]) -> dict[str, Any]:
@@ -199,10 +207,14 @@ def pin_from_json(d: Any) -> Pin:
         fits = (arch.d_model, arch.n_layers) == (cfg.d_model, cfg.n_layers) and layer < arch.n_layers
         if not fits or arch.layers[layer] != cfg.layer_spec():
             raise ValueError(f"its layers do not match its configuration ({cfg.mode_label}, d_model {cfg.d_model})")
+    plan = check_pin_plan(d["plan"], "plan", cfg, arch) if d.get("plan") is not None else None
+    report = {k: v for k, v in report.items() if k != "plan"}  # recounted from the plan below, never read
     rebuilt = build_report(cfg, timing, arch, model, layer)
     if report != rebuilt and report != before_layer_flops(rebuilt):  # the counts must be this config's: none edited
         raise ValueError(f"its numbers do not match its configuration ({cfg.mode_label}, d_model {cfg.d_model})")
     report = rebuilt  # equal, and of the right types (4096.0 equals 4096; the pin keeps the integer)
+    if plan is not None:
+        report["plan"] = plan_summary(plan, cfg, arch)
     tokens = [schema.text(t, "tokens", MAX_TOKEN_CHARS)
               for t in schema.sequence(d.get("tokens", []), "tokens", MAX_TOKENS)]
     probs = decode_array(d["probs"]) if d.get("probs") is not None else None
@@ -211,7 +223,7 @@ def pin_from_json(d: Any) -> Pin:
     return Pin(name=name, config=cfg, report=report, text=schema.text(d.get("text", ""), "text"), tokens=tokens,
                probs=probs, seed=schema.whole(d.get("seed", 0), "seed", 0, 2**63 - 1),
                device=schema.choice(d.get("device", "auto"), "device", DEVICES), arch=arch, model=model,
-               probe=schema.choice(d.get("probe", "text"), "probe", PROBES))
+               probe=schema.choice(d.get("probe", "text"), "probe", PROBES), plan=plan)
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

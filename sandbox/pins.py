@@ -93,7 +93,8 @@ class PinController(QObject):
         arch, model = w.models.pin_context(hm)
         pin = Pin(name=next_pin_name([p.name for p in self.pins]), config=hm.config, report={},
                   text=w.text.text(), tokens=list(hm.tokens), probs=hm.probs.copy(), seed=hm.seed,
-                  device=w.config_panel.device_choice(), arch=arch, model=model, probe=hm.probe)
+                  device=w.config_panel.device_choice(), arch=arch, model=model, probe=hm.probe,
+                  plan=w.plan.pin_inputs(hm.config, arch))
         pin.report = pin_report(pin, timing)
         if timing is None:
             self._awaiting.append(pin)
@@ -169,6 +170,7 @@ class PinController(QObject):
         if pin.model is not None:
             w.models.set_view(pin.model["layer"], pin.model["all_layers"])
         w.config_panel.set_config(pin.config)
+        w.plan.restore(pin.plan)
         w.request()  # a frontier point's pin may set nothing the sliders show
 
     def on_model_loaded(self, _key: str) -> None:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.arch.model import Architecture
 from core.config import AttentionConfig, divisors
 from core.gpus import COMPUTE_DTYPE, GPU, THIS_MACHINE, find_gpu, this_machine
+from core.plan_pin import MACHINE_KEYS, plan_input
 from core.plan_report import heads_sentence, plan_inputs, plan_json, seconds, verdict
 from core.presets import load_presets
 from core.roofline import layer_point
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from sandbox.main_window import MainWindow
 
 TIMING_DTYPE = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+KV_NAMES = {"bfloat16": "bf16", "float16": "fp16", "fp8_e4m3": "fp8", "float32": "fp32"}  # the panel's names
 
 
 def tp_degrees(cfg: AttentionConfig) -> list[int]:
@@ -34,6 +37,7 @@ class PlanTab:
         self.panel = PlanPanel()
         self.machine: dict[str, Any] | None = None  # this machine's measured roof
         self.dirty = True
+        self.used = False  # shown once: pins keep its plan
         self.last: dict[str, Any] | None = None  # the plan on screen, as JSON
         self._params_for: object = None  # the preset (or model) whose count the parameters box holds
         p = self.panel
@@ -93,6 +97,7 @@ class PlanTab:
             self.dirty = True
             return
         self.dirty = False
+        self.used = True  # pins from now on keep the plan
         cfg = self.window.config()
         self._sync_model(cfg)
         p = self.panel
@@ -161,6 +166,48 @@ class PlanTab:
         note += (f" Timed here ({r.device_name}, {r.dtype}, T={tc.seq_len:,}, B={tc.batch_size}): "
                  + "; ".join(said) + ".")
         return roofs, note
+
+    # -- pins ------------------------------------------------------------------------------------
+    def pin_inputs(self, cfg: AttentionConfig, arch: Architecture | None) -> dict[str, Any] | None:
+        """The plan a new pin keeps: the tab's inputs once it has been used, when they plan cfg's model."""
+        if not self.used:
+            return None
+        try:
+            d = self.panel.inputs()
+            if d["gpu"] == THIS_MACHINE:
+                if self.machine is None:
+                    return None
+                d["machine"] = {k: self.machine[k] for k in MACHINE_KEYS}
+            plan_input(d, cfg, arch)
+        except ValueError:
+            return None
+        return d
+
+    def restore(self, d: dict[str, Any] | None) -> None:
+        """A pin's plan back in the tab (a pin without one leaves the tab as it is)."""
+        if d is None:
+            return
+        p = self.panel
+        widgets = (p.gpu, p.n_gpus, p.tp, p.weights, p.kv, p.batch, p.context, p.reserve, p.params)
+        for w in widgets:
+            w.blockSignals(True)
+        try:
+            if d["gpu"] == THIS_MACHINE:
+                self.machine = {**d["machine"], "device": "pinned"}
+            p.gpu.setCurrentIndex(max(0, p.gpu.findData(d["gpu"])))
+            p.n_gpus.setValue(d["n_gpus"])
+            self._sync_model(self.window.config())
+            p.tp.setCurrentIndex(max(0, p.tp.findData(d["tp"])))
+            p.weights.setCurrentIndex(max(0, p.weights.findData(d["weights_dtype"])))
+            p.kv.setCurrentIndex(max(0, p.kv.findData(KV_NAMES.get(d["kv_dtype"], d["kv_dtype"]))))
+            p.batch.setValue(d["batch"])
+            p.context.setValue(d["context"])
+            p.reserve.setValue(d["reserve"] * 100)
+            p.params.setText(f"{d['params']:,}")
+        finally:
+            for w in widgets:
+                w.blockSignals(False)
+        self.changed()
 
     def measure(self) -> None:
         self.panel.measure.setEnabled(False)

@@ -70,3 +70,24 @@ def test_the_roofline_draws_the_apps_own_timing_and_this_machine_measured(make_w
     roofs, _note = w.plan.roofs(j, w.config())
     assert roofs[1]["peak_flops"] == m["peak_flops"] and "of its roof" in roofs[1]["points"][0]["label"]
     assert p.measure.isHidden()
+
+
+def test_a_pin_keeps_the_plan_shows_it_in_compare_and_puts_it_back(make_window):
+    w = make_window()
+    assert w.pins.pin_current().plan is None  # the Plan tab never shown: pins as before
+    p = open_plan(w, "Llama 3 8B")
+    p.n_gpus.setValue(2)
+    p.tp.setCurrentIndex(p.tp.findData(2))
+    p.context.setValue(32768)
+    w.tabs.setCurrentIndex(0)
+    pin = w.pins.pin_current()
+    assert pin.plan == {"gpu": "h100-sxm", "n_gpus": 2, "tp": 2, "weights_dtype": "bf16", "kv_dtype": "bf16",
+                        "batch": 1, "context": 32768, "params": 8_030_261_248, "reserve": 0.1}
+    # 8,030,261,248 x 2 / 2 + 4 KV heads a GPU: 2 x 4 x 128 x 2 bytes x 32 layers x 32,768 tokens, + 8 GB
+    assert pin.report["plan"]["memory_per_gpu"] == 8_030_261_248 + 2 * 4 * 128 * 2 * 32 * 32768 + 8 * 10**9
+    labels = [w.pins.table.table.verticalHeaderItem(i).text() for i in range(w.pins.table.table.rowCount())]
+    assert "plan: memory a GPU" in labels and "plan: longest context" in labels
+    p.n_gpus.setValue(1)
+    p.tp.setCurrentIndex(p.tp.findData(1))
+    w.pins.load_on_sliders(len(w.pins.pins) - 1)
+    assert (p.n_gpus.value(), p.tp.currentData(), p.context.value()) == (2, 2, 32768)

@@ -1,0 +1,64 @@
+"""A pin keeps the Plan tab's inputs: its Compare rows are the plan recounted (never read from the file),
+a workspace round trip keeps the plan, and a plan that does not fit its pin's configuration is refused."""
+
+import json
+
+import pytest
+
+from core.compare import comparison
+from core.config import AttentionConfig
+from core.gpus import find_gpu
+from core.plan import PlanInput, plan
+from core.workspace import Pin, load_workspace, pin_report, save_workspace
+
+LLAMA = AttentionConfig(d_model=8192, n_heads=64, n_kv_heads=8, n_layers=80, seq_len=1024, causal=True)
+PLAN = {"gpu": "h100-sxm", "n_gpus": 8, "tp": 8, "weights_dtype": "bf16", "kv_dtype": "fp8", "batch": 8,
+        "context": 131072, "params": 70_553_706_496, "reserve": 0.1}
+
+
+def pinned(name, cfg, plan_inputs):
+    pin = Pin(name=name, config=cfg, report={}, tokens=["x"], plan=plan_inputs)
+    pin.report = pin_report(pin, None)
+    return pin
+
+
+def test_the_compare_table_shows_each_pins_plan_as_core_plan_counts_it():
+    a, b = pinned("A", LLAMA, PLAN), pinned("B", LLAMA, {**PLAN, "n_gpus": 16, "tp": 16})
+    rows = {r.label: r for r in comparison([a.report, b.report], 0)}
+    ref = plan(PlanInput(LLAMA.architecture(), PLAN["params"], find_gpu("h100-sxm"), 8, 8, "bf16", "fp8", 8, 131072))
+    assert a.report["plan"]["memory_per_gpu"] == ref.weights + ref.kv_cache + ref.reserve
+    assert rows["plan: KV cache a GPU"].cells[1].relation == "="  # TP 16 replicates the 8 KV heads
+    assert rows["plan: memory a GPU"].cells[1].better is True and rows["plan: fits"].cells[0].text == "yes"
+    assert rows["plan"].cells[1].text.startswith("16 x NVIDIA H100 SXM, TP 16")
+    plain = [pinned("C", LLAMA, None).report, pinned("D", LLAMA, None).report]
+    assert not [r for r in comparison(plain, 0) if r.label.startswith("plan")]  # no plan: no plan rows
+
+
+def test_a_workspace_keeps_the_plan_and_recounts_it(tmp_path):
+    path = tmp_path / "ws.json"
+    save_workspace(path, [pinned("A", LLAMA, PLAN), pinned("B", LLAMA, None)])
+    a, b = load_workspace(path)
+    assert a.plan == PLAN and b.plan is None and a.report["plan"]["fits"] == "yes"
+    data = json.loads(path.read_text())
+    assert "plan" not in data["pins"][1]  # a pin without a plan is written as before
+    data["pins"][0]["report"]["plan"]["fits"] = "no"  # an edited figure is recounted, not believed
+    path.write_text(json.dumps(data))
+    assert load_workspace(path)[0].report["plan"]["fits"] == "yes"
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"tp": 3, "n_gpus": 3}, "does not fit its configuration: a TP degree of 3 does not divide 64"),
+    ({"gpu": "h300"}, "plan.gpu must be one of"),
+    ({"batch": 0}, "plan.batch must be from 1"),
+    ({"reserve": 2}, "plan.reserve must be a finite number from 0 to 0.99"),
+    ({"kv_dtype": "int3"}, "KV dtype 'int3' is not known"),
+    ({"extra": 1}, "needs exactly the fields"),
+])
+def test_a_bad_plan_in_a_file_is_refused_with_what_is_wrong(tmp_path, change, words):
+    path = tmp_path / "ws.json"
+    save_workspace(path, [pinned("A", LLAMA, PLAN)])
+    data = json.loads(path.read_text())
+    data["pins"][0]["plan"].update(change)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=words):
+        load_workspace(path)
