@@ -86,7 +86,7 @@ class MemoryBars(StackedBars):
 
 class TpBars(StackedBars):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Memory per GPU against the TP degree", "TP degree", "GB", parent)
+        super().__init__("Memory vs TP degree", "TP degree", "GB", parent)
 
     def show_plan(self, j: dict[str, Any]) -> None:
         """Every TP degree the heads allow, the pipeline stages kept: where the KV cache stops shrinking."""
@@ -100,7 +100,7 @@ class TpBars(StackedBars):
 
 class ContextCurve(Chart):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Memory per GPU against context", "context (tokens, log)", "GB", parent)
+        super().__init__("Memory vs context", "context (tokens, log)", "GB", parent)
         self.plot.setLogMode(x=True, y=False)
 
     def show_plan(self, j: dict[str, Any]) -> None:

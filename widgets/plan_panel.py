@@ -8,8 +8,9 @@ import re
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QComboBox,
     QDoubleSpinBox,
     QGridLayout,
     QHBoxLayout,
@@ -46,6 +47,8 @@ def _combo(items: list[tuple[str, Any]], tip: str) -> FocusCombo:
     for text, data in items:
         c.addItem(text, data)
     c.setToolTip(tip)
+    c.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    c.setMinimumContentsLength(6)  # a narrow window shrinks the box, not the tab past the screen
     return c
 
 
@@ -89,15 +92,13 @@ class PlanPanel(QWidget):
         self.measure.setToolTip("Time a few large matmuls and copies on the compute worker (about 2 s)")
         self.measure.clicked.connect(self.measure_requested.emit)
         self.measure.hide()
-        form = QGridLayout()
-        cells = [("GPU", self.gpu), ("GPUs", self.n_gpus), ("TP", self.tp), ("weights", self.weights),
-                 ("KV cache", self.kv), ("batch", self.batch), ("context", self.context), ("parameters", self.params),
-                 ("allowance", self.reserve)]
-        for i, (name, w) in enumerate(cells):
-            form.addWidget(QLabel(name), i // 3, 2 * (i % 3))
-            form.addWidget(w, i // 3, 2 * (i % 3) + 1)
-        for col in (1, 3, 5):
-            form.setColumnStretch(col, 1)
+        form = self.form = QGridLayout()
+        self.cells = [(QLabel(name), w) for name, w in (
+            ("GPU", self.gpu), ("GPUs", self.n_gpus), ("TP", self.tp), ("weights", self.weights),
+            ("KV cache", self.kv), ("batch", self.batch), ("context", self.context), ("parameters", self.params),
+            ("allowance", self.reserve))]
+        self.form_cols = 0
+        self._lay_out_form(3)
         self.params_source = self._note()
         self.gpu_source = self._note()
         self.verdict = QLabel()
@@ -127,6 +128,7 @@ class PlanPanel(QWidget):
         lay.addLayout(charts, 1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # it fits the width
         scroll.setWidget(body)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -137,6 +139,24 @@ class PlanPanel(QWidget):
             w.valueChanged.connect(lambda _v: self.changed.emit())
         self.reserve.valueChanged.connect(lambda _v: self.changed.emit())
         self.params.editingFinished.connect(self.changed.emit)
+
+    def _lay_out_form(self, cols: int) -> None:
+        """The inputs in `cols` label-and-box columns: three on a wide tab, two on a narrow one."""
+        if cols == self.form_cols:
+            return
+        self.form_cols = cols
+        for label, w in self.cells:
+            self.form.removeWidget(label)
+            self.form.removeWidget(w)
+        for i, (label, w) in enumerate(self.cells):
+            self.form.addWidget(label, i // cols, 2 * (i % cols))
+            self.form.addWidget(w, i // cols, 2 * (i % cols) + 1)
+        for col in range(6):
+            self.form.setColumnStretch(col, 1 if col % 2 and col < 2 * cols else 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        self._lay_out_form(3 if event.size().width() >= 660 else 2)
+        super().resizeEvent(event)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
