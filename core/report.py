@@ -27,7 +27,7 @@ from core.mla_counts import (
     equivalent_gqa_heads,
     forms_summary,
 )
-from core.models.kv_methods import METHODS, QUANT_FORMATS
+from core.models.kv_methods import METHODS, QUANT_FORMATS, KVMethod
 
 REPORT_KEYS = ("config", "params", "flops", "kv_cache", "timing")
 
@@ -183,6 +183,12 @@ def check_kv_point(d: Any, where: str) -> dict[str, Any]:
         schema.whole(d["setting"], f"{where}.setting", 1, 2**20)
     schema.whole(d["sinks"], f"{where}.sinks", 0, 4096)
     schema.text(d["label"], f"{where}.label", 200)
+    try:
+        label = KVMethod(d["method"], d["setting"], d["sinks"]).label
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if d["label"] != label:  # shown in the window: the label its settings make, never another
+        raise ValueError(f"{where}.label must be {label!r}, the label of its method and setting")
     return d
 
 
@@ -193,6 +199,8 @@ def check_model_context(d: Any, where: str) -> dict[str, Any]:
     if "kv_point" in d:
         d = dict(d, kv_point=check_kv_point(d["kv_point"], f"{where}.kv_point"))
         expected.add("kv_point")
+        if d.get("all_layers") is not True:
+            raise ValueError(f"{where}: a frontier point changes every layer, so all_layers must be true")
     if set(d) != expected:
         missing, extra = sorted(expected - set(d)), sorted(repr(k)[:20] for k in set(d) - expected)
         raise ValueError(f"{where} has the wrong fields (missing: {', '.join(missing) or 'none'}; "

@@ -203,6 +203,12 @@ def pin_from_json(d: Any) -> Pin:
     if model is not None and arch is None:
         raise ValueError("a real model's pin must carry its architecture (its layers as changed)")
     layer = model["layer"] if model is not None else 0
+    point = (model or {}).get("kv_point")
+    if point is not None and arch is not None and point["method"].startswith("latent"):
+        width = max(2 * s.n_kv_heads * s.head_dim for s in arch.layers)
+        if point["setting"] > width:
+            raise ValueError(f"its frontier point's latent rank {point['setting']:,} is more than the model's "
+                             f"{width:,} key and value widths")
     if arch is not None:
         fits = (arch.d_model, arch.n_layers) == (cfg.d_model, cfg.n_layers) and layer < arch.n_layers
         if not fits or arch.layers[layer] != cfg.layer_spec():

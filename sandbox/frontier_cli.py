@@ -30,10 +30,19 @@ def add_frontier_args(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--csv", action="store_true", help="one CSV row per point")
 
 
+MAX_TEXT_BYTES = 64 * 2**20  # 64 samples of 1,024 tokens are a few MB of prose
+
+
 def read_text(path: str | None, default: Path) -> str:
+    """The file's text, read no further than MAX_TEXT_BYTES (a device or a pipe that never ends is refused)."""
     target = Path(path) if path else default
     try:
-        return target.read_text(encoding="utf-8")
+        with open(target, "rb") as f:
+            data = f.read(MAX_TEXT_BYTES + 1)
+        if len(data) > MAX_TEXT_BYTES:
+            raise ValueError(f"the text file {target} is over {MAX_TEXT_BYTES // 2**20} MB; give a shorter one (the "
+                             "frontier reads at most 64 samples of 1,024 tokens).")
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read the text file {target}: {getattr(exc, 'strerror', None) or exc}; "
                          "give a UTF-8 text file.") from exc
@@ -61,6 +70,9 @@ def cmd_frontier(args: argparse.Namespace) -> int:
 
     samples = samples_of(m, eval_text, args.samples, args.context)
     context = int(samples[0].shape[1])
+    if args.context is not None and context < args.context:
+        why = "the text is that long" if context < min(m.max_tokens, args.context) - 2 else f"{m.name} reads no more here"
+        print(f"  note: the samples are {context} tokens, not {args.context}: {why}.", file=sys.stderr)
     if len(samples) < args.samples:
         print(f"  note: the text makes {len(samples)} sample(s) of {context} tokens, not {args.samples}; "
               "give a longer --text-file for more.", file=sys.stderr)

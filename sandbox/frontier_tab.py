@@ -27,6 +27,15 @@ if TYPE_CHECKING:
 LESSON_MODEL = "smollm2-135m"
 
 
+def _ours(manifest: Path) -> bool:
+    """A manifest this app wrote (an export of the same name may replace it), not a user's own .json."""
+    try:
+        return json.loads(manifest.read_text(encoding="utf-8")[:1_000_000]).get("title", "").startswith(
+            "Attention Sandbox")
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 class FrontierTab:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
@@ -45,6 +54,7 @@ class FrontierTab:
         p.open_point_requested.connect(self.open_point)
         p.pin_point_requested.connect(lambda point: self.open_point(point, pin=True))
         self.pin_pending = False  # a point asked to be pinned waits for its heatmaps
+        self.pin_expect: tuple[str | None, int] = (None, 0)  # its (KV method label, KV heads) on screen
         window.heatmaps_shown.connect(self._on_heatmaps)
         runner.failed.connect(lambda f: setattr(self, "pin_pending", self.pin_pending and f.stage != "heatmaps"))
         p.export_chart_requested.connect(lambda: self._ask_path("chart"))
@@ -167,6 +177,7 @@ class FrontierTab:
         w.config_panel.set_config(cfg)
         w.refresh_costs()
         self.pin_pending = pin  # this request's heatmaps are the point's: the ones before it are stale
+        self.pin_expect = (None if method == "heads" else point["label"], cfg.kv_heads)
         w.request()
         w.tabs.setCurrentIndex(0)
         slow = " (a latent point fits its bases on the calibration text first: a few seconds)" if (
@@ -180,6 +191,11 @@ class FrontierTab:
         if not self.pin_pending or result.model is None or not w.runner.is_current(result.request_id):
             return
         self.pin_pending = False
+        view = (result.model.fidelity.get("kv_method"), result.config.kv_heads)
+        if view != self.pin_expect:  # the user changed the view before the point's maps came: not that point
+            w.statusBar().showMessage("Not pinned: the view changed before the point's heatmaps came; pin it again.",
+                                      8000)
+            return
         w.costs.run()  # the pin keeps the costs of what is on screen: due now, not after the next paint
         w.pins.pin_current()
 
@@ -220,8 +236,9 @@ class FrontierTab:
             path = path.with_name(path.name + ("." + chosen.split("*.")[-1].rstrip(")") if "*." in chosen else ".csv"))
         try:
             self.export(path)
-        except ValueError as exc:
-            self.window.alert("Export failed", str(exc))
+        except (ValueError, OSError) as exc:  # OSError: a name the file system refuses (too long, a file as folder)
+            self.window.alert("Export failed", str(exc) if isinstance(exc, ValueError) else
+                              f"cannot write {path.name[:80]}: {exc.strerror or exc}; choose another name or folder.")
 
     def export(self, path: Path) -> list[Path]:
         """path's suffix says what: .csv the table, .png or .svg the chart; a .json manifest beside it."""
@@ -229,6 +246,9 @@ class FrontierTab:
         if suffix not in (".csv", ".png", ".svg"):
             raise ValueError(f"export the frontier as .csv, .png or .svg, not {path.suffix or 'no suffix'}.")
         manifest = path.with_suffix(".json")
+        if manifest.exists() and not _ours(manifest):
+            raise ValueError(f"{manifest.name} exists beside it and is not an Attention Sandbox manifest; choose "
+                             "another name, so that it is not overwritten.")
         try:
             with staged([path, manifest]) as (tmp, tmp_manifest):  # both files, or neither
                 if suffix == ".csv":

@@ -95,6 +95,8 @@ class ModelController(QObject):
     def _on_picker_view_changed(self) -> None:
         if self.kv_method is not None and not self.all_layers:
             self.clear_kv_point(request=False)  # a frontier point changes every layer: unticking clears it
+            self.window.statusBar().showMessage("The frontier point is cleared: it changes every layer, and "
+                                                "'change every layer' is off.", 6000)
         self.design_changed(self.window.config())
         self.window.refresh_costs()  # the change now applies to another layer, or to every layer
         self.window.request()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from core.arch.model import Architecture
 from core.config import AttentionConfig, divisors
 from core.gpus import COMPUTE_DTYPE, GPU, THIS_MACHINE, find_gpu, this_machine
+from core.plan import plan as plan_of
 from core.plan_pin import MACHINE_KEYS, plan_input
 from core.plan_report import heads_sentence, plan_inputs, plan_json, seconds, verdict
 from core.presets import load_presets
@@ -166,6 +167,29 @@ class PlanTab:
         note += (f" Timed here ({r.device_name}, {r.dtype}, T={tc.seq_len:,}, B={tc.batch_size}): "
                  + "; ".join(said) + ".")
         return roofs, note
+
+    def sweep_series(self, configs: list[AttentionConfig | None]) -> tuple[str, list[float | None]] | None:
+        """The Sweep tab's KV plot gains each point's memory a GPU under this tab's plan, once it is used."""
+        if not self.used:
+            return None
+        try:
+            d = self.panel.inputs()
+            gpu = self.gpu(d["gpu"])
+        except ValueError:
+            return None
+        values: list[float | None] = []
+        for c in configs:
+            try:
+                if c is None:
+                    raise ValueError("not a configuration")
+                p = plan_inputs(c, d["params"], gpu, d["n_gpus"], d["tp"], d["weights_dtype"], d["kv_dtype"],
+                                d["batch"], d["context"], d["reserve"])
+                q = plan_of(p)
+                r = float(q.weights + q.kv_cache + q.reserve)
+            except ValueError:
+                r = None  # a point the plan cannot take (a TP degree its heads do not allow)
+            values.append(r)
+        return f"memory a GPU: {d['n_gpus']} x {gpu.name}, TP {d['tp']} (capacity {gpu.memory_bytes / 1e9:,.0f} GB)", values
 
     # -- pins ------------------------------------------------------------------------------------
     def pin_inputs(self, cfg: AttentionConfig, arch: Architecture | None) -> dict[str, Any] | None:

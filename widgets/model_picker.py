@@ -57,6 +57,7 @@ class ModelPicker(QWidget):
         self.unavailable.setStyleSheet("color: #6b7280;")
         self.unavailable.setVisible(bool(self.unavailable.text()))
         self.kv_point = QLabel("")  # a frontier point's KV method, shown in every layer
+        self.kv_point.setTextFormat(Qt.TextFormat.PlainText)  # a label from a file is text, never markup
         self.kv_point.setStyleSheet("color: #92400e; font-weight: bold;")
         self.kv_point.setToolTip("A point of the Frontier tab, applied to every layer's keys and values as the "
                                  "frontier ran it (no fine-tuning): its maps beside the trained heads, its figures "

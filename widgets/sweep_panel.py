@@ -161,7 +161,8 @@ class SweepPanel(QWidget):
         self.caption.setText(message)
         self.caption.setStyleSheet("font-weight: bold; color: #dc2626;")
 
-    def show_result(self, result: SweepResult, knob: str, caption: str, marks: list[tuple[int, str]]) -> None:
+    def show_result(self, result: SweepResult, knob: str, caption: str, marks: list[tuple[int, str]],
+                    plan: tuple[str, list[float | None]] | None = None) -> None:
         self.result = result
         self.run.setEnabled(True)
         for b in self.lesson_buttons.values():
@@ -171,4 +172,4 @@ class SweepPanel(QWidget):
         partial = f" Partial: {result.stopped_reason}." if result.partial else ""
         self.caption.setText(caption + partial)
         self.caption.setStyleSheet("font-weight: bold;" + (" color: #b45309;" if result.partial else ""))
-        self.plots.show_result(result, knob, marks)
+        self.plots.show_result(result, knob, marks, plan)

@@ -127,7 +127,9 @@ class SweepPlots(pg.GraphicsLayoutWidget):
             shown = spaced_values(self.xs, max(p.getViewBox().width(), 120.0), self._logx, label=self.x_text.get)
             p.getAxis("bottom").setTicks([[(np.log10(v) if self._logx else v, self.x_text[v]) for v in shown], []])
 
-    def show_result(self, result: SweepResult, knob: str, marks: list[tuple[int | str, str]]) -> None:
+    def show_result(self, result: SweepResult, knob: str, marks: list[tuple[int | str, str]],
+                    plan: tuple[str, list[float | None]] | None = None) -> None:
+        """plan: (name, per-GPU memory of each ok row) when the Plan tab plans the swept model."""
         rows = result.ok_rows()
         self.clear_all()
         self.result = result
@@ -163,7 +165,7 @@ class SweepPlots(pg.GraphicsLayoutWidget):
                         "b")],
             "flops": [("total", get("flops", "total"), "a"), ("core", get("flops", "attention"), "b"), ("projections", get("flops", "projections"), "c")],
             "kv": [("KV cache", get("kv_cache", "bytes_total"), "a"), ("if MHA", get("kv_cache", "bytes_total_mha"), "d")]
-            + window_series(rows),
+            + window_series(rows) + ([(plan[0], plan[1], "e")] if plan else []),
             # The layer's own line is the prefill or the decode line itself: drawn once, named for both.
             "time": [("prefill (the layer timed)" if rows[0].report["config"]["phase"] == "prefill" else "prefill",
                       [t["prefill_ms"] if t else None for t in timing], "b"),

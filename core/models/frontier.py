@@ -108,16 +108,22 @@ def shape_of(m: LoadedModel) -> ModelShape:
 def samples_of(m: LoadedModel, text: str, n_samples: int | None, context: int | None = None) -> list[torch.Tensor]:
     """The text's token ids cut into samples of `context` tokens (an encoder's wrapped in [CLS] ... [SEP])."""
     limit = min(m.max_tokens, 512 if m.kind == "encoder" else CAUSAL_CONTEXT)
+    if limit < 8 + (2 if m.kind == "encoder" else 0):
+        raise ValueError(f"{m.name} reads at most {m.max_tokens} tokens; the frontier needs samples of at least 8.")
     context = min(context or limit, limit)
     body = context - 2 if m.kind == "encoder" else context
-    if n_samples is not None:  # a huge file: only what the samples can use is tokenised (a token is < 64 chars)
-        text = text[: (n_samples + 1) * body * 64]
-    ids = m.tokenizer(text, add_special_tokens=False)["input_ids"]
+    cut = text
+    if n_samples is not None:  # a huge file: only what the samples can use is tokenised (most tokens are < 64 chars)
+        cut = text[: (n_samples + 1) * body * 64]
+    ids = m.tokenizer(cut, add_special_tokens=False)["input_ids"]
+    if n_samples is not None and len(ids) < n_samples * body and len(cut) < len(text):
+        ids = m.tokenizer(text, add_special_tokens=False)["input_ids"]  # long runs of spaces: all of it after all
     chunks = [ids[i: i + body] for i in range(0, len(ids) - body + 1, body)] or [ids[:body]]
     if n_samples is not None:
         chunks = chunks[:n_samples]
     if not chunks or len(chunks[0]) < 8:
-        raise ValueError(f"the text makes {len(ids)} tokens for {m.name}; give it at least a few hundred words "
+        raise ValueError(f"the text makes {len(ids)} token{'' if len(ids) == 1 else 's'} for {m.name}; give it at "
+                         "least a few hundred words "
                          "(it needs 8 tokens at the very least).")
     if m.kind == "encoder":
         cls, sep = m.tokenizer.cls_token_id, m.tokenizer.sep_token_id

@@ -12,7 +12,7 @@ from pathlib import Path
 from core.atomic import ExportError, write_text_atomic
 from core.models.catalog import cache_dir
 from core.models.frontier import FrontierResult
-from core.models.kv_methods import METHODS, KVMethod
+from core.models.kv_methods import KVMethod
 
 VERSION = 2  # bump when a figure's definition changes: older files are then not read
 
@@ -28,13 +28,20 @@ def _path(key: str) -> Path:
     return cache_dir() / "frontier" / f"{key}.json"
 
 
+MAX_FILE_BYTES = 4 * 2**20  # a frontier is a few kB; anything larger is not one
+
+
 def load(key: str) -> FrontierResult | None:
-    """The cached result, or None when there is none or the file is not one whole, sound result."""
+    """The cached result, or None when there is none or the file is not one whole, sound result (then the
+    frontier is computed again and the file replaced)."""
     try:
-        result = FrontierResult.from_json(json.loads(_path(key).read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        path = _path(key)
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        result = FrontierResult.from_json(json.loads(path.read_text(encoding="utf-8")))
+        return result if sound(result) else None
+    except Exception:  # noqa: BLE001 (a damaged file of any kind: deep nesting, huge numbers, wrong types)
         return None
-    return result if sound(result) else None
 
 
 def sound(result: FrontierResult) -> bool:
@@ -42,9 +49,20 @@ def sound(result: FrontierResult) -> bool:
     figure does not apply): anything else (a damaged or hand-edited file) is computed again."""
     if result.complete is not True or not result.points or not isinstance(result.model, str):
         return False
-    for p in [result.baseline, *result.points]:
-        if p.method not in (*METHODS, "baseline") or not isinstance(p.label, str):
-            return False
+    if result.kind not in ("causal", "encoder") or not _number(result.seconds, required=True):
+        return False
+    if not all(_whole(getattr(result, n)) for n in ("context", "samples", "eval_tokens", "calib_tokens")):
+        return False
+    b = result.baseline
+    if (b.method, b.setting, b.sinks) != ("baseline", None, 0) or not isinstance(b.label, str):
+        return False
+    for p in [b, *result.points]:
+        if p is not b:
+            try:
+                if KVMethod(p.method, p.setting, p.sinks).label != p.label:  # the label its settings make
+                    return False
+            except ValueError:
+                return False
         for name in ("kv_bytes_per_token", "kv_fraction", "js_mean", "output_rel_error"):
             if not _number(getattr(p, name), required=True):
                 return False
@@ -56,7 +74,13 @@ def sound(result: FrontierResult) -> bool:
 def _number(x: object, required: bool = False) -> bool:
     if x is None:
         return not required
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return False
+    return abs(x) < 1e300 if isinstance(x, int) else math.isfinite(x)  # an int past a float's range is no figure
+
+
+def _whole(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 2**40
 
 
 def save(key: str, result: FrontierResult) -> None:

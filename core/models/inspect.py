@@ -277,7 +277,7 @@ def check_kv(m: LoadedModel, kv: KVMethod | None, bases: dict[int, LatentBasis] 
         raise ValueError("fewer KV heads are shown through n_kv_heads, not as a KV method.")
     if kv.method.startswith("latent"):
         width = 2 * m.n_kv_heads * m.head_dim
-        if bases is None or len(bases) != m.n_layers:
+        if bases is None or set(bases) != set(range(m.n_layers)):
             raise ValueError("a latent KV point needs every layer's fitted basis; run the frontier's latent method.")
         if not (isinstance(kv.setting, int) and 1 <= kv.setting <= width):
             raise ValueError(f"a latent rank is 1 to {width} for {m.name}, not {kv.setting!r}.")

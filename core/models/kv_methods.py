@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.arch.formats import kv_format_bytes
+from core.arch.formats import KV_FORMATS, kv_format_bytes
 from core.band import cached_tokens
 from core.config import AttentionConfig, divisors
 from core.counts import model_counts
@@ -34,12 +34,36 @@ class KVMethod:
     sinks: int = 0
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"KV method {self.method!r} is not known; choose one of {', '.join(METHODS)}.")
+        check_method(self.method, self.setting, self.sinks)
 
     @property
     def label(self) -> str:
-        return f"{METHOD_NAMES[self.method]}, {setting_label(self.method, self.setting)}"
+        name = f"window + {self.sinks} sinks" if self.method == "window_sinks" else METHOD_NAMES[self.method]
+        return f"{name}, {setting_label(self.method, self.setting)}"
+
+
+def _whole(value: object, what: str, lo: int, hi: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        shown = repr(value) if len(repr(value)) <= 30 else "that value"
+        raise ValueError(f"{what} must be a whole number from {lo:,} to {hi:,}, not {shown}.")
+
+
+def check_method(method: object, setting: object, sinks: object) -> None:
+    """A method's knob of the right kind and size (a ValueError that says what to give)."""
+    if method not in METHODS:
+        shown = repr(method) if len(repr(method)) <= 30 else "that value"
+        raise ValueError(f"KV method {shown} is not known; choose one of {', '.join(METHODS)}.")
+    if method == "quant":
+        if setting not in KV_FORMATS:
+            shown = repr(setting) if len(repr(setting)) <= 30 else "that value"
+            raise ValueError(f"KV format {shown} is not known; choose one of {', '.join(KV_FORMATS)}.")
+    else:
+        knob = {"heads": "the number of KV heads", "latent_pca": "a latent rank", "latent_svd": "a latent rank"}
+        _whole(setting, knob.get(str(method), "a window"), 1, 2**20)
+    if method == "window_sinks":
+        _whole(sinks, "the sinks of a window", 1, 4096)
+    elif sinks != 0 or isinstance(sinks, bool):
+        raise ValueError(f"only window_sinks keeps sink tokens; give {method} 0 sinks, not {sinks!r:.30}.")
 
 
 def setting_label(method: str, setting: int | str | None) -> str:

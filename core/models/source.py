@@ -206,6 +206,10 @@ def _dequantise_smollm2(cached: Path, say: Progress) -> LoadedModel:
 def load_model(name_or_path: str, progress: Progress | None = None, allow_pickle: bool = False) -> LoadedModel:
     if name_or_path in SHIPPED:
         return load_shipped(name_or_path, progress)
+    if not name_or_path.strip() or not Path(name_or_path).exists():
+        shown = repr(name_or_path) if len(name_or_path) <= 60 else "that path"
+        raise ValueError(f"{shown} is neither a shipped model nor a folder; choose {' or '.join(SHIPPED)}, or the "
+                         "folder of a Hugging Face model (the one that holds config.json).")
     reason = models_unavailable_reason()
     if reason:
         raise ValueError(reason)

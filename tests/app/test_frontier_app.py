@@ -128,6 +128,12 @@ def test_a_point_opens_in_the_heatmaps_is_pinned_with_its_method_and_comes_back_
     assert w.last_heatmaps.model.after is None and w.last_heatmaps.model.fidelity["kv_method"] is None
 
     assert w.pins.save(tmp_path / "ws.attn.json")
+    data = json.loads((tmp_path / "ws.attn.json").read_text())
+    big = {"method": "latent_pca", "setting": 769, "sinks": 0, "label": "latent KV (PCA), r=769"}
+    data["pins"][-1]["model"]["kv_point"] = data["pins"][-1]["report"]["model"]["kv_point"] = big
+    (tmp_path / "bad.attn.json").write_text(json.dumps(data))
+    assert not w.pins.open(tmp_path / "bad.attn.json")  # MiniLM's keys and values are 768 wide
+    assert "latent rank 769 is more than the model's 768" in w.last_alert
     w.pins.pins = []
     assert w.pins.open(tmp_path / "ws.attn.json")
     w.pins.load_on_sliders(len(w.pins.pins) - 1)

@@ -43,3 +43,27 @@ def test_bad_methods_are_refused_in_one_sentence(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--methods takes a comma-separated list of heads, latent, window, quant" in err
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--model", "minilm-l6", "--text-file", "/dev/zero"], "is over 64 MB; give a shorter one"),
+    (["--model", ""], "is neither a shipped model nor a folder; choose smollm2-135m or minilm-l6"),
+    (["--model", "SMOLLM2-135M"], "is neither a shipped model nor a folder"),
+])
+def test_bad_texts_and_models_are_one_sentence(capsys, args, words):
+    with pytest.raises(SystemExit) as exc:
+        main(["frontier", *args, "--methods", "quant", "--samples", "1"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert words in err and "Traceback" not in err
+
+
+def test_leading_spaces_do_not_hide_the_text(tmp_path, monkeypatch, capsys):
+    from resources import EVAL_TEXT
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    f = tmp_path / "padded.txt"
+    f.write_text(" " * 300_000 + EVAL_TEXT.read_text())  # more spaces than the tokenised cut holds
+    assert main(["frontier", "--model", "minilm-l6", "--methods", "quant", "--samples", "1", "--context", "32",
+                 "--text-file", str(f), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["context"] == 32

@@ -21,6 +21,14 @@ def _result():
     return FrontierResult("m", "causal", 64, 1, 64, 64, base, [point], seconds=2.0)
 
 
+def test_a_deeply_nested_cache_file_is_computed_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = tmp_path / "attention-sandbox" / "frontier" / "k.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"deep": ' + "[" * 100_000)  # RecursionError in json.loads
+    assert fc.load("k") is None
+
+
 @pytest.mark.parametrize("damage", [
     lambda d: d["points"][0].update(method="bogus"),
     lambda d: d["points"][0].update(js_mean=None),
@@ -30,6 +38,14 @@ def _result():
     lambda d: d.update(complete=False),
     lambda d: d.update(points=[]),
     lambda d: d.pop("baseline"),
+    lambda d: d["points"][0].update(loss=10**400),  # past a float's range: OverflowError in isfinite
+    lambda d: d.update(seconds=None),
+    lambda d: d.update(context="abc"),
+    lambda d: d.update(samples=10**30),
+    lambda d: d.update(kind="decoder"),
+    lambda d: d["points"][0].update(sinks="abc"),
+    lambda d: d["points"][0].update(setting=[1, 2]),
+    lambda d: d["points"][0].update(label="window + 4 sinks, W=8"),  # a label its settings do not make
 ])
 def test_a_damaged_cache_file_is_computed_again(tmp_path, monkeypatch, damage):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

@@ -75,3 +75,27 @@ def test_what_cannot_be_shown_says_why(smollm2):
         HeadChange(n_kv_heads=1, kv=KVMethod("quant", "q8_0"))
     with pytest.raises(ValueError, match="not known"):
         inspect(smollm2, "", 0, HeadChange(kv=KVMethod("quant", "int3")), ids=ids)
+
+
+@pytest.mark.parametrize("method, setting, sinks, words", [
+    ("window", 2**70, 0, "a window must be a whole number from 1 to 1,048,576"),
+    ("window_sinks", 4, "4", "the sinks of a window must be a whole number"),
+    ("window_sinks", 4, 2.5, "the sinks of a window must be a whole number"),
+    ("window", True, 0, "a window must be a whole number"),
+    ("latent_pca", True, 0, "a latent rank must be a whole number"),
+    ("window", 4, 4, "only window_sinks keeps sink tokens"),
+    ("quant", "q", 0, "KV format 'q' is not known"),
+    ("quant", "q4_0", 7, "only window_sinks keeps sink tokens"),
+])
+def test_a_kv_method_refuses_a_knob_of_the_wrong_kind(method, setting, sinks, words):
+    with pytest.raises(ValueError, match=words):
+        KVMethod(method, setting, sinks)
+    assert KVMethod("window_sinks", 8, 16).label == "window + 16 sinks, W=8"  # the label names its sinks
+
+
+def test_latent_bases_of_other_layers_are_refused(smollm2):
+    ids = ids_of(smollm2)[0].tolist()
+    pca, _svd = F.calibration_bases(smollm2, CALIB, context=T)
+    shifted = {i + 100: b for i, b in pca.items()}  # as many bases, none of these layers'
+    with pytest.raises(ValueError, match="fitted basis"):
+        inspect(smollm2, "", 0, HeadChange(kv=KVMethod("latent_pca", 64)), ids=ids, bases=shifted)
