@@ -51,6 +51,9 @@ METRICS = [
     ("next-token loss, as trained", "model", "loss_before", "loss", True),
     ("next-token loss, changed", "model", "loss_after", "loss", True),
     ("sentence embedding cosine", "model", "embedding_cosine", "loss", False),
+    # a real model's cache of the text itself, as trained and as changed (a frontier point's format, rank or window)
+    ("KV cache of the text, as trained", "model", "kv_cache_bytes_before", "bytes", True),
+    ("KV cache of the text, changed", "model", "kv_cache_bytes_after", "bytes", True),
     ("plan", "plan", "gpus", "text", None),
     ("plan: fits", "plan", "fits", "text", None),
     ("plan: memory a GPU", "plan", "memory_per_gpu", "bytes", True),
@@ -85,6 +88,9 @@ def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
         return sum(g["params_per_layer"] * g["count"] for g in groups)
     if section == "model" and key == "name" and not model:
         return "random weights"
+    if section == "model" and key.startswith("kv_cache_bytes") and model.get("kind") == "encoder" and (
+            not model.get("kv_point")):
+        return None  # an encoder keeps no cache (a frontier point's is counted as a cache would hold it)
     if section == "layout":
         return layout_value(report, key)
     part = report.get(section)

@@ -33,11 +33,11 @@ def _finite(x: object) -> bool:
 
 
 def cost_words(cost: float, kind: str) -> str:
-    """'+0.229 loss' (a change may also lower it: '-0.002 loss'); '1 - cosine 0.0012' (never below 0)."""
+    """'+0.229 loss' (a change may also lower it: '-0.002 loss'); '1−cos = 0.0012' (never below 0)."""
     if kind == "causal":
         return f"{cost:+.3f} loss"
     cost = max(0.0, cost)
-    return f"1 - cosine {cost:.4f}" if cost >= 1e-3 or cost == 0 else f"1 - cosine {cost:.1e}"
+    return f"1−cos = {cost:.4f}" if cost >= 1e-3 or cost == 0 else f"1−cos = {cost:.1e}"
 
 
 def budget_sentence(points: list[dict[str, Any]], budget: float, kind: str, model: str) -> str:
@@ -63,7 +63,7 @@ def budget_sentence(points: list[dict[str, Any]], budget: float, kind: str, mode
 
 
 def _setting(p: dict[str, Any]) -> str:
-    return f"{p['setting_label']}, {p['kv_fraction']:.2f} of the cache"
+    return f"{p['setting_label']}, {p['kv_fraction']:.3g} of the cache"
 
 
 CAVEAT = ("Post-hoc conversions of a trained model without fine-tuning: models trained with GQA, MLA or windows "

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QStandardPaths
 from PySide6.QtWidgets import QFileDialog
 
 from core.atomic import ExportError, staged
@@ -19,6 +20,7 @@ from core.models.kv_methods import FAMILIES
 from resources import CALIB_TEXT, EVAL_TEXT
 from sandbox.compute_types import FrontierDone, FrontierProgress, HeatmapResult
 from sandbox.export import render_png, versions, write_svg
+from widgets.export_dialog import default_export_folder
 from widgets.frontier_panel import FrontierPanel
 
 if TYPE_CHECKING:
@@ -223,15 +225,23 @@ class FrontierTab:
             self.panel.show_error("run the frontier first.")
             return
         model = (self.panel.result or {}).get("model", "model").replace(" ", "-")
+        w = self.window
+        where = QStandardPaths.writableLocation
+        last = w.settings.value("export/folder") if w.settings is not None else None
+        folder = default_export_folder(str(last) if last else None,
+                                       where(QStandardPaths.StandardLocation.PicturesLocation),
+                                       where(QStandardPaths.StandardLocation.DocumentsLocation))
         if what == "table":
-            name, chosen = QFileDialog.getSaveFileName(self.window, "Export frontier table",
-                                                       f"frontier-{model}-table.csv", "CSV (*.csv)")
+            name, chosen = QFileDialog.getSaveFileName(w, "Export frontier table",
+                                                       str(folder / f"frontier-{model}-table.csv"), "CSV (*.csv)")
         else:
-            name, chosen = QFileDialog.getSaveFileName(self.window, "Export frontier chart",
-                                                       f"frontier-{model}-chart.png", "PNG (*.png);;SVG (*.svg)")
+            name, chosen = QFileDialog.getSaveFileName(w, "Export frontier chart", str(folder / f"frontier-{model}"
+                                                       "-chart.png"), "PNG (*.png);;SVG (*.svg)")
         if not name:
             return
         path = Path(name)
+        if w.settings is not None:
+            w.settings.setValue("export/folder", str(path.parent))  # the next export starts there, as the others
         if path.suffix.lower() not in (".csv", ".png", ".svg"):  # a name typed without one: the filter's
             path = path.with_name(path.name + ("." + chosen.split("*.")[-1].rstrip(")") if "*." in chosen else ".csv"))
         try:
@@ -245,7 +255,7 @@ class FrontierTab:
         suffix = path.suffix.lower()
         if suffix not in (".csv", ".png", ".svg"):
             raise ValueError(f"export the frontier as .csv, .png or .svg, not {path.suffix or 'no suffix'}.")
-        manifest = path.with_suffix(".json")
+        manifest = path.with_name(path.name + ".json")  # one a file: a PNG and an SVG of one name keep both
         if manifest.exists() and not _ours(manifest):
             raise ValueError(f"{manifest.name} exists beside it and is not an Attention Sandbox manifest; choose "
                              "another name, so that it is not overwritten.")
@@ -267,7 +277,10 @@ class FrontierTab:
         plot = self.panel.chart.plot
         with staged([path]) as (tmp,):
             if suffix == ".svg":
-                with self.panel.chart.vector_markers():
+                with self.panel.chart.vector_markers(), self.panel.chart.exported_legend():
                     write_svg(plot, tmp, f"KV frontier of {(self.panel.result or {}).get('model', '')}")
-            elif not render_png(plot, 2.0).save(str(tmp), "PNG"):
-                raise ExportError(f"could not write {path}.")
+            else:
+                with self.panel.chart.exported_legend():
+                    image = render_png(plot, 2.0)
+                if not image.save(str(tmp), "PNG"):
+                    raise ExportError(f"could not write {path}.")

@@ -14,6 +14,8 @@ from core.arch.model import Architecture
 from core.config import AttentionConfig
 from core.models.catalog import SHIPPED, check_folder, shipped_unavailable_reason
 from core.models.choices import ModelShape
+from core.models.kv_methods import KVMethod, kv_bytes_per_token
+from core.models.kv_methods import ModelShape as KVShape
 from core.report import model_context
 from sandbox.compute_types import Failure, HeatmapResult
 from widgets.fidelity_panel import FidelityPanel
@@ -190,7 +192,14 @@ class ModelController(QObject):
         if self.shape is None:
             return CostContext.design(cfg, self.layer)
         arch = self.shape.changed(cfg.n_heads, cfg.kv_heads, self.layer, self.all_layers)
-        return CostContext(arch, self.shape.architecture(), self.layer, "trained")
+        point = None
+        if self.kv_method is not None:  # the frontier point's cache, as the Frontier tab counts it
+            s = self.shape
+            shape = KVShape(s.n_layers, s.n_heads, s.n_kv_heads, s.head_dim, s.d_model)
+            method = KVMethod(*self.kv_method)
+            point = (method.label, kv_bytes_per_token(shape, method, cfg.seq_len),
+                     kv_bytes_per_token(shape, None, cfg.seq_len))
+        return CostContext(arch, self.shape.architecture(), self.layer, "trained", point)
 
     def pin_context(self, hm: HeatmapResult) -> tuple[Architecture | None, dict[str, Any] | None]:
         """What a pin, a manifest or a workspace keeps beyond the configuration: a real model's layers as

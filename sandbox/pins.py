@@ -228,7 +228,7 @@ class PinController(QObject):
             self.window.alert("Save failed", str(exc))
             return False
         self.workspace_path = path
-        self.window.statusBar().showMessage(f"Saved {len(self.pins)} pins to {path}", 6000)
+        self.window.statusBar().showMessage(f"Saved {len(self.pins)} pin{'' if len(self.pins) == 1 else 's'} to {path}", 6000)
         return True
 
     def open(self, path: Path | None = None) -> bool:
@@ -253,5 +253,5 @@ class PinController(QObject):
             self.window.alert("Cannot open workspace", f"{path.name} cannot be shown ({type(exc).__name__}: {exc}); "
                                                        "the open workspace is unchanged.")
             return False
-        self.window.statusBar().showMessage(f"Opened {len(pins)} pins from {path}", 6000)
+        self.window.statusBar().showMessage(f"Opened {len(pins)} pin{'' if len(pins) == 1 else 's'} from {path}", 6000)
         return True

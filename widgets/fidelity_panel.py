@@ -77,8 +77,9 @@ class FidelityPanel(QWidget):
                                         f"(ppl {ppl(f['perplexity_before'])} → {ppl(f['perplexity_after'])})")
         self.values["cos"].setText("– (causal model)" if f["loss_before"] is not None else fmt(f["embedding_cosine"]))
         b0, b1 = f["kv_cache_bytes_before"], f["kv_cache_bytes_after"]
-        if f.get("kind") == "encoder":
+        if f.get("kind") == "encoder" and not f.get("kv_method"):
             self.values["kv"].setText("none: an encoder keeps no KV cache")
             return
         saved = f", saves {1 - b1 / b0:.1%}" if b1 != b0 and b0 else ""
-        self.values["kv"].setText(f"{format_bytes(b0)} → {format_bytes(b1)}{saved}")
+        held = " (an encoder's K and V, counted as a cache would hold them)" if f.get("kind") == "encoder" else ""
+        self.values["kv"].setText(f"{format_bytes(b0)} → {format_bytes(b1)}{saved}{held}")

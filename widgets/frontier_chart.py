@@ -69,7 +69,7 @@ class FrontierChart(QWidget):
         self.plot.setLogMode(x=True, y=False)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.setMenuEnabled(False)
-        self.plot.setLabel("bottom", "KV cache bytes per token, whole model (log)")
+        self.plot.setLabel("bottom", "KV cache bytes per token, whole model (16-bit K and V unless a format says; log)")
         self.key = QLabel()  # the legend, under the chart: inside it, it covered points
         self.key.setWordWrap(True)
         self.key.setTextFormat(Qt.TextFormat.RichText)
@@ -116,16 +116,16 @@ class FrontierChart(QWidget):
             xs = [p["kv_bytes_per_token"] for p in line]
             ys = [p["cost"] for p in line]
             self.plot.plot(xs, ys, pen=pg.mkPen(colour, width=2), symbol=symbol, symbolSize=9,
-                           symbolBrush=colour, symbolPen=pg.mkPen("#1e1e1e"))
+                           symbolBrush=colour, symbolPen=pg.mkPen("#1e1e1e"), name=name)
         if base:
             b = base[0]
             self.plot.plot([b["kv_bytes_per_token"]], [b["cost"]], pen=None, symbol="star", symbolSize=18,
-                           symbolBrush=BASELINE_COLOUR, symbolPen=pg.mkPen("#1e1e1e"))
+                           symbolBrush=BASELINE_COLOUR, symbolPen=pg.mkPen("#1e1e1e"), name="unchanged model")
             shown.append(f'<span style="color:{BASELINE_COLOUR}">★&nbsp;unchanged&nbsp;model</span>')
         shown.append('<span style="color:#bbbbbb">┆&nbsp;the&nbsp;KV&nbsp;budget</span>')  # an entry never splits
         self.key.setText(" &nbsp; ".join(shown))
         self.plot.addItem(self.budget_line)
-        self.plot.addItem(self._marker)
+        self.plot.addItem(self._marker, ignoreBounds=True)  # selecting a point never re-ranges the axes
         self._marker.setData([], [])
         self.plot.getAxis("bottom").setTicks(byte_ticks([p["kv_bytes_per_token"] for p in self.points]))
         self.plot.getPlotItem().enableAutoRange()
@@ -149,16 +149,35 @@ class FrontierChart(QWidget):
             for item, was in zip(items, before, strict=True):
                 item.opts["useCache"] = was
 
-    def point_at(self, scene_pos: QPointF) -> dict[str, Any] | None:
-        """The point nearest scene_pos within HOVER_PX pixels, or None."""
+    def points_at(self, scene_pos: QPointF) -> list[dict[str, Any]]:
+        """The points within HOVER_PX pixels of scene_pos, nearest first (several where lines meet)."""
         vb = self.plot.getPlotItem().getViewBox()
-        best, best_d = None, float(HOVER_PX)
+        near = []
         for p in self.points:
             at = vb.mapViewToScene(QPointF(math.log10(p["kv_bytes_per_token"]), p["cost"]))
             d = math.hypot(at.x() - scene_pos.x(), at.y() - scene_pos.y())
-            if d <= best_d:
-                best, best_d = p, d
-        return best
+            if d <= HOVER_PX:
+                near.append((d, p))
+        return [p for _d, p in sorted(near, key=lambda dp: dp[0])]
+
+    def point_at(self, scene_pos: QPointF) -> dict[str, Any] | None:
+        """The point nearest scene_pos within HOVER_PX pixels, or None."""
+        near = self.points_at(scene_pos)
+        return near[0] if near else None
+
+    @contextmanager
+    def exported_legend(self) -> Iterator[None]:
+        """The legend drawn inside the plot while it is exported (on screen it sits under the chart)."""
+        item = self.plot.getPlotItem()
+        legend = pg.LegendItem(offset=(-10, 10), labelTextColor="#dddddd", brush=pg.mkBrush(30, 30, 30, 220))
+        legend.setParentItem(item.getViewBox())
+        for data in item.listDataItems():
+            if data.name():
+                legend.addItem(data, data.name())
+        try:
+            yield
+        finally:
+            legend.scene().removeItem(legend) if legend.scene() is not None else None
 
     def select(self, point: dict[str, Any] | None) -> None:
         self.selected = point
@@ -168,11 +187,20 @@ class FrontierChart(QWidget):
             self._marker.setData([point["kv_bytes_per_token"]], [point["cost"]])  # the plot's log mode maps x
 
     def _on_mouse_moved(self, pos: QPointF) -> None:
-        p = self.point_at(pos)
-        self.hovered.emit(describe_point(p, self.kind) if p is not None else "")
+        near = self.points_at(pos)
+        if len(near) > 1:  # where lines meet: every point here named, a click steps through them
+            others = "; ".join(p["label"] for p in near[1:])
+            self.hovered.emit(f"{describe_point(near[0], self.kind)}\n{len(near)} points here (click again for the "
+                              f"next; the wheel zooms): also {others}")
+        else:
+            self.hovered.emit(describe_point(near[0], self.kind) if near else "")
 
     def _on_mouse_clicked(self, event: Any) -> None:
-        p = self.point_at(event.scenePos())
-        if p is not None:
-            self.select(p)
-            self.point_clicked.emit(p)
+        near = self.points_at(event.scenePos())
+        if not near:
+            return
+        p = near[0]
+        if self.selected in near:  # a second click on overlapping points selects the next one
+            p = near[(near.index(self.selected) + 1) % len(near)]
+        self.select(p)
+        self.point_clicked.emit(p)

@@ -31,6 +31,10 @@ FAMILY_BOXES = (("heads", "fewer KV heads", "Mean-pool each group's K and V head
                 ("quant", "quantised KV", "K (after RoPE) and V stored as float16, fp8 e4m3/e5m2, q8_0 or q4_0."))
 
 
+HINT = ("Hover a point for its figures; click it to select it (click again where points overlap for the next "
+        "one). The mouse wheel zooms; the small A at the chart's lower left zooms back out.")
+
+
 def point_tip(point: dict[str, Any]) -> str:
     """What Show in Heatmaps does with a point, in words."""
     text = " on your text (its loss is your text's, not the evaluation text's)"
@@ -58,6 +62,7 @@ class FrontierPanel(QWidget):
         super().__init__(parent)
         self.model_label = QLabel()
         self.model_label.setWordWrap(True)
+        reserve_lines(self.model_label, 2)  # another model's longer name moves no button
         self.open_smol = QPushButton("SmolLM2-135M")
         self.open_mini = QPushButton("all-MiniLM-L6-v2")
         self.open_smol.setToolTip("Open SmolLM2-135M (a causal model: the chart shows its loss change)")
@@ -122,7 +127,7 @@ class FrontierPanel(QWidget):
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail = QLabel()
         self.detail.setWordWrap(True)
-        reserve_lines(self.detail, 2)  # a hover's two lines move nothing below
+        reserve_lines(self.detail, 3)  # a hover's three lines move nothing below
         self.open_point = QPushButton("Show in Heatmaps")
         self.open_point.setEnabled(False)
         self.open_point.clicked.connect(lambda: self.open_point_requested.emit(self.chart.selected))
@@ -187,7 +192,7 @@ class FrontierPanel(QWidget):
     def clear(self) -> None:
         self.result = None
         self.chart.set_points([], self.kind)
-        self.detail.setText("Hover a point for its figures; click it to select it.")
+        self.detail.setText(HINT)
         self.status.setText("")
         self.open_point.setEnabled(False)
         self.pin_point.setEnabled(False)
@@ -231,8 +236,9 @@ class FrontierPanel(QWidget):
         self.result = result
         self.kind = result["kind"]
         self.chart.set_points(self.rows(), self.kind, f"KV frontier of {result['model']}")
-        self.open_point.setEnabled(False)
-        self.detail.setText("Hover a point for its figures; click it to select it.")
+        self.open_point.setEnabled(False)  # the selection went with the old points
+        self.pin_point.setEnabled(False)
+        self.detail.setText(HINT)
         n = len(result["points"])
         if result.get("complete", True):
             samples = f"{result['samples']} sample{'s' if result['samples'] != 1 else ''}"

@@ -144,6 +144,8 @@ class HeatmapMosaic(QWidget):
         """probs (H, T, T) float32, rows summing to 1; cols fixes the grid's width (one row per layer).
         Returns whether the grid was laid out anew (and the view fitted to it)."""
         n_heads, n_tokens = probs.shape[0], probs.shape[1]
+        if tokens != self.tokens:
+            self.readout.reset()  # another text or tokenizer: the last reading named tokens no longer shown
         self.probs, self.tokens, self.group_size = probs, tokens, group_size
         relayout = self.layout_ is None or (self.layout_.n_heads, self.layout_.n_tokens, self.layout_.group_size) != (
             n_heads, n_tokens, group_size) or cols != self._fixed_cols

@@ -49,6 +49,9 @@ class CostContext:
     baseline: Architecture
     layer: int = 0  # the layer the per-layer rows show
     baseline_name: str = "MHA"  # "MHA" (design mode) or "trained" (a real model)
+    # a frontier point shown in every layer: (its label, its KV bytes per token and the trained model's, both as
+    # the Frontier tab counts them at seq_len: 16-bit unless the point is a format of its own)
+    kv_point: tuple[str, float, float] | None = None
 
     @classmethod
     def design(cls, cfg: AttentionConfig, layer: int = 0) -> CostContext:
@@ -223,6 +226,15 @@ class MetricsPanel(QWidget):
             self._set("kv_total", f"{mc.kv_bytes_total:,} B", format_bytes(mc.kv_bytes_total),
                       f"layers x 2 (K and V) x n_kv_heads x head_dim x bytes per value ({fmt}) x batch x tokens held "
                       f"= {formula}{held}", vs(mc.kv_bytes_total, mb.kv_bytes_total))
+        if ctx.kv_point is not None:
+            label, per_token, trained = ctx.kv_point
+            why = (f"the frontier point {label} in every layer, counted as the Frontier tab counts it (the trained "
+                   f"model's cache in 16-bit: {trained:,.0f} B a token at seq_len {T:,}); the other rows count the "
+                   "layers as trained")
+            self._set("kv_token", f"{per_token:,.0f} B", format_bytes(per_token), why, vs(per_token, trained))
+            total = per_token * T * B
+            self._set("kv_total", f"{total:,.0f} B", format_bytes(total), why + f", x {T:,} tokens x batch {B}",
+                      vs(total, trained * T * B))
         if local:
             glob = next((k for k in kinds if k.window is None), None)
             g_kv, g_n = (glob.kv_bytes_total, glob.n_layers) if glob else (0, 0)

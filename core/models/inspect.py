@@ -309,7 +309,9 @@ def inspect(m: LoadedModel, text: str, layer: int = 0, change: HeadChange = Head
     kv_new = kv_after(m.n_heads, kv_target, heads)
     res = InspectResult(m.name, m.kind, token_labels(m, ids), ids, layer, m.n_heads, m.n_kv_heads, heads, kv_new,
                         change.all_layers, before, None, loss_before=before.loss)
-    T = len(ids) if m.kind == "causal" else 0  # an encoder reads its input at once: it keeps no KV cache
+    # an encoder reads its input at once and keeps no KV cache; a frontier point counts its K and V as a cache
+    # would hold them, as the Frontier tab does
+    T = len(ids) if m.kind == "causal" or change.kv is not None else 0
     res.kv_cache_bytes_before = kv_bytes(m, T, [m.n_kv_heads] * m.n_layers)
     # Re-splitting keeps the KV width (K' * h' = K * h): only pooling changes the cache.
     per_layer = [kv_target if (change.all_layers or i == layer) else m.n_kv_heads for i in range(m.n_layers)]

@@ -32,16 +32,21 @@ def test_a_frontier_run_charts_every_point_and_says_which_method_loses_least(mak
     under = [p for p in result["points"] if p["kv_fraction"] <= 1 / 3]
     cheapest = min(under, key=lambda p: 1 - p["embedding_cosine"])
     assert cheapest["setting_label"] == "q4_0"  # 4-bit K and V: 0.28 of the cache
-    assert "quantised loses least" in tab.panel.sentence.text() and "(q4_0, 0.28 of the cache)" in tab.panel.sentence.text()
+    assert "quantised loses least" in tab.panel.sentence.text() and "(q4_0, 0.281 of the cache)" in tab.panel.sentence.text()
 
     paths = tab.export(tmp_path / "frontier.csv")
     rows = list(csv.DictReader(open(paths[0])))
     assert len(rows) == 1 + len(result["points"]) and rows[0]["method"] == "baseline"
     manifest = json.loads(paths[1].read_text())
     assert manifest["model"] == "all-MiniLM-L6-v2" and manifest["evaluation_text"] == "eval_alice.txt"
-    png = tab.export(tmp_path / "frontier.png")[0]
-    svg = tab.export(tmp_path / "frontier.svg")[0]
+    png, png_manifest = tab.export(tmp_path / "frontier.png")
+    svg, svg_manifest = tab.export(tmp_path / "frontier.svg")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in svg.read_bytes()[:400]
+    assert json.loads(png_manifest.read_text())["file"] == "frontier.png" != json.loads(svg_manifest.read_text())["file"]
+    assert b"quantised KV" in svg.read_bytes() and b"unchanged model" in svg.read_bytes()  # the legend is in the file
+    (tmp_path / "mine.csv.json").write_text('{"my": "data"}')  # a user's own file is never replaced
+    with pytest.raises(ValueError, match="not an Attention Sandbox manifest"):
+        tab.export(tmp_path / "mine.csv")
 
     tab.panel.run.click()  # the same frontier again: from the cache, at once
     assert "Read from the cache" in tab.panel.status.text() and tab.panel.result == result

@@ -22,11 +22,11 @@ def test_the_least_costly_point_inside_the_budget_wins_and_the_rest_follow_in_or
         "heads": "K=1", "latent_pca": "r=128", "window_sinks": "W=256", "quant": "q4_0"}
     text = budget_sentence(POINTS, 1 / 3, "causal", "SmolLM2-135M")
     assert text.startswith("At 1/3 of SmolLM2-135M's KV cache, quantised loses least: +0.093 loss "
-                           "(q4_0, 0.28 of the cache).")
+                           "(q4_0, 0.281 of the cache).")
     assert text.index("window + sinks +0.230") < text.index("latent (PCA) +1.080") < text.index("pooling +6.200")
     # q8_0 is 34/32 bytes a value: 0.531 of a 16-bit cache is over a half, and so is 0.51
     half = budget_sentence(POINTS, 1 / 2, "causal", "m")
-    assert half.startswith("At 1/2 of m's KV cache, quantised loses least: +0.093 loss (q4_0, 0.28 of the cache).")
+    assert half.startswith("At 1/2 of m's KV cache, quantised loses least: +0.093 loss (q4_0, 0.281 of the cache).")
     assert "q8_0" not in half and "W=512" not in half
     assert "No measured point fits" in budget_sentence(POINTS, 1 / 100, "causal", "m")
 

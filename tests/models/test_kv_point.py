@@ -32,9 +32,11 @@ def test_a_point_in_the_heatmaps_is_the_frontiers_point(model, kv):
     assert r.all_layers and r.kv_method == kv.label
     if model.kind == "causal":
         assert r.loss_after == pytest.approx(point.loss, abs=1e-6)  # both through one SDPA call
-        assert r.kv_cache_bytes_after == round(kv_bytes_per_token(F.shape_of(model), kv, T) * T)
-        assert r.kv_cache_bytes_after < r.kv_cache_bytes_before
-    else:
+    # the cache the chart counts (an encoder's K and V as a cache would hold them), for these T tokens
+    assert r.kv_cache_bytes_after == round(kv_bytes_per_token(F.shape_of(model), kv, T) * T) == round(
+        point.kv_bytes_per_token * T)
+    assert r.kv_cache_bytes_after < r.kv_cache_bytes_before
+    if model.kind == "encoder":
         assert r.embedding_cosine == pytest.approx(point.embedding_cosine, abs=1e-5)
     # Layer 0 reads the same input before and after: its changed map is softmax over the changed keys.
     c = inspect(model, "", 0, ids=ids[0].tolist()).before.capture
