@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from core.counts import format_bytes
 from core.models.catalog import shipped_unavailable_reason
 
 pytestmark = pytest.mark.skipif(bool(shipped_unavailable_reason("minilm-l6")), reason="the [models] extra is missing")
@@ -123,7 +124,13 @@ def test_a_point_opens_in_the_heatmaps_is_pinned_with_its_method_and_comes_back_
     assert "KV cache as quantised KV, q4_0" in w.models.fidelity.values["change"].text()
     # the maps drawn are the model's own attention over q4_0 keys and values (tests/models/test_kv_point.py)
     assert 0 < hm.model.fidelity["js_divergence_mean"] < 0.05 and (hm.probs != hm.model.before).any()
+    # the Costs panel counts the point's cache as the chart does: 2 x 6 layers x 12 heads x 32 x 18/32 bytes a token
+    assert w.metrics.values["kv_token"].text() == "2,592 B" == f"{q4['kv_bytes_per_token']:,.0f} B"
     assert w.pins.pins, w.statusBar().currentMessage()
+    table = w.pins.table.table
+    labels = {table.verticalHeaderItem(i).text(): i for i in range(table.rowCount())}
+    assert table.item(labels["KV cache of the text, changed"], 0).text().startswith(
+        format_bytes(hm.model.fidelity["kv_cache_bytes_after"]))
     pin = w.pins.pins[-1]
     assert pin.model["kv_point"] == {"method": "quant", "setting": "q4_0", "sinks": 0, "label": "quantised KV, q4_0"}
     assert pin.model["changed"] == "every layer's KV: quantised KV, q4_0"

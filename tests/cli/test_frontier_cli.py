@@ -67,3 +67,15 @@ def test_leading_spaces_do_not_hide_the_text(tmp_path, monkeypatch, capsys):
     assert main(["frontier", "--model", "minilm-l6", "--methods", "quant", "--samples", "1", "--context", "32",
                  "--text-file", str(f), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["context"] == 32
+
+
+def test_a_subset_of_methods_is_read_from_the_cached_frontier_of_all(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    small = ["--model", "minilm-l6", "--samples", "1", "--context", "24", "--json"]
+    assert main(["frontier", *small]) == 0
+    every = json.loads(capsys.readouterr().out)
+    assert main(["frontier", *small, "--methods", "window,quant"]) == 0
+    out, err = capsys.readouterr()
+    subset = json.loads(out)
+    assert "from the cache" in err and {p["method"] for p in subset["points"]} == {"window", "window_sinks", "quant"}
+    assert subset["points"] == [p for p in every["points"] if p["method"] in ("window", "window_sinks", "quant")]
