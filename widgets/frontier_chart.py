@@ -130,6 +130,17 @@ class FrontierChart(QWidget):
         self.plot.getAxis("bottom").setTicks(byte_ticks([p["kv_bytes_per_token"] for p in self.points]))
         self.plot.getPlotItem().enableAutoRange()
 
+    def zoom_cheap(self, on: bool) -> None:
+        """y from the cheapest point to a tenth of the costliest (at most 1): the points that lose little, which
+        a pooled point at +6 nats squeezes into the bottom of the chart; off: every point in view."""
+        costs = [p["cost"] for p in self.points]
+        vb = self.plot.getPlotItem().getViewBox()
+        if not on or not costs:
+            vb.enableAutoRange(axis="y")
+            return
+        top = min(1.0, max(costs) / 10) if max(costs) > 0 else 1.0
+        vb.setYRange(min(0.0, min(costs)), top, padding=0.05)
+
     def set_budget(self, kv_bytes: float | None) -> None:
         """The dashed line at the budget's bytes per token (None: no line)."""
         self.budget_line.setVisible(kv_bytes is not None and bool(self.points))

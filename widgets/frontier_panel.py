@@ -136,11 +136,16 @@ class FrontierPanel(QWidget):
         self.pin_point.setToolTip("Show the selected point in the Heatmaps tab and pin it, to compare it with "
                                   "other pins in the Compare tab")
         self.pin_point.clicked.connect(lambda: self.pin_point_requested.emit(self.chart.selected))
+        self.zoom = QCheckBox("zoom to the cheap points")
+        self.zoom.setToolTip("Show the points that lose least (y up to a tenth of the costliest, at most 1): a pooled "
+                             "point far above squeezes them into the chart's bottom otherwise")
+        self.zoom.toggled.connect(self.chart.zoom_cheap)
         budget_row = QHBoxLayout()
         budget_row.addWidget(QLabel("KV budget"))
         budget_row.addWidget(self.budget)
         budget_row.addWidget(self.budget_label)
         budget_row.addStretch(1)
+        budget_row.addWidget(self.zoom)
         budget_row.addWidget(self.open_point)
         budget_row.addWidget(self.pin_point)
         caveat = QLabel(CAVEAT)
@@ -236,6 +241,7 @@ class FrontierPanel(QWidget):
         self.result = result
         self.kind = result["kind"]
         self.chart.set_points(self.rows(), self.kind, f"KV frontier of {result['model']}")
+        self.chart.zoom_cheap(self.zoom.isChecked())
         self.open_point.setEnabled(False)  # the selection went with the old points
         self.pin_point.setEnabled(False)
         self.detail.setText(HINT)
