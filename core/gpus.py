@@ -67,5 +67,10 @@ def this_machine(name: str, memory_bytes: int, peak_flops: float, bandwidth_byte
     """The device the app runs on, from its own measurements (how: what was measured, said as the source)."""
     if memory_bytes <= 0 or peak_flops <= 0 or bandwidth_bytes_s <= 0:
         raise ValueError("this machine's memory, throughput and bandwidth must be measured before it is planned for.")
+    for value, what, lo, hi in ((memory_bytes, "memory", 2**20, 2**50), (peak_flops, "peak FLOP/s", 1e6, 1e18),
+                                (bandwidth_bytes_s, "bandwidth", 1e6, 1e15)):
+        if not lo <= value <= hi:  # a machine outside these is a damaged measurement, not a machine
+            raise ValueError(f"this machine's {what} of {value:.3g} is not a measurement of a machine "
+                             f"({lo:.3g} to {hi:.3g}); measure it again.")
     return GPU(THIS_MACHINE, name, int(memory_bytes), float(bandwidth_bytes_s), {dtype: peak_flops / 1e12},
                f"measured on this machine: {how}", "")

@@ -16,6 +16,7 @@ graphs and the runtime (10% by default: vLLM's gpu_memory_utilization of 0.9).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, replace
 
 from core.arch.formats import KV_FORMATS, check_kv_format
@@ -29,14 +30,15 @@ from core.mla_counts import mla_flops
 WEIGHT_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 KV_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp8": "fp8_e4m3"}
 RESERVE = 0.10
-MAX_CONTEXT = 2**40  # "no limit": every layer's cache stops growing at its window
+MAX_CONTEXT = 2**40  # "no limit": every layer's cache stops growing at its window (or memory holds 2^40 tokens)
+CONTEXT_LIMIT = 2**30  # the context a plan takes, as the configuration's seq_len
 
 
 def kv_format_of(name: str) -> str:
     """'fp8' -> 'fp8_e4m3', 'bf16' -> 'bfloat16'; a KV format name stays; anything else is a ValueError."""
     fmt = KV_ALIASES.get(name, name)
     if fmt not in KV_FORMATS:
-        raise ValueError(f"KV dtype {name!r:.30} is not known; choose one of {', '.join([*KV_ALIASES, *KV_FORMATS])}.")
+        raise ValueError(f"KV dtype {shown(name)} is not known; choose one of {', '.join([*KV_ALIASES, *KV_FORMATS])}.")
     return fmt
 
 
@@ -62,9 +64,15 @@ class PlanInput:
         return self.n_gpus // self.tp
 
 
+def shown(value: object) -> str:
+    """A value as an error message names it: its repr, or 'a huge number' (a cut repr would read 10x smaller)."""
+    text = repr(value)
+    return text if len(text) <= 30 else "a huge number" if isinstance(value, int | float) else "that value"
+
+
 def _whole(value: object, name: str, lo: int, hi: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a whole number from {lo:,} to {hi:,}, not {value!r:.30}.")
+        raise ValueError(f"{name} must be a whole number from {lo:,} to {hi:,}, not {shown(value)}.")
 
 
 def check_plan(p: PlanInput) -> None:
@@ -72,7 +80,7 @@ def check_plan(p: PlanInput) -> None:
     _whole(p.n_gpus, "the number of GPUs", 1, 4096)
     _whole(p.tp, "the tensor-parallel degree", 1, 4096)
     _whole(p.batch, "the batch", 1, 2**20)
-    _whole(p.context, "the context", 1, MAX_CONTEXT)
+    _whole(p.context, "the context", 1, CONTEXT_LIMIT)
     _whole(p.params, "the parameter count", 1, 10**14)
     heads = {s.n_heads for s in p.arch.layers}
     for H in heads:
@@ -91,11 +99,17 @@ def check_plan(p: PlanInput) -> None:
         raise ValueError(f"{p.pp} pipeline stages are more than the model's {p.arch.n_layers} layers; use at most "
                          f"{p.arch.n_layers * p.tp} GPUs at TP {p.tp}, or a higher TP degree.")
     if p.weights_dtype not in WEIGHT_BYTES:
-        raise ValueError(f"weights dtype {p.weights_dtype!r:.30} is not known; choose one of {', '.join(WEIGHT_BYTES)}.")
+        raise ValueError(f"weights dtype {shown(p.weights_dtype)} is not known; choose one of "
+                         f"{', '.join(WEIGHT_BYTES)}.")
     for h in {s.head_dim for s in p.arch.layers if s.mla is None}:
         check_kv_format(p.kv_dtype, h)
-    if not (isinstance(p.reserve, (int, float)) and 0 <= p.reserve < 1):
-        raise ValueError(f"the runtime allowance is a fraction of memory from 0 to 0.99, not {p.reserve!r:.30}.")
+    block = KV_FORMATS[p.kv_dtype][1]
+    for s in {s for s in p.arch.layers if s.mla is not None}:
+        if s.mla.latent_width % block:
+            raise ValueError(f"the {p.kv_dtype} KV format stores blocks of {block} values, and the MLA latent of "
+                             f"{s.mla.latent_width} values is not a whole number of them; choose another format.")
+    if isinstance(p.reserve, bool) or not (isinstance(p.reserve, (int, float)) and 0 <= p.reserve <= 0.99):
+        raise ValueError(f"the runtime allowance is a fraction of memory from 0 to 0.99, not {shown(p.reserve)}.")
 
 
 def kv_heads_per_gpu(spec: LayerSpec, tp: int) -> int:
@@ -132,8 +146,9 @@ def stages(n_layers: int, pp: int) -> list[range]:
 def stage_kv_bytes(p: PlanInput, layers: range, context: int, batch: int) -> int:
     if p.arch.kind == "encoder":
         return 0
-    return sum(gpu_kv_bytes_per_token(p.arch.layers[i], p.tp, p.kv_dtype) * cached_tokens(context, p.arch.layers[i].window)
-               for i in layers) * batch
+    specs = Counter(p.arch.layers[i] for i in layers)  # a model has a few distinct layers: each counted once
+    return sum(n * gpu_kv_bytes_per_token(s, p.tp, p.kv_dtype) * cached_tokens(context, s.window)
+               for s, n in specs.items()) * batch
 
 
 def gpu_kv_bytes(p: PlanInput, context: int | None = None, batch: int | None = None) -> int:

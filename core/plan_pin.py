@@ -37,7 +37,7 @@ def check_pin_plan(d: Any, where: str, cfg: AttentionConfig, arch: Architecture 
     schema.choice(d["weights_dtype"], f"{where}.weights_dtype", tuple(WEIGHT_BYTES))
     schema.text(d["kv_dtype"], f"{where}.kv_dtype", 40)
     kv_format_of(d["kv_dtype"])
-    for k, hi in (("n_gpus", 4096), ("tp", 4096), ("batch", 2**20), ("context", 2**40), ("params", 10**14)):
+    for k, hi in (("n_gpus", 4096), ("tp", 4096), ("batch", 2**20), ("context", 2**30), ("params", 10**14)):
         schema.whole(d[k], f"{where}.{k}", 1, hi)
     schema.number(d["reserve"], f"{where}.reserve", 0.0, 0.99)
     if "machine" in d:
@@ -47,9 +47,9 @@ def check_pin_plan(d: Any, where: str, cfg: AttentionConfig, arch: Architecture 
         schema.text(m["name"], f"{where}.machine.name", 200)
         schema.text(m["how"], f"{where}.machine.how", 1000)
         schema.choice(m["dtype"], f"{where}.machine.dtype", ("fp32", "bf16", "fp16"))
-        schema.whole(m["memory_bytes"], f"{where}.machine.memory_bytes", 1, 2**60)
-        for k in ("peak_flops", "bandwidth_bytes_s"):
-            schema.number(m[k], f"{where}.machine.{k}")
+        schema.whole(m["memory_bytes"], f"{where}.machine.memory_bytes", 2**20, 2**50)
+        schema.number(m["peak_flops"], f"{where}.machine.peak_flops", 1e6, 1e18)
+        schema.number(m["bandwidth_bytes_s"], f"{where}.machine.bandwidth_bytes_s", 1e6, 1e15)
     try:
         plan_input(d, cfg, arch)
     except ValueError as exc:

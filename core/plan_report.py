@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from core.config import AttentionConfig
+from core.config import AttentionConfig, divisors
 from core.plan import (
     PlanInput,
     decode_bounds,
     gpu_kv_bytes,
+    kv_heads_per_gpu,
     plan,
     reserve_bytes,
     stage_kv_bytes,
@@ -23,9 +24,10 @@ PER_GPU = ("weights", "kv_cache", "reserve", "free", "capacity")
 
 
 def plan_inputs(cfg: AttentionConfig, params: int, gpu, n_gpus: int, tp: int, weights_dtype: str, kv_dtype: str,
-                batch: int, context: int, reserve: float) -> PlanInput:
-    """The plan of cfg's model (its layers, as the app counts them) at this workload."""
-    return PlanInput(cfg.architecture(), params, gpu, n_gpus, tp, weights_dtype, kv_dtype, batch, context, reserve)
+                batch: int, context: int, reserve: float, kind: str = "causal") -> PlanInput:
+    """The plan of cfg's model (its layers, as the app counts them) at this workload; kind encoder: no cache."""
+    return PlanInput(cfg.architecture(kind), params, gpu, n_gpus, tp, weights_dtype, kv_dtype, batch, context,
+                     reserve)
 
 
 def memory_curve(p: PlanInput, longest: int | None) -> list[tuple[int, int]]:
@@ -39,13 +41,15 @@ def memory_curve(p: PlanInput, longest: int | None) -> list[tuple[int, int]]:
 def tp_sweep(p: PlanInput) -> list[dict[str, int]]:
     """Per-GPU bytes at every TP degree the heads allow, the pipeline stages as they are (n_gpus = t x pp)."""
     out = []
-    for t in range(1, max(s.n_heads for s in p.arch.layers) + 1):
+    standard = {s for s in p.arch.layers if s.mla is None}
+    for t in divisors(max(s.n_heads for s in p.arch.layers)):
         try:
             q = replace(p, tp=t, n_gpus=t * p.pp)
         except ValueError:
             continue  # a degree the heads cannot share out
+        heads = min(kv_heads_per_gpu(s, t) for s in standard) if standard else None
         out.append({"tp": t, "weights": weight_bytes(q), "kv_cache": gpu_kv_bytes(q), "reserve": reserve_bytes(q),
-                    "kv_heads_per_gpu": plan(q).kv_heads_per_gpu})
+                    "kv_heads_per_gpu": heads})
     return out
 
 
@@ -58,7 +62,8 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
     return {
         "inputs": {"params": p.params, "n_gpus": p.n_gpus, "tp": p.tp, "pp": p.pp, "weights_dtype": p.weights_dtype,
                    "kv_dtype": p.kv_dtype, "batch": p.batch, "context": p.context, "reserve_fraction": p.reserve,
-                   "n_layers": p.arch.n_layers, "kind": p.arch.kind},
+                   "n_layers": p.arch.n_layers, "kind": p.arch.kind,
+                   "windowed": all(s.window is not None for s in p.arch.layers)},  # every cache stops at its window
         "gpu": p.gpu.to_json(),
         "per_gpu": {k: out[k] for k in PER_GPU},
         "fits": r.fits,
@@ -80,6 +85,11 @@ def gb(n: float) -> str:
     return f"{n / 1e9:,.1f} GB" if abs(n) >= 1e8 else f"{n / 1e6:,.1f} MB"
 
 
+def rate(x: float) -> str:
+    """Tokens a second: 685, 85.6, 0.0167 (never '0.0' for a slow but real rate)."""
+    return f"{x:,.0f}" if x >= 1000 else f"{x:.3g}"
+
+
 def seconds(s: float) -> str:
     return f"{s * 1e6:.3g} us" if s < 1e-3 else f"{s * 1e3:.3g} ms" if s < 1 else f"{s:.3g} s"
 
@@ -88,9 +98,11 @@ def verdict(j: dict[str, Any]) -> str:
     """One sentence: fits or not, by how much, and the limits."""
     g, per, i = j["gpu"], j["per_gpu"], j["inputs"]
     where = f"{i['n_gpus']} x {g['name']}" if i["n_gpus"] > 1 else f"one {g['name']}"
-    ctx = ("no limit from memory (every layer's cache stops at its window)" if j["max_context"] is None
-           else f"{j['max_context']:,} tokens")
-    limits = (f"the longest context at batch {i['batch']} is {ctx}; the largest batch at {i['context']:,} tokens is "
+    windows = i.get("windowed", False)
+    ctx = (("no limit from memory (every layer's cache stops at its window)" if windows else
+            "beyond 2^40 tokens: memory sets no limit") if j["max_context"] is None else f"{j['max_context']:,} tokens")
+    tokens = f"{i['context']:,} token{'' if i['context'] == 1 else 's'}"
+    limits = (f"the longest context at batch {i['batch']:,} is {ctx}; the largest batch at {tokens} is "
               f"{j['max_batch']:,}" if j["max_batch"] is not None else "an encoder keeps no KV cache")
     if j["fits"]:
         return f"Fits on {where} with {gb(per['free'])} free a GPU; {limits}."
@@ -119,7 +131,7 @@ def plan_lines(j: dict[str, Any]) -> list[str]:
     lines += [verdict(j), heads_sentence(j)]
     if j["decode"] is not None:
         d = j["decode"]
-        lines.append(f"decode: {d['tokens_per_s']:,.1f} tokens/s at batch {i['batch']} at most ({d['bound']}-bound: "
+        lines.append(f"decode: {rate(d['tokens_per_s'])} tokens/s at batch {i['batch']:,} at most ({d['bound']}-bound: "
                      f"a step reads {gb(d['bytes_per_gpu'])} a GPU, {seconds(d['step_s'])})")
     for phase, pt in j["roofline"].items():
         lines.append(f"one layer's {phase} on one GPU: {pt['intensity']:,.3g} FLOP/B, {pt['limit']}-bound, at most "

@@ -27,6 +27,7 @@ class Preset:
     note: str
     params: int | None = None  # the whole model's parameters (embeddings, MLP, every expert), for the planner
     params_source: str = ""  # where that count comes from
+    kind: str = "causal"  # encoder: reads its input at once and keeps no KV cache (the planner plans none)
 
     @property
     def key(self) -> str:
@@ -55,7 +56,7 @@ def load_presets() -> tuple[Preset, ...]:
         if "query_pre_attn_scalar" in entry:  # Gemma's softmax scale, 1 / sqrt(query_pre_attn_scalar)
             fields["softmax_scale"] = entry["query_pre_attn_scalar"] ** -0.5
         out.append(Preset(name=entry["name"], fields=fields, note=entry.get("note", ""), params=entry.get("params"),
-                          params_source=entry.get("params_source", "")))
+                          params_source=entry.get("params_source", ""), kind=entry.get("kind", "causal")))
     return tuple(out)
 
 

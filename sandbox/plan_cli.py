@@ -43,8 +43,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         args.kv_dtype = kv_format_of(args.kv_dtype)  # fp8 -> fp8_e4m3, as the config knows it
     cfg = config_from_args(args, "bfloat16")
     params = args.params
+    preset = find_preset(args.preset) if args.preset else None
     if params is None:
-        preset = find_preset(args.preset) if args.preset else None
         if preset is None or preset.params is None:
             raise ValueError("give the whole model's parameter count with --params, or a --preset that has one.")
         params = preset.params
@@ -56,7 +56,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         gpu = find_gpu(args.gpu)
     context = args.context if args.context is not None else cfg.seq_len
     p = plan_inputs(cfg, params, gpu, args.gpus, args.tp, args.weights_dtype, cfg.kv_format, cfg.batch_size, context,
-                    args.reserve)
+                    args.reserve, preset.kind if preset else "causal")
     j = plan_json(p, cfg)
     if args.json:
         print(json.dumps(j, indent=1))

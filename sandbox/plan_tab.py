@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from core.arch.model import Architecture
 from core.config import AttentionConfig, divisors
+from core.counts import format_bytes
 from core.gpus import COMPUTE_DTYPE, GPU, THIS_MACHINE, find_gpu, this_machine
 from core.plan import plan as plan_of
 from core.plan_pin import MACHINE_KEYS, plan_input
-from core.plan_report import heads_sentence, plan_inputs, plan_json, seconds, verdict
+from core.plan_report import heads_sentence, plan_inputs, plan_json, rate, seconds, verdict
 from core.presets import load_presets
 from core.roofline import layer_point
 from sandbox.compute_types import Failure
@@ -61,6 +62,14 @@ class PlanTab:
         if self.visible():
             self.refresh()
 
+    def kind(self) -> str:
+        """encoder for an open encoder or an encoder's preset (no cache to plan), else causal."""
+        w = self.window
+        if w.models.shape is not None:
+            return w.models.shape.kind
+        preset = w.config_panel.preset.currentData()
+        return preset.kind if preset is not None else "causal"
+
     def _named_model(self) -> tuple[object, int | None, str]:
         """(key, params, source) of the preset the sliders show, or of the open real model."""
         w = self.window
@@ -102,14 +111,15 @@ class PlanTab:
         cfg = self.window.config()
         self._sync_model(cfg)
         p = self.panel
-        p.measure.setVisible(p.gpu.currentData() == THIS_MACHINE and self.machine is None)
+        pinned = self.machine is not None and self.machine["name"].endswith("(as pinned)")
+        p.measure.setVisible(p.gpu.currentData() == THIS_MACHINE and (self.machine is None or pinned))
         try:
             i = p.inputs()
             gpu = self.gpu(i["gpu"])
             plan = plan_inputs(cfg, i["params"], gpu, i["n_gpus"], i["tp"], i["weights_dtype"], i["kv_dtype"],
-                               i["batch"], i["context"], i["reserve"])
+                               i["batch"], i["context"], i["reserve"], self.kind())
             j = plan_json(plan, cfg)
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:
             self.last = None
             p.show_error(str(exc))
             return
@@ -125,8 +135,8 @@ class PlanTab:
         lines = [f"Per GPU: {parts} of {per['capacity'] / 1e9:,.1f} GB.", heads_sentence(j)]
         if j["decode"] is not None:
             d = j["decode"]
-            lines.append(f"Decode: at most {d['tokens_per_s']:,.1f} tokens/s for the batch "
-                         f"({d['tokens_per_s_per_sequence']:,.1f} a sequence), {d['bound']}-bound: a step reads "
+            lines.append(f"Decode: at most {rate(d['tokens_per_s'])} tokens/s for the batch "
+                         f"({rate(d['tokens_per_s_per_sequence'])} a sequence), {d['bound']}-bound: a step reads "
                          f"{d['bytes_per_gpu'] / 1e9:,.1f} GB a GPU in {seconds(d['step_s'])} at best "
                          "(no communication counted).")
         return "<br>".join(lines)
@@ -175,7 +185,7 @@ class PlanTab:
         try:
             d = self.panel.inputs()
             gpu = self.gpu(d["gpu"])
-        except ValueError:
+        except (ValueError, OverflowError):
             return None
         values: list[float | None] = []
         for c in configs:
@@ -183,13 +193,14 @@ class PlanTab:
                 if c is None:
                     raise ValueError("not a configuration")
                 p = plan_inputs(c, d["params"], gpu, d["n_gpus"], d["tp"], d["weights_dtype"], d["kv_dtype"],
-                                d["batch"], d["context"], d["reserve"])
+                                d["batch"], d["context"], d["reserve"], self.kind())
                 q = plan_of(p)
                 r = float(q.weights + q.kv_cache + q.reserve)
             except ValueError:
                 r = None  # a point the plan cannot take (a TP degree its heads do not allow)
             values.append(r)
-        return f"memory a GPU: {d['n_gpus']} x {gpu.name}, TP {d['tp']} (capacity {gpu.memory_bytes / 1e9:,.0f} GB)", values
+        return (f"memory a GPU: {d['n_gpus']} x {gpu.name}, TP {d['tp']} (capacity {format_bytes(gpu.memory_bytes)})",
+                values)
 
     # -- pins ------------------------------------------------------------------------------------
     def pin_inputs(self, cfg: AttentionConfig, arch: Architecture | None) -> dict[str, Any] | None:
@@ -203,7 +214,7 @@ class PlanTab:
                     return None
                 d["machine"] = {k: self.machine[k] for k in MACHINE_KEYS}
             plan_input(d, cfg, arch)
-        except ValueError:
+        except (ValueError, OverflowError):
             return None
         return d
 
@@ -216,8 +227,8 @@ class PlanTab:
         for w in widgets:
             w.blockSignals(True)
         try:
-            if d["gpu"] == THIS_MACHINE:
-                self.machine = {**d["machine"], "device": "pinned"}
+            if d["gpu"] == THIS_MACHINE and self.machine is None:  # never in place of this machine's own measurement
+                self.machine = {**d["machine"], "name": f"{d['machine']['name']} (as pinned)"}
             p.gpu.setCurrentIndex(max(0, p.gpu.findData(d["gpu"])))
             p.n_gpus.setValue(d["n_gpus"])
             self._sync_model(self.window.config())

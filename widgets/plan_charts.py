@@ -4,6 +4,7 @@ layer (the chosen GPU's roof and points, this machine's measured roof and timed 
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
@@ -33,7 +34,8 @@ def _plot(title: str, x: str, y: str) -> pg.PlotWidget:
 
 
 def key_html(entries: list[tuple[str, str]]) -> str:
-    return " &nbsp; ".join(f'<span style="color:{c}">■&nbsp;{n.replace(" ", "&nbsp;")}</span>' for n, c in entries)
+    return " &nbsp; ".join(f'<span style="color:{c}">■&nbsp;{html.escape(n).replace(" ", "&nbsp;")}</span>'
+                           for n, c in entries)
 
 
 class Chart(QWidget):
@@ -132,6 +134,7 @@ class Roofline(Chart):
         self.plot.clear()
         intensities = [p["intensity"] for r in roofs for p in r["points"]] + [r["peak_flops"] / r["bandwidth"]
                                                                              for r in roofs if r["peak_flops"]]
+        intensities = [x for x in intensities if 1e-6 <= x <= 1e9] or [1.0]  # a damaged roof draws no wild range
         lo = 10 ** math.floor(math.log10(max(1e-3, min(intensities)) / 10))
         hi = 10 ** math.ceil(math.log10(max(intensities) * 10))
         xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]

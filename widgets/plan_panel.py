@@ -4,6 +4,7 @@ dicts (core/plan_report.py); the controller (sandbox/plan_tab.py) computes them.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -33,10 +34,12 @@ SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 
 def parse_count(text: str) -> int:
     """'70,553,706,496', '70.55B', '1.04T' -> a whole number of parameters; a ValueError says what to type."""
-    m = re.fullmatch(r"\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([kKmMbBgGtT]?)\s*", text or "")
+    grouped = r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,3}(?:_[0-9]{3})+|[0-9]{1,15}"  # 1,234,567 or 1_234 or 1234
+    m = re.fullmatch(rf"\s*({grouped})(\.[0-9]{{1,6}})?\s*([kKmMbBgGtT]?)\s*", text or "", flags=re.ASCII)
     if not m:
         raise ValueError("type the model's parameter count, such as 70,553,706,496 or 70.55B.")
-    value = round(float(m.group(1).replace(",", "").replace("_", "")) * SUFFIX[m.group(2).lower()])
+    digits = m.group(1).replace(",", "").replace("_", "") + (m.group(2) or "")
+    value = round(float(digits) * SUFFIX[m.group(3).lower()])
     if not 1 <= value <= 10**14:
         raise ValueError("a parameter count is from 1 to 100T.")
     return value
@@ -167,6 +170,7 @@ class PlanPanel(QWidget):
         label = QLabel()
         label.setWordWrap(True)
         label.setStyleSheet("color: #888;")
+        label.setTextFormat(Qt.TextFormat.PlainText)  # names from a workspace file are text, never markup
         return label
 
     def set_tp_choices(self, degrees: list[int]) -> None:
@@ -193,7 +197,7 @@ class PlanPanel(QWidget):
 
     def show_plan(self, j: dict[str, Any], verdict: str, details: str, roofs: list[dict[str, Any]], roof_note: str) -> None:
         colour = "#009E73" if j["fits"] else "#D55E00"
-        self.verdict.setText(f'<b style="color:{colour}">{verdict}</b>')
+        self.verdict.setText(f'<b style="color:{colour}">{html.escape(verdict)}</b>')
         self.details.setText(details)
         self.gpu_source.setText(f"Source: {j['gpu']['source']}")
         self.bars.show_plan(j)
@@ -203,5 +207,5 @@ class PlanPanel(QWidget):
         self.roof_note.setText(roof_note)
 
     def show_error(self, message: str) -> None:
-        self.verdict.setText(f'<b style="color:#D55E00">Cannot plan this: {message}</b>')
+        self.verdict.setText(f'<b style="color:#D55E00">Cannot plan this: {html.escape(message)}</b>')
         self.details.setText("")

@@ -51,6 +51,12 @@ def test_the_decode_bound_and_the_roofline_points_say_which_roof(capsys):
     assert j["roofline"]["prefill"]["bound_flops"] == 989.4e12
 
 
+def test_an_encoder_is_planned_with_no_cache(capsys):
+    j = plan(capsys, "--preset", "all-minilm-l6-v2")
+    assert j["inputs"]["kind"] == "encoder" and j["per_gpu"]["kv_cache"] == 0
+    assert (j["max_batch"], j["decode"], j["max_context"]) == (None, None, None)
+
+
 def test_the_catalogue_lists_every_gpu_with_its_source(capsys):
     assert main(["plan", "--list-gpus"]) == 0
     out = capsys.readouterr().out
@@ -67,6 +73,9 @@ def test_the_catalogue_lists_every_gpu_with_its_source(capsys):
     (["--preset", "small-about-125m"], "--params"),
     (["--preset", "llama-3-8b", "--kv-dtype", "int2"], "KV dtype 'int2' is not known"),
     (["--preset", "llama-3-8b", "--reserve", "1.5"], "runtime allowance"),
+    (["--preset", "llama-3-8b", "--gpus", "1" + "0" * 30], "not a huge number"),
+    (["--preset", "llama-3-8b", "--context", str(2**40)], "the context must be a whole number from 1 to 1,073,741,824"),
+    (["--preset", "deepseek-v3", "--kv-lora-rank", "500", "--kv-dtype", "q4_0"], "not a multiple of 32"),
 ])
 def test_bad_input_is_one_sentence(capsys, args, words):
     with pytest.raises(SystemExit) as e:

@@ -53,6 +53,13 @@ def test_a_workspace_keeps_the_plan_and_recounts_it(tmp_path):
     ({"reserve": 2}, "plan.reserve must be a finite number from 0 to 0.99"),
     ({"kv_dtype": "int3"}, "KV dtype 'int3' is not known"),
     ({"extra": 1}, "needs exactly the fields"),
+    ({"context": 2**31}, "plan.context must be from 1 to 1,073,741,824"),
+    ({"gpu": "this-machine", "machine": {"name": "x", "memory_bytes": 2**34, "peak_flops": 1e-320,
+                                         "bandwidth_bytes_s": 1e10, "dtype": "fp32", "how": ""}},
+     "plan.machine.peak_flops must be a finite number from 1e\\+06"),
+    ({"gpu": "this-machine", "machine": {"name": "x", "memory_bytes": 2**60, "peak_flops": 1e10,
+                                         "bandwidth_bytes_s": 1e10, "dtype": "fp32", "how": ""}},
+     "plan.machine.memory_bytes must be from"),
 ])
 def test_a_bad_plan_in_a_file_is_refused_with_what_is_wrong(tmp_path, change, words):
     path = tmp_path / "ws.json"

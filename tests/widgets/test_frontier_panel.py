@@ -41,3 +41,15 @@ def test_overlapping_points_are_each_reachable_and_a_new_result_clears_the_selec
     assert vb.viewRange() == x_range  # the selection ring moves no axis
     panel.show_result(RESULT)  # a new result (the lesson, another run): nothing selected, nothing to pin
     assert chart.selected is None and not panel.pin_point.isEnabled() and not panel.open_point.isEnabled()
+
+
+def test_the_plan_tabs_parameter_box_reads_counts_as_people_write_them():
+    import pytest
+
+    from widgets.plan_panel import parse_count
+
+    assert [parse_count(t) for t in ("70,553,706,496", "70.55B", "1.04T", "7B", "135M", "1_000")] == [
+        70_553_706_496, 70_550_000_000, 1_040_000_000_000, 7 * 10**9, 135 * 10**6, 1000]
+    for bad in ("1,2,3", "9" * 400 + ".5", "70.5.5B", "１２", "-5", "1e999", "", "0", "123456789012345"):
+        with pytest.raises(ValueError):
+            parse_count(bad)
