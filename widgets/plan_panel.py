@@ -197,7 +197,7 @@ class PlanPanel(QWidget):
 
     def show_plan(self, j: dict[str, Any], verdict: str, details: str, roofs: list[dict[str, Any]], roof_note: str) -> None:
         colour = "#009E73" if j["fits"] else "#D55E00"
-        self.verdict.setText(f'<b style="color:{colour}">{html.escape(verdict)}</b>')
+        self.verdict.setText(f'<b style="color:{colour}">{html.escape(verdict, quote=False)}</b>')
         self.details.setText(details)
         self.gpu_source.setText(f"Source: {j['gpu']['source']}")
         self.bars.show_plan(j)
@@ -207,5 +207,5 @@ class PlanPanel(QWidget):
         self.roof_note.setText(roof_note)
 
     def show_error(self, message: str) -> None:
-        self.verdict.setText(f'<b style="color:#D55E00">Cannot plan this: {html.escape(message)}</b>')
+        self.verdict.setText(f'<b style="color:#D55E00">Cannot plan this: {html.escape(message, quote=False)}</b>')
         self.details.setText("")
