@@ -13,7 +13,7 @@ import numpy as np
 from core.counts import format_bytes, format_count
 from core.noise import Ratio, ratio_ci
 
-# (label, section, key, kind, lower_is_better). kind: count, bytes, ms, rate, bits, percent, loss, text.
+# (label, section, key, kind, lower_is_better). kind: count, bytes, gb, ms, rate, bits, percent, loss, text.
 # Rows of the "model" section (a real model's context and fidelity) appear only when a pin has them.
 METRICS = [
     ("model", "model", "name", "text", None),
@@ -56,8 +56,8 @@ METRICS = [
     ("KV cache of the text, changed", "model", "kv_cache_bytes_after", "bytes", True),
     ("plan", "plan", "gpus", "text", None),
     ("plan: fits", "plan", "fits", "text", None),
-    ("plan: memory a GPU", "plan", "memory_per_gpu", "bytes", True),
-    ("plan: KV cache a GPU", "plan", "kv_per_gpu", "bytes", True),
+    ("plan: memory a GPU (weights + KV + allowance)", "plan", "memory_per_gpu", "gb", True),
+    ("plan: KV cache a GPU", "plan", "kv_per_gpu", "gb", True),
     ("plan: longest context", "plan", "max_context", "count", False),
     ("plan: largest batch", "plan", "max_batch", "count", False),
     ("plan: decode tokens/s, bound", "plan", "decode_tokens_s", "rate", False),
@@ -144,6 +144,8 @@ def format_value(value: Any, kind: str) -> str:
         return f"{value:,} ({format_count(value)})"
     if kind == "bytes":
         return format_bytes(value)
+    if kind == "gb":  # a plan's bytes, as GPU datasheets count them (80 GB is 80e9 bytes), as the Plan tab says
+        return f"{value / 1e9:,.1f} GB"
     if kind == "ms":
         return f"{value:,.0f} ms" if value >= 1000 else f"{value:.4g} ms"
     if kind == "rate":
@@ -173,7 +175,7 @@ def relation(value: Any, base: Any, kind: str) -> str:
         return ""
     if value == base:
         return "="
-    if kind in ("bytes", "ms", "rate", "bits"):
+    if kind in ("bytes", "gb", "ms", "rate", "bits"):
         return f"x{value / base:.3g}"
     if kind in ("percent", "loss"):
         return f"{value - base:+.4g}"

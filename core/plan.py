@@ -54,6 +54,7 @@ class PlanInput:
     batch: int = 1
     context: int = 4096
     reserve: float = RESERVE
+    active_params: int | None = None  # a mixture of experts': the parameters one token runs (None: all of them)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kv_dtype", kv_format_of(self.kv_dtype))  # 'fp8' -> 'fp8_e4m3'
@@ -82,6 +83,8 @@ def check_plan(p: PlanInput) -> None:
     _whole(p.batch, "the batch", 1, 2**20)
     _whole(p.context, "the context", 1, CONTEXT_LIMIT)
     _whole(p.params, "the parameter count", 1, 10**14)
+    if p.active_params is not None:
+        _whole(p.active_params, "the active parameter count", 1, p.params)
     heads = {s.n_heads for s in p.arch.layers}
     for H in heads:
         if H % p.tp:
@@ -226,7 +229,9 @@ def plan(p: PlanInput) -> Plan:
 class DecodeBounds:
     """One decode step of the whole model at the plan's batch and context, no communication counted: each
     GPU reads its weights and its cache once (bandwidth) and does its share of 2 x params x batch FLOPs plus
-    the attention cores' (compute); the pipeline's stages run one after another for a token."""
+    the attention cores' (compute); the pipeline's stages run one after another for a token. A mixture of
+    experts reads and runs its active parameters only (at batch 1 exactly; a larger batch touches more
+    experts, so the figure stays an upper bound on the rate)."""
 
     bytes_per_gpu: int
     flops_per_gpu: float
@@ -264,7 +269,8 @@ def decode_core_flops(spec: LayerSpec, d_model: int, batch: int, context: int) -
 def decode_bounds(p: PlanInput) -> DecodeBounds:
     B, T = p.batch, p.context
     attention = sum(decode_core_flops(s, p.arch.d_model, B, T) for s in p.arch.layers)
-    flops = (2 * p.params * B + attention) / p.n_gpus
-    stage_bytes = weight_bytes(p) + gpu_kv_bytes(p)
+    runs = p.active_params or p.params
+    flops = (2 * runs * B + attention) / p.n_gpus
+    stage_bytes = math.ceil(runs * WEIGHT_BYTES[p.weights_dtype] / p.n_gpus) + gpu_kv_bytes(p)
     peak, dtype = p.gpu.peak_flops(COMPUTE_DTYPE[p.weights_dtype])
     return DecodeBounds(stage_bytes, flops, p.pp * stage_bytes / p.gpu.bandwidth_bytes_s, p.pp * flops / peak, dtype)

@@ -12,6 +12,7 @@ from core.gpus import GPU, THIS_MACHINE, find_gpu, gpu_ids, this_machine
 from core.plan import WEIGHT_BYTES, PlanInput, decode_bounds, kv_format_of, plan
 
 PLAN_KEYS = ("gpu", "n_gpus", "tp", "weights_dtype", "kv_dtype", "batch", "context", "params", "reserve")
+OPTIONAL_KEYS = ("active_params", "kind")  # a mixture of experts' active count; an encoder's kind
 MACHINE_KEYS = ("name", "memory_bytes", "peak_flops", "bandwidth_bytes_s", "dtype", "how")
 
 
@@ -23,14 +24,15 @@ def gpu_of(d: dict[str, Any]) -> GPU:
 
 
 def plan_input(d: dict[str, Any], cfg: AttentionConfig, arch: Architecture | None) -> PlanInput:
-    return PlanInput(arch or cfg.architecture(), d["params"], gpu_of(d), d["n_gpus"], d["tp"], d["weights_dtype"],
-                     d["kv_dtype"], d["batch"], d["context"], d["reserve"])
+    return PlanInput(arch or cfg.architecture(d.get("kind", "causal")), d["params"], gpu_of(d), d["n_gpus"], d["tp"],
+                     d["weights_dtype"], d["kv_dtype"], d["batch"], d["context"], d["reserve"], d.get("active_params"))
 
 
 def check_pin_plan(d: Any, where: str, cfg: AttentionConfig, arch: Architecture | None) -> dict[str, Any]:
     """A plan read back from a file: its fields and types, then the plan itself (a ValueError names what)."""
     d = schema.mapping(d, where)
     expected = set(PLAN_KEYS) | ({"machine"} if d.get("gpu") == THIS_MACHINE else set())
+    expected |= {k for k in OPTIONAL_KEYS if k in d}
     if set(d) != expected:
         raise ValueError(f"{where} needs exactly the fields {', '.join(sorted(expected))}")
     schema.choice(d["gpu"], f"{where}.gpu", (*gpu_ids(), THIS_MACHINE))
@@ -40,6 +42,10 @@ def check_pin_plan(d: Any, where: str, cfg: AttentionConfig, arch: Architecture 
     for k, hi in (("n_gpus", 4096), ("tp", 4096), ("batch", 2**20), ("context", 2**30), ("params", 10**14)):
         schema.whole(d[k], f"{where}.{k}", 1, hi)
     schema.number(d["reserve"], f"{where}.reserve", 0.0, 0.99)
+    if "active_params" in d:
+        schema.whole(d["active_params"], f"{where}.active_params", 1, d["params"])
+    if "kind" in d:
+        schema.choice(d["kind"], f"{where}.kind", ("causal", "encoder"))
     if "machine" in d:
         m = schema.mapping(d["machine"], f"{where}.machine")
         if set(m) != set(MACHINE_KEYS):

@@ -3,6 +3,7 @@ by part, fits, the limits, the KV heads per GPU, the decode bounds and the layer
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -18,16 +19,32 @@ from core.plan import (
     stages,
     weight_bytes,
 )
-from core.roofline import roofline
+from core.roofline import layer_kinds, roofline
 
 PER_GPU = ("weights", "kv_cache", "reserve", "free", "capacity")
 
+SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+
+
+def parse_count(text: str) -> int:
+    """'70,553,706,496', '70.55B', '1.04T' -> a whole number of parameters; a ValueError says what to type."""
+    grouped = r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,3}(?:_[0-9]{3})+|[0-9]{1,15}"  # 1,234,567 or 1_234 or 1234
+    m = re.fullmatch(rf"\s*({grouped})(\.[0-9]{{1,6}})?\s*([kKmMbBgGtT]?)\s*", text or "", flags=re.ASCII)
+    if not m:
+        raise ValueError("type the model's parameter count, such as 70,553,706,496 or 70.55B.")
+    digits = m.group(1).replace(",", "").replace("_", "") + (m.group(2) or "")
+    value = round(float(digits) * SUFFIX[m.group(3).lower()])
+    if not 1 <= value <= 10**14:
+        raise ValueError("a parameter count is from 1 to 100T.")
+    return value
+
 
 def plan_inputs(cfg: AttentionConfig, params: int, gpu, n_gpus: int, tp: int, weights_dtype: str, kv_dtype: str,
-                batch: int, context: int, reserve: float, kind: str = "causal") -> PlanInput:
+                batch: int, context: int, reserve: float, kind: str = "causal",
+                active_params: int | None = None) -> PlanInput:
     """The plan of cfg's model (its layers, as the app counts them) at this workload; kind encoder: no cache."""
     return PlanInput(cfg.architecture(kind), params, gpu, n_gpus, tp, weights_dtype, kv_dtype, batch, context,
-                     reserve)
+                     reserve, active_params)
 
 
 def memory_curve(p: PlanInput, longest: int | None) -> list[tuple[int, int]]:
@@ -57,10 +74,12 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
     r = plan(p)
     d = decode_bounds(p)
     layer = cfg.with_(seq_len=p.context, batch_size=p.batch, kv_dtype=p.kv_dtype)
-    points = roofline(layer, p.gpu, p.weights_dtype, p.kv_dtype)
+    kinds = layer_kinds(layer)  # a global layer's points, and a local layer's when the model has both
+    points = roofline(layer, p.gpu, p.weights_dtype, p.kv_dtype, kinds.get("global", 0))
+    local = roofline(layer, p.gpu, p.weights_dtype, p.kv_dtype, kinds["local"]) if len(kinds) > 1 else None
     out = r.to_json()
     return {
-        "inputs": {"params": p.params, "n_gpus": p.n_gpus, "tp": p.tp, "pp": p.pp, "weights_dtype": p.weights_dtype,
+        "inputs": {"params": p.params, "active_params": p.active_params, "n_gpus": p.n_gpus, "tp": p.tp, "pp": p.pp, "weights_dtype": p.weights_dtype,
                    "kv_dtype": p.kv_dtype, "batch": p.batch, "context": p.context, "reserve_fraction": p.reserve,
                    "n_layers": p.arch.n_layers, "kind": p.arch.kind,
                    "windowed": all(s.window is not None for s in p.arch.layers)},  # every cache stops at its window
@@ -77,6 +96,7 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
         "tp_sweep": tp_sweep(p),
         "decode": d.to_json(p.batch) if p.arch.kind == "causal" else None,
         "roofline": {phase: pt.to_json() for phase, pt in points.items()},
+        "roofline_local": {phase: pt.to_json() for phase, pt in local.items()} if local else None,
     }
 
 
@@ -106,7 +126,35 @@ def verdict(j: dict[str, Any]) -> str:
               f"{j['max_batch']:,}" if j["max_batch"] is not None else "an encoder keeps no KV cache")
     if j["fits"]:
         return f"Fits on {where} with {gb(per['free'])} free a GPU; {limits}."
+    if per["weights"] + per["reserve"] > per["capacity"]:
+        return (f"Does not fit on {where}: the weights ({gb(per['weights'])} a GPU) and the allowance "
+                f"({gb(per['reserve'])}) alone exceed a GPU's {gb(per['capacity'])}, before any KV cache; use more "
+                "GPUs or smaller weights.")
     return f"Does not fit on {where}: {gb(-per['free'])} short a GPU; {limits}."
+
+
+def decode_sentence(j: dict[str, Any]) -> str:
+    """The decode bound and what sets it: the bytes a step reads, or the FLOPs it does, through every stage."""
+    d, i = j["decode"], j["inputs"]
+    stages = f" through {i['pp']} pipeline stages one after another" if i["pp"] > 1 else ""
+    moe = (f" (its {i['active_params'] / 1e9:,.3g}B active parameters' share and its cache: a mixture of experts)"
+           if i.get("active_params") else "")
+    return (f"Decode: at most {rate(d['tokens_per_s'])} tokens/s for the batch of {i['batch']:,} "
+            f"({rate(d['tokens_per_s_per_sequence'])} a sequence), {seconds(d['step_s'])} a step{stages}: a GPU reads "
+            f"{gb(d['bytes_per_gpu'])} a stage{moe} ({seconds(d['step_s_bandwidth'])} at full bandwidth) and computes "
+            f"{d['flops_per_gpu'] / 1e12:,.3g} TFLOP ({seconds(d['step_s_compute'])} at peak): {d['bound']}-bound. "
+            "No communication counted.")
+
+
+def roof_lines(j: dict[str, Any]) -> list[str]:
+    """Each roofline point in words: one layer (a global one, and a local one when there are both) on one GPU."""
+    out = []
+    for points in (j["roofline"], j.get("roofline_local") or {}):
+        for phase, pt in points.items():
+            out.append(f"one {pt['layer_kind']} layer's {phase} on one GPU: {pt['intensity']:,.3g} FLOP/B, "
+                       f"{pt['limit']}-bound, at most {pt['bound_flops'] / 1e12:.4g} TFLOP/s "
+                       f"({pt['peak_dtype']} roof), {seconds(pt['ideal_s'])} at best")
+    return out
 
 
 def heads_sentence(j: dict[str, Any]) -> str:
@@ -130,10 +178,5 @@ def plan_lines(j: dict[str, Any]) -> list[str]:
         lines.append(f"  {k.replace('_', ' '):<10} {per[k]:>20,} B  {gb(per[k])}")
     lines += [verdict(j), heads_sentence(j)]
     if j["decode"] is not None:
-        d = j["decode"]
-        lines.append(f"decode: {rate(d['tokens_per_s'])} tokens/s at batch {i['batch']:,} at most ({d['bound']}-bound: "
-                     f"a step reads {gb(d['bytes_per_gpu'])} a GPU, {seconds(d['step_s'])})")
-    for phase, pt in j["roofline"].items():
-        lines.append(f"one layer's {phase} on one GPU: {pt['intensity']:,.3g} FLOP/B, {pt['limit']}-bound, at most "
-                     f"{pt['bound_flops'] / 1e12:.4g} TFLOP/s, {seconds(pt['ideal_s'])} at best")
-    return lines
+        lines.append(decode_sentence(j))
+    return lines + roof_lines(j)

@@ -28,6 +28,7 @@ class Preset:
     params: int | None = None  # the whole model's parameters (embeddings, MLP, every expert), for the planner
     params_source: str = ""  # where that count comes from
     kind: str = "causal"  # encoder: reads its input at once and keeps no KV cache (the planner plans none)
+    active_params: int | None = None  # a mixture of experts: the parameters one token runs (its model card's)
 
     @property
     def key(self) -> str:
@@ -56,7 +57,8 @@ def load_presets() -> tuple[Preset, ...]:
         if "query_pre_attn_scalar" in entry:  # Gemma's softmax scale, 1 / sqrt(query_pre_attn_scalar)
             fields["softmax_scale"] = entry["query_pre_attn_scalar"] ** -0.5
         out.append(Preset(name=entry["name"], fields=fields, note=entry.get("note", ""), params=entry.get("params"),
-                          params_source=entry.get("params_source", ""), kind=entry.get("kind", "causal")))
+                          params_source=entry.get("params_source", ""), kind=entry.get("kind", "causal"),
+                          active_params=entry.get("active_params")))
     return tuple(out)
 
 

@@ -31,6 +31,8 @@ class RoofPoint:
     activations: int
     peak_flops: float  # the roof for this GPU and dtype
     bandwidth: float
+    peak_dtype: str = "bf16"  # the dtype that peak is of (a GPU without fp8 runs fp8 weights in bf16)
+    layer_kind: str = "global"  # the layer's kind_label ("global", "local W=1024")
 
     @property
     def intensity(self) -> float:
@@ -64,10 +66,10 @@ class RoofPoint:
 
 
 def layer_point(cfg: AttentionConfig, gpu: GPU, phase: str, weights_dtype: str = "bf16",
-                kv_dtype: str = "bfloat16") -> RoofPoint:
-    """cfg's layer (its d_model, heads, batch and seq_len) in `phase` on `gpu`."""
+                kv_dtype: str = "bfloat16", layer: int = 0) -> RoofPoint:
+    """cfg's layer `layer` (its d_model, heads, batch and seq_len; a local layer's window) in `phase` on `gpu`."""
     c = replace(cfg, phase=phase)
-    spec = c.layer_spec()
+    spec = c.layer_spec(layer)
     flops = layer_flop_counts(c.d_model, spec, c).total
     weights = round(param_counts(c).total * WEIGHT_BYTES[weights_dtype])
     B, T = c.batch_size, c.seq_len
@@ -75,9 +77,19 @@ def layer_point(cfg: AttentionConfig, gpu: GPU, phase: str, weights_dtype: str =
     kv = per_token * B * (cached_tokens(T, spec.window) if phase == "decode" else T)
     q_tokens = T if phase == "prefill" else 1
     activations = 2 * B * q_tokens * c.d_model * ACTIVATION_BYTES
-    peak, _dtype = gpu.peak_flops(COMPUTE_DTYPE[weights_dtype])
-    return RoofPoint(phase, flops, weights + kv + activations, weights, kv, activations, peak, gpu.bandwidth_bytes_s)
+    peak, dtype = gpu.peak_flops(COMPUTE_DTYPE[weights_dtype])
+    return RoofPoint(phase, flops, weights + kv + activations, weights, kv, activations, peak, gpu.bandwidth_bytes_s,
+                     dtype, spec.kind_label)
 
 
-def roofline(cfg: AttentionConfig, gpu: GPU, weights_dtype: str = "bf16", kv_dtype: str = "bfloat16") -> dict[str, RoofPoint]:
-    return {phase: layer_point(cfg, gpu, phase, weights_dtype, kv_dtype) for phase in ("prefill", "decode")}
+def roofline(cfg: AttentionConfig, gpu: GPU, weights_dtype: str = "bf16", kv_dtype: str = "bfloat16",
+             layer: int = 0) -> dict[str, RoofPoint]:
+    return {phase: layer_point(cfg, gpu, phase, weights_dtype, kv_dtype, layer) for phase in ("prefill", "decode")}
+
+
+def layer_kinds(cfg: AttentionConfig) -> dict[str, int]:
+    """'global' and 'local' -> the first layer of each kind the model has (a model of one kind: one entry)."""
+    out: dict[str, int] = {}
+    for i, local in enumerate(cfg.local_layers()):
+        out.setdefault("local" if local else "global", i)
+    return out

@@ -4,24 +4,26 @@ machine measured on the compute worker; the app's own timing drawn on the roofli
 
 from __future__ import annotations
 
+import html
 from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QTimer
 
 from core.arch.model import Architecture
 from core.config import AttentionConfig, divisors
 from core.counts import format_bytes
-from core.gpus import COMPUTE_DTYPE, GPU, THIS_MACHINE, find_gpu, this_machine
+from core.gpus import GPU, THIS_MACHINE, find_gpu, this_machine
 from core.plan import plan as plan_of
 from core.plan_pin import MACHINE_KEYS, plan_input
-from core.plan_report import heads_sentence, plan_inputs, plan_json, rate, seconds, verdict
+from core.plan_report import decode_sentence, heads_sentence, plan_inputs, plan_json, verdict
 from core.presets import load_presets
-from core.roofline import layer_point
 from sandbox.compute_types import Failure
+from sandbox.plan_roofs import roofs as plan_roofs
 from widgets.plan_panel import PlanPanel
 
 if TYPE_CHECKING:
     from sandbox.main_window import MainWindow
 
-TIMING_DTYPE = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 KV_NAMES = {"bfloat16": "bf16", "float16": "fp16", "fp8_e4m3": "fp8", "float32": "fp32"}  # the panel's names
 
 
@@ -48,7 +50,9 @@ class PlanTab:
         runner = window.runner
         runner.roof_ready.connect(self._on_roof)
         runner.failed.connect(self._on_failed)
-        runner.timing_ready.connect(lambda _o: self.changed())
+        # after the window has kept the timing (its slot runs after this one's): the measured points follow
+        runner.timing_ready.connect(lambda _o: QTimer.singleShot(0, self.changed))
+        runner.timing_started.connect(self._on_timing_started)
         window.config_panel.config_changed.connect(lambda _c: self.changed())
         window.models.changed.connect(self.changed)
         p.shown.connect(lambda: self.refresh() if self.dirty else None)
@@ -61,6 +65,13 @@ class PlanTab:
         self.dirty = True
         if self.visible():
             self.refresh()
+
+    def active_params(self, params: int) -> int | None:
+        """A mixture of experts' active count, while the parameters box holds its preset's total."""
+        _key, total, _source = self._named_model()
+        preset = self.window.config_panel.preset.currentData()
+        active = preset.active_params if preset is not None and self.window.models.shape is None else None
+        return active if active is not None and params == total else None
 
     def kind(self) -> str:
         """encoder for an open encoder or an encoder's preset (no cache to plan), else causal."""
@@ -111,74 +122,38 @@ class PlanTab:
         cfg = self.window.config()
         self._sync_model(cfg)
         p = self.panel
-        pinned = self.machine is not None and self.machine["name"].endswith("(as pinned)")
-        p.measure.setVisible(p.gpu.currentData() == THIS_MACHINE and (self.machine is None or pinned))
+        p.measure.setVisible(p.gpu.currentData() == THIS_MACHINE)  # measure, or measure again (a loaded machine)
+        p.measure.setText("Measure this machine" if self.machine is None else "Measure again")
         try:
             i = p.inputs()
             gpu = self.gpu(i["gpu"])
             plan = plan_inputs(cfg, i["params"], gpu, i["n_gpus"], i["tp"], i["weights_dtype"], i["kv_dtype"],
-                               i["batch"], i["context"], i["reserve"], self.kind())
+                               i["batch"], i["context"], i["reserve"], self.kind(), self.active_params(i["params"]))
             j = plan_json(plan, cfg)
         except (ValueError, OverflowError) as exc:
             self.last = None
-            p.show_error(str(exc))
+            p.show_error(str(exc))  # and the charts of the last plan go: they are not this one's
             return
         self.last = j
-        roofs, note = self.roofs(j, cfg)
+        machine = self.gpu(THIS_MACHINE) if self.machine is not None else None
+        roofs, note = plan_roofs(j, self.window.current_timing(), machine)
         p.show_plan(j, verdict(j), self.details(j), roofs, note)
 
     @staticmethod
     def details(j: dict[str, Any]) -> str:
-        per = j["per_gpu"]
+        per, i = j["per_gpu"], j["inputs"]
         parts = " · ".join(f"{name} {per[k] / 1e9:,.1f} GB" for k, name in
                            (("weights", "weights"), ("kv_cache", "KV cache"), ("reserve", "allowance"), ("free", "free")))
         lines = [f"Per GPU: {parts} of {per['capacity'] / 1e9:,.1f} GB.", heads_sentence(j)]
+        if i["pp"] > 1:
+            lines.append(f"{i['n_gpus']} GPUs at TP {i['tp']}: {i['pp']} pipeline stages of up to "
+                         f"{j['layers_per_stage']} layers each (the GPUs beyond one TP group split the layers).")
         if j["decode"] is not None:
-            d = j["decode"]
-            lines.append(f"Decode: at most {rate(d['tokens_per_s'])} tokens/s for the batch "
-                         f"({rate(d['tokens_per_s_per_sequence'])} a sequence), {d['bound']}-bound: a step reads "
-                         f"{d['bytes_per_gpu'] / 1e9:,.1f} GB a GPU in {seconds(d['step_s'])} at best "
-                         "(no communication counted).")
-        return "<br>".join(lines)
+            lines.append(decode_sentence(j))
+        return "<br>".join(html.escape(line, quote=False) for line in lines)
 
-    def roofs(self, j: dict[str, Any], cfg: AttentionConfig) -> tuple[list[dict[str, Any]], str]:
-        """The chosen GPU's roof with the plan's layer points; this machine's, with the app's timing."""
-        g, inputs = j["gpu"], j["inputs"]
-        chosen = {"name": f"{g['name']} ({inputs['weights_dtype']} roof)", "colour": "#56B4E9",
-                  "peak_flops": j["roofline"]["prefill"]["peak_flops"], "bandwidth": g["bandwidth_bytes_s"],
-                  "points": [{"label": f"{ph} {pt['limit']}-bound", "intensity": pt["intensity"],
-                              "flops_s": pt["bound_flops"], "symbol": "s" if ph == "prefill" else "o"}
-                             for ph, pt in j["roofline"].items()]}
-        roofs = [chosen]
-        note = (f"One layer at {inputs['context']:,} tokens, batch {inputs['batch']}, on one {g['name']}: each point "
-                "at its bound, min(peak, intensity x bandwidth).")
-        t = self.window.current_timing()
-        if t is None:
-            return roofs, note + " Time the layer (Heatmaps tab, Ctrl+M) to draw this machine's measured points."
-        r = t.result
-        dtype = TIMING_DTYPE.get(r.dtype, "fp32")
-        machine = self.gpu(THIS_MACHINE) if self.machine is not None else None
-        probe = machine or find_gpu("h100-sxm")  # intensity and FLOPs do not depend on the GPU
-        here = {"name": f"this machine, measured ({r.device_name})", "colour": "#F0E442", "dashed": True,
-                "peak_flops": machine.peak_flops(COMPUTE_DTYPE[dtype])[0] if machine else None,
-                "bandwidth": machine.bandwidth_bytes_s if machine else None, "points": []}
-        said = []
-        for phase, stats in (("prefill", r.prefill), ("decode", r.decode)):
-            pt = layer_point(t.config, probe, phase, dtype, dtype)
-            m = pt.measured(stats.median_ms / 1e3)
-            share = f", {m['fraction_of_bound']:.0%} of its roof" if machine else ""
-            here["points"].append({"label": f"timed {phase}{share}", "intensity": m["intensity"],
-                                   "flops_s": m["achieved_flops"], "symbol": "t"})
-            said.append(f"{phase} {stats.median_ms:.4g} ms = {m['achieved_flops'] / 1e9:,.3g} GFLOP/s{share}")
-        if machine is None:
-            here.update(peak_flops=None, name="this machine's timing (press Measure this machine for its roof)")
-        roofs.append(here)
-        tc = t.config
-        note += (f" Timed here ({r.device_name}, {r.dtype}, T={tc.seq_len:,}, B={tc.batch_size}): "
-                 + "; ".join(said) + ".")
-        return roofs, note
-
-    def sweep_series(self, configs: list[AttentionConfig | None]) -> tuple[str, list[float | None]] | None:
+    def sweep_series(self, configs: list[AttentionConfig | None],
+                     knob: str = "") -> tuple[str, list[float | None], float] | None:
         """The Sweep tab's KV plot gains each point's memory a GPU under this tab's plan, once it is used."""
         if not self.used:
             return None
@@ -192,15 +167,17 @@ class PlanTab:
             try:
                 if c is None:
                     raise ValueError("not a configuration")
+                context = c.seq_len if knob == "seq_len" else d["context"]  # a swept workload is the plan's too
+                batch = c.batch_size if knob == "batch" else d["batch"]
                 p = plan_inputs(c, d["params"], gpu, d["n_gpus"], d["tp"], d["weights_dtype"], d["kv_dtype"],
-                                d["batch"], d["context"], d["reserve"], self.kind())
+                                batch, context, d["reserve"], self.kind())
                 q = plan_of(p)
                 r = float(q.weights + q.kv_cache + q.reserve)
             except ValueError:
                 r = None  # a point the plan cannot take (a TP degree its heads do not allow)
             values.append(r)
-        return (f"memory a GPU: {d['n_gpus']} x {gpu.name}, TP {d['tp']} (capacity {format_bytes(gpu.memory_bytes)})",
-                values)
+        return (f"memory a GPU: {d['n_gpus']} x {gpu.name}, TP {d['tp']} (dashed: its {format_bytes(gpu.memory_bytes)})",
+                values, float(gpu.memory_bytes))
 
     # -- pins ------------------------------------------------------------------------------------
     def pin_inputs(self, cfg: AttentionConfig, arch: Architecture | None) -> dict[str, Any] | None:
@@ -243,6 +220,10 @@ class PlanTab:
             for w in widgets:
                 w.blockSignals(False)
         self.changed()
+
+    def _on_timing_started(self, _rid: int) -> None:
+        if self.visible():
+            self.panel.roof_note.setText("Timing the layer on this machine… its points follow when it is done.")
 
     def measure(self) -> None:
         self.panel.measure.setEnabled(False)

@@ -94,7 +94,7 @@ class SweepController(QObject):
         rows = result.ok_rows()
         configs = [pt.config for pt in plan_sweep(self.base, self.knob, [r.value for r in rows])] if self.base else []
         self.panel.show_result(result, self.knob, self.caption_fn(result), self.pinned_marks(),
-                               self.window.plan.sweep_series(configs) if len(configs) == len(rows) else None)
+                               self.window.plan.sweep_series(configs, self.knob) if len(configs) == len(rows) else None)
 
     def pinned_marks(self) -> list[tuple[int | str, str]]:
         """Pins that lie on this sweep's line: the base configuration with only the knob changed."""

@@ -96,6 +96,7 @@ class ConfigPanel(QWidget):
         self._forced: set[str] = set()  # which of n_heads, n_kv_heads the panel moved away from the intent
         self._tick_notes = ""  # forced moves said during the change being handled
         self.last_notice = ""
+        self._chosen = None  # the preset last picked: named while the layers still are its own
         self._preset_match = PresetMatch([self.preset.itemData(i) for i in range(1, self.preset.count())])
         # What the user chose, kept while d_model (or a real model's shape) forces other values.
         self._intent = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}
@@ -221,6 +222,9 @@ class ConfigPanel(QWidget):
         self.warnings.setText("\n".join("⚠ " + n for n in notes))
         self.warnings.setVisible(bool(notes))
         match = self._preset_match.index(cfg)
+        chosen = self.preset.findData(self._chosen) if self._chosen is not None else -1
+        if chosen > 0 and self._chosen.apply(cfg) == cfg:  # Mistral 7B's layers are Llama 3 8B's: keep the one chosen
+            match = chosen
         with QSignalBlocker(self.preset):
             self.preset.setCurrentIndex(match)
         if match == 0 and self.last_notice.startswith("Preset "):  # the preset's note no longer describes this
@@ -387,5 +391,6 @@ class ConfigPanel(QWidget):
         preset = self.preset.itemData(index)
         if preset is None:
             return
+        self._chosen = preset
         self.set_config(preset.apply(self._cfg))
         self._say(f"Preset {preset.name}: {preset.note}.")

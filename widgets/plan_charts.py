@@ -66,7 +66,8 @@ class StackedBars(Chart):
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
         self.plot.addItem(pg.InfiniteLine(capacity / 1e9, angle=0, pen=CAPACITY_PEN))
         self.plot.setLabel("bottom", x_label)
-        self.plot.getAxis("bottom").setTicks([list(zip(xs, labels, strict=True))] if len(xs) <= 16 else None)
+        every = max(1, math.ceil(len(xs) / 10))  # at most ten labels: 16 GPUs' "10111213" ran together
+        self.plot.getAxis("bottom").setTicks([[(x, t) for x, t in zip(xs, labels, strict=True) if x % every == 0], []])
         self.plot.getPlotItem().enableAutoRange()
         self.key.setText(key_html([(n, c) for _p, n, c in PARTS] + [("capacity", "#D55E00")]))
 
@@ -122,9 +123,17 @@ class ContextCurve(Chart):
         self.key.setText(key_html(entries))
 
 
+def decade_ticks(lo: float, hi: float) -> list[list[tuple[float, str]]]:
+    """A log axis labelled at its powers of ten only (its minor labels pile up): 0.01, 1, 100, 10^4…"""
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    step = max(1, (b - a) // 8)
+    label = lambda k: f"{10.0**k:g}" if -3 <= k <= 4 else f"1e{k}"  # noqa: E731
+    return [[(k, label(k)) for k in range(a, b + 1, step)], []]
+
+
 class Roofline(Chart):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Roofline of one layer", "arithmetic intensity (FLOP / byte moved, log)",
+        super().__init__("Roofline of one layer", "FLOP per byte moved (log)",
                          "TFLOP/s (log)", parent)
         self.plot.setLogMode(x=True, y=True)
 
@@ -148,9 +157,12 @@ class Roofline(Chart):
             for p in r["points"]:
                 self.plot.plot([p["intensity"]], [p["flops_s"] / 1e12], pen=None, symbol=p["symbol"], symbolSize=11,
                                symbolBrush=r["colour"], symbolPen=pg.mkPen("w"))
-                right = math.log10(p["intensity"]) > (math.log10(lo) + math.log10(hi)) / 2  # label left of it
-                text = pg.TextItem(p["label"], color=r["colour"], anchor=(1, 1) if right else (0, 1))
+                text = pg.TextItem(p["label"], color=r["colour"], anchor=p.get("anchor", (0, 1)))
                 text.setPos(math.log10(p["intensity"]), math.log10(p["flops_s"] / 1e12))
                 self.plot.addItem(text)
+        ys = [min(r["peak_flops"], x * r["bandwidth"]) for r in roofs if r["peak_flops"] for x in (lo, hi)]
+        ys += [p["flops_s"] for r in roofs for p in r["points"]]
+        self.plot.getAxis("bottom").setTicks(decade_ticks(lo, hi))
+        self.plot.getAxis("left").setTicks(decade_ticks(max(1e-3, min(ys)) / 1e12, max(ys) / 1e12))
         self.plot.getPlotItem().enableAutoRange()
         self.key.setText(key_html(entries))

@@ -5,7 +5,6 @@ dicts (core/plan_report.py); the controller (sandbox/plan_tab.py) computes them.
 from __future__ import annotations
 
 import html
-import re
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -25,26 +24,11 @@ from PySide6.QtWidgets import (
 
 from core.gpus import THIS_MACHINE, catalogue
 from core.plan import RESERVE, WEIGHT_BYTES
+from core.plan_report import parse_count
 from widgets.plan_charts import ContextCurve, MemoryBars, Roofline, TpBars
 from widgets.wheel import FocusCombo, FocusSpin
 
 KV_CHOICES = ("bf16", "fp16", "fp8", "fp8_e5m2", "q8_0", "q4_0", "fp32")
-SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
-
-
-def parse_count(text: str) -> int:
-    """'70,553,706,496', '70.55B', '1.04T' -> a whole number of parameters; a ValueError says what to type."""
-    grouped = r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,3}(?:_[0-9]{3})+|[0-9]{1,15}"  # 1,234,567 or 1_234 or 1234
-    m = re.fullmatch(rf"\s*({grouped})(\.[0-9]{{1,6}})?\s*([kKmMbBgGtT]?)\s*", text or "", flags=re.ASCII)
-    if not m:
-        raise ValueError("type the model's parameter count, such as 70,553,706,496 or 70.55B.")
-    digits = m.group(1).replace(",", "").replace("_", "") + (m.group(2) or "")
-    value = round(float(digits) * SUFFIX[m.group(3).lower()])
-    if not 1 <= value <= 10**14:
-        raise ValueError("a parameter count is from 1 to 100T.")
-    return value
-
-
 def _combo(items: list[tuple[str, Any]], tip: str) -> FocusCombo:
     c = FocusCombo()
     for text, data in items:
@@ -82,6 +66,7 @@ class PlanPanel(QWidget):
         self.context.setGroupSeparatorShown(True)
         self.context.setValue(8192)
         self.context.setToolTip("Tokens each sequence holds in its cache")
+        self._preset_params = ""  # the text set_params put there: anything else was typed
         self.params = QLineEdit()
         self.params.setPlaceholderText("e.g. 70.55B")
         self.params.setToolTip("The whole model's parameters (embeddings, MLP, every expert): the preset's, or type one")
@@ -141,7 +126,7 @@ class PlanPanel(QWidget):
         for w in (self.n_gpus, self.batch, self.context):
             w.valueChanged.connect(lambda _v: self.changed.emit())
         self.reserve.valueChanged.connect(lambda _v: self.changed.emit())
-        self.params.editingFinished.connect(self.changed.emit)
+        self.params.editingFinished.connect(self._on_params_edited)
 
     def _lay_out_form(self, cols: int) -> None:
         """The inputs in `cols` label-and-box columns: three on a wide tab, two on a narrow one."""
@@ -174,18 +159,29 @@ class PlanPanel(QWidget):
         return label
 
     def set_tp_choices(self, degrees: list[int]) -> None:
-        """The degrees the model's heads allow; the current one kept when it still is one."""
-        keep = self.tp.currentData()
+        """The degrees the model's heads allow and the GPUs make whole groups of; the current one kept when it
+        still is one, else the largest below it."""
+        keep = self.tp.currentData() or 1
+        allowed = [t for t in degrees if self.n_gpus.value() % t == 0] or [1]
         self.tp.blockSignals(True)
         self.tp.clear()
-        for t in degrees:
+        for t in allowed:
             self.tp.addItem(str(t), t)
-        self.tp.setCurrentIndex(max(0, self.tp.findData(keep)))
+        self.tp.setCurrentIndex(self.tp.findData(max(t for t in allowed if t <= keep) if keep >= allowed[0] else 1))
         self.tp.blockSignals(False)
+        self.tp.setToolTip(f"Tensor-parallel degree: divides the query heads, divides or is a multiple of the KV heads, "
+                           f"and divides the {self.n_gpus.value()} GPUs (degrees the heads allow: "
+                           f"{', '.join(map(str, degrees))})")
+
+    def _on_params_edited(self) -> None:
+        if self.params.text() != self._preset_params:
+            self.params_source.setText("Parameters: as you typed them.")
+        self.changed.emit()
 
     def set_params(self, params: int | None, source: str) -> None:
         """The preset's count (None: the user types one)."""
         self.params.setText(f"{params:,}" if params else "")
+        self._preset_params = self.params.text()
         self.params_source.setText(f"Parameters: {source}" if params else
                                    "Parameters: this configuration is no named model; type its whole-model count.")
 
@@ -207,5 +203,11 @@ class PlanPanel(QWidget):
         self.roof_note.setText(roof_note)
 
     def show_error(self, message: str) -> None:
+        """The sentence, and no charts: the last plan's would read as this one's."""
         self.verdict.setText(f'<b style="color:#D55E00">Cannot plan this: {html.escape(message, quote=False)}</b>')
         self.details.setText("")
+        self.gpu_source.setText("")
+        self.roof_note.setText("")
+        for chart in (self.bars, self.curve, self.tp_bars, self.roof):
+            chart.plot.clear()
+            chart.key.setText("")

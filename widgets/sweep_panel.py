@@ -162,7 +162,7 @@ class SweepPanel(QWidget):
         self.caption.setStyleSheet("font-weight: bold; color: #dc2626;")
 
     def show_result(self, result: SweepResult, knob: str, caption: str, marks: list[tuple[int, str]],
-                    plan: tuple[str, list[float | None]] | None = None) -> None:
+                    plan: tuple[str, list[float | None], float] | None = None) -> None:
         self.result = result
         self.run.setEnabled(True)
         for b in self.lesson_buttons.values():

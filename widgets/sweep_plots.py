@@ -128,8 +128,8 @@ class SweepPlots(pg.GraphicsLayoutWidget):
             p.getAxis("bottom").setTicks([[(np.log10(v) if self._logx else v, self.x_text[v]) for v in shown], []])
 
     def show_result(self, result: SweepResult, knob: str, marks: list[tuple[int | str, str]],
-                    plan: tuple[str, list[float | None]] | None = None) -> None:
-        """plan: (name, per-GPU memory of each ok row) when the Plan tab plans the swept model."""
+                    plan: tuple[str, list[float | None], float] | None = None) -> None:
+        """plan: (name, per-GPU memory of each ok row, a GPU's capacity) when the Plan tab plans the swept model."""
         rows = result.ok_rows()
         self.clear_all()
         self.result = result
@@ -193,6 +193,9 @@ class SweepPlots(pg.GraphicsLayoutWidget):
                                        if logy[key] and positive else None)
             if key in ("time", "tflops") and not drawn:
                 self._not_timed(p, xs, logx)
+        if plan is not None:  # the capacity the plan line must stay under
+            cap = float(np.log10(plan[2])) if logy["kv"] else plan[2]
+            self.plots["kv"].addItem(pg.InfiniteLine(pos=cap, angle=0, pen=pg.mkPen(PENS["e"], style=pg.QtCore.Qt.PenStyle.DashLine)))
         self._update_x_ticks()  # the swept values themselves, thinned so that no two labels touch
         timed = [(x, t) for x, t in zip(xs, timing, strict=True) if t]
         if timed:

@@ -7,6 +7,7 @@ import pytest
 
 from core.config import AttentionConfig
 from core.presets import find_preset
+from sandbox.plan_roofs import roofs as plan_roofs
 from sandbox.plan_tab import tp_degrees
 
 
@@ -21,7 +22,11 @@ def test_llama_3_70b_on_8_and_16_h100s_as_the_cli_counts_it(make_window):
     w = make_window()
     p = open_plan(w, "Llama 3 70B")
     assert p.params.text() == f"{find_preset('llama-3-70b').params:,}" and "counted from its config" in p.params_source.text()
+    assert [p.tp.itemData(i) for i in range(p.tp.count())] == [1]  # one GPU: no TP group to split over
+    p.n_gpus.setValue(64)
     assert [p.tp.itemData(i) for i in range(p.tp.count())] == [1, 2, 4, 8, 16, 32, 64]
+    p.n_gpus.setValue(12)  # degrees of 64 heads that make whole groups of 12 GPUs
+    assert [p.tp.itemData(i) for i in range(p.tp.count())] == [1, 2, 4]
     p.n_gpus.setValue(8)
     p.tp.setCurrentIndex(p.tp.findData(8))
     p.kv.setCurrentText("fp8")
@@ -34,8 +39,8 @@ def test_llama_3_70b_on_8_and_16_h100s_as_the_cli_counts_it(make_window):
     p.tp.setCurrentIndex(p.tp.findData(16))
     assert w.plan.last["kv_replication"] == 2 and "replicated on 2 GPUs" in p.details.text()
     assert w.plan.last["per_gpu"]["kv_cache"] == 21_474_836_480  # no smaller than at TP 8
-    p.n_gpus.setValue(12)  # not a whole number of TP groups of 16
-    assert w.plan.last is None and "whole tensor-parallel groups" in p.verdict.text()
+    p.n_gpus.setValue(12)  # TP 16 no longer makes whole groups: the largest degree that does, 4
+    assert p.tp.currentData() == 4 and w.plan.last["inputs"]["pp"] == 3
     p.params.setText("seventy billion")
     p.params.editingFinished.emit()
     assert "type the model's parameter count" in p.verdict.text()
@@ -54,7 +59,7 @@ def test_the_roofline_draws_the_apps_own_timing_and_this_machine_measured(make_w
     p = open_plan(w, "Custom")
     p.params.setText("10M")
     p.params.editingFinished.emit()
-    roofs, note = w.plan.roofs(w.plan.last, w.config())
+    roofs, note = plan_roofs(w.plan.last, w.current_timing(), None)
     timed = {pt["label"].split(",")[0]: pt for pt in roofs[1]["points"]}
     r = t.result
     # the prefill point is the timing panel's own figure: the layer's FLOPs over its median
@@ -67,9 +72,11 @@ def test_the_roofline_draws_the_apps_own_timing_and_this_machine_measured(make_w
     assert m["memory_bytes"] == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") and m["peak_flops"] > 1e8
     j = w.plan.last
     assert j["gpu"]["id"] == "this-machine" and j["per_gpu"]["capacity"] == m["memory_bytes"]
-    roofs, _note = w.plan.roofs(j, w.config())
-    assert roofs[1]["peak_flops"] == m["peak_flops"] and "of its roof" in roofs[1]["points"][0]["label"]
-    assert p.measure.isHidden()
+    roofs, _note = plan_roofs(j, w.current_timing(), w.plan.gpu("this-machine"))
+    timed = [pt for pt in roofs[0]["points"] if pt["label"].startswith("timed")]  # on the chosen roof: this machine
+    assert len(roofs) == 1 and roofs[0]["peak_flops"] == pytest.approx(m["peak_flops"])
+    assert "of its roof" in timed[0]["label"]
+    assert p.measure.text() == "Measure again"
 
 
 def test_a_pin_keeps_the_plan_shows_it_in_compare_and_puts_it_back(make_window):
@@ -86,7 +93,7 @@ def test_a_pin_keeps_the_plan_shows_it_in_compare_and_puts_it_back(make_window):
     # 8,030,261,248 x 2 / 2 + 4 KV heads a GPU: 2 x 4 x 128 x 2 bytes x 32 layers x 32,768 tokens, + 8 GB
     assert pin.report["plan"]["memory_per_gpu"] == 8_030_261_248 + 2 * 4 * 128 * 2 * 32 * 32768 + 8 * 10**9
     labels = [w.pins.table.table.verticalHeaderItem(i).text() for i in range(w.pins.table.table.rowCount())]
-    assert "plan: memory a GPU" in labels and "plan: longest context" in labels
+    assert "plan: memory a GPU (weights + KV + allowance)" in labels and "plan: longest context" in labels
     p.n_gpus.setValue(1)
     p.tp.setCurrentIndex(p.tp.findData(1))
     w.pins.load_on_sliders(len(w.pins.pins) - 1)
