@@ -13,17 +13,18 @@ from sandbox.compute_types import TimingOutcome
 
 TIMING_DTYPE = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 # where each point's label sits, so that two points close together never print over each other
-ANCHORS = {"prefill": (1, 1), "decode": (0, 1), "timed prefill": (1, 0), "timed decode": (0, 0)}
+ANCHORS = {"prefill": (1, 1), "decode": (0, 1), "local prefill": (1, 0), "local decode": (0, 0),
+           "timed prefill": (1, 0), "timed decode": (0, 0)}
 
 
 def plan_points(j: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for points, local in ((j["roofline"], False), (j.get("roofline_local") or {}, True)):
         for ph, pt in points.items():
-            kind = " (local)" if local else ""
-            out.append({"label": f"{ph}{kind}: {pt['limit']}-bound", "intensity": pt["intensity"],
+            kind = " (local)" if local else ""  # short labels: the note under the chart says every figure
+            out.append({"label": f"{ph}{kind}", "intensity": pt["intensity"],
                         "flops_s": pt["bound_flops"], "symbol": ("d" if local else "s") if ph == "prefill" else
-                        ("+" if local else "o"), "anchor": ANCHORS[ph]})
+                        ("+" if local else "o"), "anchor": ANCHORS[f"local {ph}" if local else ph]})
     return out
 
 
@@ -51,7 +52,8 @@ def roofs(j: dict[str, Any], timing: TimingOutcome | None,
         pt = layer_point(timing.config, probe, phase, dtype, dtype)
         m = pt.measured(stats.median_ms / 1e3)
         share = f", {m['fraction_of_bound']:.0%} of its roof" if machine else ""
-        here["points"].append({"label": f"timed {phase}{share}", "intensity": m["intensity"],
+        here["points"].append({"label": f"timed {phase}" + (f" {m['fraction_of_bound']:.0%}" if machine else ""),
+                               "intensity": m["intensity"],
                                "flops_s": m["achieved_flops"], "symbol": "t", "anchor": ANCHORS[f"timed {phase}"]})
         said.append(f"{phase} {stats.median_ms:.4g} ms = {m['achieved_flops'] / 1e9:,.3g} GFLOP/s{share}")
     if machine is None:

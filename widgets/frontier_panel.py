@@ -110,6 +110,7 @@ class FrontierPanel(QWidget):
         runs.addWidget(self.run)
         runs.addWidget(self.cancel)
         runs.addWidget(self.progress, 1)
+        self._zoom_row = runs  # the zoom box joins this row once it exists (below the chart's creation)
         self.chart = FrontierChart()
         self.chart.hovered.connect(self._on_hovered)
         self.chart.point_clicked.connect(self._on_point_clicked)
@@ -140,12 +141,12 @@ class FrontierPanel(QWidget):
         self.zoom.setToolTip("Show the points that lose least (y up to a tenth of the costliest, at most 1): a pooled "
                              "point far above squeezes them into the chart's bottom otherwise")
         self.zoom.toggled.connect(self.chart.zoom_cheap)
+        self._zoom_row.addWidget(self.zoom)  # beside Run: the budget row has no room left at 1024 pixels
         budget_row = QHBoxLayout()
         budget_row.addWidget(QLabel("KV budget"))
         budget_row.addWidget(self.budget)
         budget_row.addWidget(self.budget_label)
         budget_row.addStretch(1)
-        budget_row.addWidget(self.zoom)
         budget_row.addWidget(self.open_point)
         budget_row.addWidget(self.pin_point)
         caveat = QLabel(CAVEAT)

@@ -34,7 +34,9 @@ def _plot(title: str, x: str, y: str) -> pg.PlotWidget:
 
 
 def key_html(entries: list[tuple[str, str]]) -> str:
-    return " &nbsp; ".join(f'<span style="color:{c}">■&nbsp;{html.escape(n).replace(" ", "&nbsp;")}</span>'
+    # short names kept whole; a long one (a measured machine's) may wrap, so a narrow tab never overflows
+    return " &nbsp; ".join(f'<span style="color:{c}">■&nbsp;'
+                           f'{html.escape(n).replace(" ", "&nbsp;") if len(n) <= 24 else html.escape(n)}</span>'
                            for n, c in entries)
 
 
@@ -126,7 +128,7 @@ class ContextCurve(Chart):
 def decade_ticks(lo: float, hi: float) -> list[list[tuple[float, str]]]:
     """A log axis labelled at its powers of ten only (its minor labels pile up): 0.01, 1, 100, 10^4…"""
     a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    step = max(1, (b - a) // 8)
+    step = max(1, math.ceil((b - a) / 5))  # at most six labels: a narrow chart's ran together
     label = lambda k: f"{10.0**k:g}" if -3 <= k <= 4 else f"1e{k}"  # noqa: E731
     return [[(k, label(k)) for k in range(a, b + 1, step)], []]
 
@@ -157,7 +159,10 @@ class Roofline(Chart):
             for p in r["points"]:
                 self.plot.plot([p["intensity"]], [p["flops_s"] / 1e12], pen=None, symbol=p["symbol"], symbolSize=11,
                                symbolBrush=r["colour"], symbolPen=pg.mkPen("w"))
-                text = pg.TextItem(p["label"], color=r["colour"], anchor=p.get("anchor", (0, 1)))
+                ax, ay = p.get("anchor", (0, 1))
+                where = (math.log10(p["intensity"]) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+                ax = 0 if where < 0.35 else 1 if where > 0.65 else ax  # a label near an edge reads inwards
+                text = pg.TextItem(p["label"], color=r["colour"], anchor=(ax, ay))
                 text.setPos(math.log10(p["intensity"]), math.log10(p["flops_s"] / 1e12))
                 self.plot.addItem(text)
         ys = [min(r["peak_flops"], x * r["bandwidth"]) for r in roofs if r["peak_flops"] for x in (lo, hi)]
