@@ -34,7 +34,7 @@ def test_refusals(tiny_bert, tmp_path):
     empty.mkdir()
     with pytest.raises(ValueError, match="no config.json"):
         load_model(str(empty))
-    with pytest.raises(ValueError, match="not a folder"):
+    with pytest.raises(ValueError, match="is neither a shipped model nor a folder; choose smollm2-135m or minilm-l6"):
         load_model(str(tmp_path / "missing"))
     broken = copy_folder(tiny_bert, tmp_path / "broken")
     (broken / "config.json").write_text("{ not json")
