@@ -89,15 +89,23 @@ class ExportController(QObject):
             return
         self.export_chosen(dialog)
 
-    def make_dialog(self, head: int | None = None) -> ExportDialog:
+    def start_folder(self) -> Path:
+        """Where an export dialog opens: the last export's folder, else Pictures, Documents or home."""
         w = self.window
         where = QStandardPaths.writableLocation
         last = w.settings.value("export/folder") if w.settings is not None else None
-        folder = default_export_folder(str(last) if last else None,
-                                       where(QStandardPaths.StandardLocation.PicturesLocation),
-                                       where(QStandardPaths.StandardLocation.DocumentsLocation))
+        return default_export_folder(str(last) if last else None,
+                                     where(QStandardPaths.StandardLocation.PicturesLocation),
+                                     where(QStandardPaths.StandardLocation.DocumentsLocation))
+
+    def remember_folder(self, folder: Path) -> None:
+        if self.window.settings is not None:
+            self.window.settings.setValue("export/folder", str(folder))  # the next export starts there
+
+    def make_dialog(self, head: int | None = None) -> ExportDialog:
+        w = self.window
         n_heads = len(w.last_heatmaps.probs) if w.last_heatmaps is not None else 0
-        return ExportDialog(n_heads, folder, head, w)
+        return ExportDialog(n_heads, self.start_folder(), head, w)
 
     def export_chosen(self, dialog: ExportDialog) -> list[Path]:
         """Write what the accepted dialog asks for; a failure is an alert, never an exception."""
@@ -108,8 +116,7 @@ class ExportController(QObject):
         except (ExportError, ValueError) as exc:
             w.alert("Export failed", str(exc))
             return []
-        if w.settings is not None:
-            w.settings.setValue("export/folder", str(c.path.parent))  # the next export starts there
+        self.remember_folder(c.path.parent)
         w.statusBar().showMessage("Exported " + ", ".join(str(p) for p in written), 10000)
         return written
 

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QStandardPaths
 from PySide6.QtWidgets import QFileDialog
 
 from core.atomic import ExportError, staged
@@ -20,7 +19,6 @@ from core.models.kv_methods import FAMILIES
 from resources import CALIB_TEXT, EVAL_TEXT
 from sandbox.compute_types import FrontierDone, FrontierProgress, HeatmapResult
 from sandbox.export import render_png, versions, write_svg
-from widgets.export_dialog import default_export_folder
 from widgets.frontier_panel import FrontierPanel
 
 if TYPE_CHECKING:
@@ -226,11 +224,7 @@ class FrontierTab:
             return
         model = (self.panel.result or {}).get("model", "model").replace(" ", "-")
         w = self.window
-        where = QStandardPaths.writableLocation
-        last = w.settings.value("export/folder") if w.settings is not None else None
-        folder = default_export_folder(str(last) if last else None,
-                                       where(QStandardPaths.StandardLocation.PicturesLocation),
-                                       where(QStandardPaths.StandardLocation.DocumentsLocation))
+        folder = w.exports.start_folder()
         if what == "table":
             name, chosen = QFileDialog.getSaveFileName(w, "Export frontier table",
                                                        str(folder / f"frontier-{model}-table.csv"), "CSV (*.csv)")
@@ -240,8 +234,7 @@ class FrontierTab:
         if not name:
             return
         path = Path(name)
-        if w.settings is not None:
-            w.settings.setValue("export/folder", str(path.parent))  # the next export starts there, as the others
+        w.exports.remember_folder(path.parent)
         if path.suffix.lower() not in (".csv", ".png", ".svg"):  # a name typed without one: the filter's
             path = path.with_name(path.name + ("." + chosen.split("*.")[-1].rstrip(")") if "*." in chosen else ".csv"))
         try:

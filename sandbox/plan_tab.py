@@ -190,6 +190,11 @@ class PlanTab:
                 if self.machine is None:
                     return None
                 d["machine"] = {k: self.machine[k] for k in MACHINE_KEYS}
+            if self.kind() == "encoder":
+                d["kind"] = "encoder"  # a pin of random weights has no architecture to say so
+            active = self.active_params(d["params"])
+            if active is not None:
+                d["active_params"] = active  # a mixture of experts' Compare rows decode as the tab does
             plan_input(d, cfg, arch)
         except (ValueError, OverflowError):
             return None

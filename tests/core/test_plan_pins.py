@@ -69,3 +69,13 @@ def test_a_bad_plan_in_a_file_is_refused_with_what_is_wrong(tmp_path, change, wo
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match=words):
         load_workspace(path)
+
+
+def test_a_mixture_of_experts_pin_decodes_its_active_parameters():
+    moe = pinned("M", LLAMA, {**PLAN, "params": 600_000_000_000, "active_params": 37_000_000_000})
+    dense = pinned("D", LLAMA, {**PLAN, "params": 600_000_000_000})
+    ref = plan(PlanInput(LLAMA.architecture(), 600_000_000_000, find_gpu("h100-sxm"), 8, 8, "bf16", "fp8", 8, 131072))
+    # a step reads the active weights' share and the cache: 37e9 x 2 / 8 + the cache, against 600e9 x 2 / 8
+    bw = find_gpu("h100-sxm").bandwidth_bytes_s
+    assert moe.report["plan"]["decode_tokens_s"] == pytest.approx(8 * bw / (37e9 * 2 / 8 + ref.kv_cache))
+    assert dense.report["plan"]["decode_tokens_s"] == pytest.approx(8 * bw / (600e9 * 2 / 8 + ref.kv_cache))
