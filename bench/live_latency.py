@@ -31,7 +31,10 @@ import numpy as np  # noqa: E402
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from sandbox.app import keep_out_of_collections  # noqa: E402
+from sandbox.app import (
+    keep_out_of_collections,  # noqa: E402
+    tear_down,
+)
 from sandbox.main_window import OPENING_CONFIG, MainWindow  # noqa: E402
 from sandbox.process_runner import ProcessRunner  # noqa: E402
 from sandbox.runner import ComputeRunner  # noqa: E402
@@ -144,7 +147,7 @@ def main() -> int:
         window.mosaic.set_data(p, tokens, 8)
         window.mosaic.glw.viewport().repaint()
         paints.append((time.perf_counter() - t0) * 1e3)
-    window.close()
+    tear_down(window)  # as the app does: pyqtgraph's items outliving Qt crashed the exit
     q = np.percentile(latencies, [50, 95])
     result = {
         "config": OPENING_CONFIG.to_dict(),

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from sandbox.app import tear_down
 from sandbox.main_window import OPENING_CONFIG, MainWindow  # noqa: E402
 from sandbox.soak import Soak, threads_left  # noqa: E402
 
@@ -35,8 +36,7 @@ def main() -> int:
         w.show()
         soak = Soak(app, w, Path(tmp), seed=args.seed, models=not args.no_models)
         report = soak.run(args.actions, progress=lambda n: print(f"  {n} actions", file=sys.stderr, flush=True))
-        w.close()
-        app.processEvents()
+        tear_down(w)  # as the app does: pyqtgraph's items outliving Qt crashed the exit
         report.threads_left = threads_left()
     out = report.to_json()
     ok = (not report.errors and not report.qt_warnings and report.threads_left == 0 and report.stale_views == 0

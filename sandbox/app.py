@@ -9,8 +9,8 @@ import sys
 import time
 from typing import Any
 
-from PySide6.QtCore import QEventLoop, QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, QSettings
+from PySide6.QtWidgets import QApplication, QWidget
 
 from sandbox.logfile import setup_log_file
 from sandbox.start_window import StartWindow
@@ -70,10 +70,16 @@ def run_app(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-    # Tear the window down while the QApplication still exists: left to the interpreter's exit,
-    # pyqtgraph's items can outlive Qt and the process ends in a segmentation fault.
-    window.deleteLater()
-    del window
-    app.processEvents()
-    gc.collect()
+    tear_down(window)
     return code
+
+
+def tear_down(window: QWidget) -> None:
+    """Delete a window while the QApplication still exists: left to the interpreter's exit, pyqtgraph's items
+    can outlive Qt and the process ends in a segmentation fault (the app, the benches and the soak)."""
+    if window.isVisible():  # the app's window is closed already: its close event is not sent twice
+        window.close()
+    window.deleteLater()
+    QApplication.processEvents()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
