@@ -164,7 +164,7 @@ class MainWindow(QMainWindow):
                                            [self.models.fidelity, self.timing, pin_row])
         self.maps = heat.maps
         self.tabs = QTabWidget()
-        self.tabs.addTab(LayoutFirewall(heat), "Heatmaps")  # a label's new text no longer repaints every tab
+        self.tabs.addTab(LayoutFirewall(heat, sized_by_host=True), "Heatmaps")  # a label's new text no longer repaints every tab
         self.tabs.addTab(self.pins.table, "Compare")
         self.tabs.addTab(self.sweeps.panel, "Sweep")
         self.tabs.addTab(self.models.overview, "Layers")
@@ -199,6 +199,7 @@ class MainWindow(QMainWindow):
         self.runner.timing_ready.connect(self._on_runner_timing_ready)
         self.runner.failed.connect(self._on_runner_failed)
         self.mosaic.head_clicked.connect(self.open_head)
+        self.mosaic.painted.connect(self.costs.maps_painted)
         self.runner.timing_ready.connect(self.pins.on_timing)
         self.timing.measure_requested.connect(lambda: self.request(force_timing=True))
         self.pins.pins_changed.connect(
@@ -286,7 +287,7 @@ class MainWindow(QMainWindow):
         if self.last_error and result.model is None:
             self.statusBar().clearMessage()
         self.last_error = ""
-        self.costs.maps_shown()
+        self.costs.maps_shown(painted_later=self.mosaic.glw.isVisible())
         self.heatmaps_shown.emit(result)
 
     def reset_zoom(self) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtGui import QFontMetrics, QImage, QPixmap
 from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from widgets.cached_axis import CachedAxis
@@ -37,15 +38,28 @@ def gradient_pixmap(name: str, width: int = 120, height: int = 12) -> QPixmap:
     return QPixmap.fromImage(img).scaled(width, height)
 
 
+class MapsView(pg.GraphicsLayoutWidget):
+    """The maps' view, saying when it has painted."""
+
+    painted: Any = None  # the mosaic's signal, emitted after each paint
+
+    def paintEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        super().paintEvent(event)
+        if self.painted is not None:
+            self.painted.emit()
+
+
 class HeatmapMosaic(QWidget):
     """Call set_data(probs (H, T, T), tokens, group_size). Emits head_clicked(head) on a tile click."""
 
     head_clicked = Signal(int)
     hovered = Signal(str)
+    painted = Signal()  # the maps' viewport has painted (the costs follow it; the latency bench times it)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.glw = pg.GraphicsLayoutWidget()
+        self.glw = MapsView()
+        self.glw.painted = self.painted
         self.glw.setBackground("#1e1e1e")
         self.plot = self.glw.addPlot(axisItems={side: CachedAxis(side) for side in ("left", "bottom", "top", "right")})
         self.plot.invertY(True)
@@ -146,6 +160,8 @@ class HeatmapMosaic(QWidget):
         n_heads, n_tokens = probs.shape[0], probs.shape[1]
         if tokens != self.tokens:
             self.readout.reset()  # another text or tokenizer: the last reading named tokens no longer shown
+        if tokens != self.tokens and self.grid_axes is None:
+            self._keep_axis_room([t[:10] for t in tokens])
         self.probs, self.tokens, self.group_size = probs, tokens, group_size
         relayout = self.layout_ is None or (self.layout_.n_heads, self.layout_.n_tokens, self.layout_.group_size) != (
             n_heads, n_tokens, group_size) or cols != self._fixed_cols
@@ -266,6 +282,7 @@ class HeatmapMosaic(QWidget):
         self.grid_axes = (x_names, y_names)
         self.plot.setLabel("bottom", x_title)
         self.plot.setLabel("left", y_title)
+        self._keep_axis_room(y_names)
         self._update_ticks()
 
     def mark_column(self, col: int | None) -> None:
@@ -291,6 +308,22 @@ class HeatmapMosaic(QWidget):
               if r % y_step == 0]
         self._set_ticks("bottom", xs, True)
         self._set_ticks("left", ys, True)
+
+    def _keep_axis_room(self, left_labels: list[str]) -> None:
+        """Fixed room for each axis, sized for the labels it may show (the left one for these tokens), whether or not
+        they fit the tiles now. pyqtgraph sizes an axis to the labels it drew, during the paint: a drag that showed or
+        hid token labels relaid the plot and painted the maps twice for one result (bench/live_latency.py's stall)."""
+        metrics = QFontMetrics(self.glw.font())
+        digits = metrics.horizontalAdvance("00000")  # the top and right axes: pixel positions in the mosaic
+        for side in ("left", "right", "top", "bottom"):
+            axis = self.plot.getAxis(side)
+            offset = axis.style["tickTextOffset"][0 if side in ("left", "right") else 1] + max(0, axis.style["tickLength"])
+            title = axis.label.boundingRect().height() * 0.8 if axis.label.isVisible() else 0.0
+            if side in ("left", "right"):
+                widest = max((metrics.horizontalAdvance(t) for t in left_labels), default=0) if side == "left" else digits
+                axis.setWidth(int(widest + offset + title + 2))
+            else:
+                axis.setHeight(int(metrics.height() + offset + title))
 
     def _set_ticks(self, side: str, ticks: list[tuple[float, str]], show: bool) -> None:
         """Only a change of ticks: pyqtgraph redraws an axis's picture (2 ms a paint) after any setTicks."""

@@ -32,11 +32,16 @@ class LayoutFirewall(QWidget):
     sizeHint() or sizePolicy() has changed", says its source), so a label's new text anywhere inside a
     tab reaches the QTabWidget, which answers every layout request by repainting all of itself: the
     whole right pane at every slider step. Between the two this widget asks the content's hints and
-    stops the request when they are what they were."""
+    stops the request when they are what they were.
 
-    def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
+    sized_by_host: the widget above gives this one its size whatever it prefers (a tab page): only a new minimum,
+    maximum or policy needs the layouts above, not a preferred size or a wrapped line (the Heatmaps tab's legend
+    wrapping to another line at a new head count repainted the whole tab widget at that step)."""
+
+    def __init__(self, content: QWidget, parent: QWidget | None = None, sized_by_host: bool = False) -> None:
         super().__init__(parent)
         self.content = content
+        self.sized_by_host = sized_by_host
         content.setParent(self)
         # QScrollArea asks the policy (or a layout), not hasHeightForWidth(), whether the height follows the
         # width: without this its rows of wrapped text were squeezed instead of scrolled.
@@ -47,6 +52,8 @@ class LayoutFirewall(QWidget):
 
     def _current_hints(self) -> tuple[object, ...]:
         c = self.content
+        if self.sized_by_host:
+            return (c.minimumSizeHint(), c.minimumSize(), c.maximumSize(), c.sizePolicy())
         # A word-wrapped label that takes another line changes heightForWidth, not the size hints.
         height_for_width = c.heightForWidth(max(1, self.width())) if c.hasHeightForWidth() else -1
         return (c.sizeHint(), c.minimumSizeHint(), c.minimumSize(), c.maximumSize(), c.sizePolicy(), height_for_width)

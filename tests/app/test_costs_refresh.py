@@ -34,3 +34,37 @@ def test_the_costs_come_without_heatmaps_once_the_wait_is_over(make_window, qtbo
     w.config_panel.set_config(cfg)
     assert params_shown(w) != f"{param_counts(cfg).total:,}"
     qtbot.waitUntil(lambda: params_shown(w) == f"{param_counts(cfg).total:,}", timeout=20 * COSTS_WAIT_MS)
+
+
+def test_the_costs_wait_for_the_maps_own_paint_not_only_their_slot(make_window, async_kind, qtbot):
+    """Costs set between the maps' slot and their paint were painted in the same pass as the maps (a 7-10 ms stall):
+    they now change only after the maps' view has painted."""
+    w = make_window(sync=False, kind=async_kind, live_timing=False)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60000)
+    w.costs.timer.setInterval(600000)
+    order = []
+    set_data = w.mosaic.set_data
+    w.mosaic.set_data = lambda probs, *a, **k: (order.append("maps set"), set_data(probs, *a, **k))[1]
+    w.mosaic.painted.connect(lambda: order.append("maps painted"))
+    show = w.metrics.show_config
+    w.metrics.show_config = lambda cfg, ctx=None: (order.append("costs"), show(cfg, ctx))
+    cfg = w.config().with_(n_heads=w.config().n_heads * 2, n_kv_heads=1)
+    w.config_panel.set_config(cfg)
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60000)
+    first_set = order.index("maps set")
+    assert "maps painted" in order[first_set:order.index("costs")]
+    assert params_shown(w) == f"{param_counts(cfg).total:,}"
+
+
+def test_with_another_tab_in_front_the_costs_do_not_wait_for_a_paint_that_never_comes(make_window, qtbot):
+    w = make_window(sync=False, kind="thread", live_timing=False)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60000)
+    w.tabs.setCurrentIndex(1)  # Compare: the maps are hidden and will not paint
+    w.costs.timer.setInterval(600000)  # no fallback: only the hidden-maps path can bring the costs
+    cfg = w.config().with_(n_heads=w.config().n_heads * 2, n_kv_heads=1)
+    w.config_panel.set_config(cfg)
+    qtbot.waitUntil(lambda: params_shown(w) == f"{param_counts(cfg).total:,}", timeout=60000)

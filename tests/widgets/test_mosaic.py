@@ -74,3 +74,37 @@ def test_colour_table_keeps_the_colormap_ends_and_adds_frames():
     assert table.shape == (256, 3)
     assert tuple(table[0]) == tuple(lut("viridis")[0]) and tuple(table[LEVELS - 1]) == tuple(lut("viridis")[255])
     assert tuple(table[LEVELS]) == tuple(BACKGROUND)
+
+
+def test_the_axes_keep_their_room_whatever_grid_the_heads_make(qtbot):
+    """pyqtgraph sized an axis to the labels it drew, during the paint: a grid whose tiles stopped fitting the token
+    labels relaid the plot and painted the maps twice. The room now follows the tokens only."""
+    import numpy as np
+    from PySide6.QtWidgets import QApplication
+
+    from widgets.heatmap_view import HeatmapMosaic
+
+    m = HeatmapMosaic()
+    qtbot.addWidget(m)
+    m.resize(800, 500)
+    m.show()
+    qtbot.waitExposed(m)
+    tokens = ["The", "chef", "who", "trained", "in", "Lucknow", "cooked", "biryani"]
+
+    def rooms() -> tuple[float, ...]:
+        QApplication.processEvents()  # the plot's layout runs
+        return tuple(m.plot.getAxis(s).width() if s in ("left", "right") else m.plot.getAxis(s).height()
+                     for s in ("left", "right", "top", "bottom"))
+
+    seen, shown = set(), set()
+    for heads in (1, 4, 12, 48):  # labels fit the big tiles, not the small ones
+        probs = np.full((heads, 8, 8), 1 / 8, dtype=np.float32)
+        m.set_data(probs, tokens, 1)
+        m.glw.viewport().repaint()
+        seen.add(rooms())
+        shown.add(m.plot.getAxis("left").style["showValues"])
+    assert shown == {True, False}  # the labels did come and go
+    assert len(seen) == 1
+    m.set_data(np.full((4, 2, 2), 0.5, dtype=np.float32), ["a", "a much longer token"], 1)
+    m.glw.viewport().repaint()
+    assert rooms()[0] > next(iter(seen))[0]  # longer tokens: a wider left axis

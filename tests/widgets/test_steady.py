@@ -78,3 +78,32 @@ def test_wrapped_text_behind_a_firewall_in_a_scroll_area_scrolls_instead_of_bein
     assert wall.height() >= need  # every line of every label has its room
     assert all(label.height() >= label.heightForWidth(label.width()) for label in labels)
     assert area.verticalScrollBar().maximum() > 0  # and the area scrolls to show them
+
+
+def test_a_firewall_sized_by_its_host_passes_up_a_new_minimum_but_not_a_wrapped_line(qtbot):
+    content = QWidget()
+    label = QLabel("one line")
+    label.setWordWrap(True)
+    label.setMinimumSize(20, 20)  # its minimum is its own (the maps' legend sits in a splitter that sets one)
+    QVBoxLayout(content).addWidget(label)
+    outer = QWidget()
+    wall = LayoutFirewall(content, sized_by_host=True)
+    QVBoxLayout(outer).addWidget(wall)
+    qtbot.addWidget(outer)
+    outer.resize(200, 300)
+    asked = []
+    original = wall.updateGeometry
+    wall.updateGeometry = lambda: (asked.append(1), original())
+
+    def request() -> None:
+        content.layout().activate()
+        wall.event(QEvent(QEvent.Type.LayoutRequest))
+
+    before = content.heightForWidth(200)
+    label.setText("a legend that now wraps onto two or three lines at this width, as the maps' legend does")
+    assert content.heightForWidth(200) != before  # another line: the preferred height changed
+    request()
+    assert asked == []  # the host gives the page its size: nothing above needs to know
+    content.setMinimumHeight(500)
+    request()
+    assert asked == [1]  # a new minimum does
