@@ -117,8 +117,8 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
             self._failed_starts[child.role] = 0
             if child.role == "main":
                 self._spawn_timing_when_free()
-            elif not self._closing and self._spare is None and child is self._timing and not self._no_spare:
-                self._spare = self._spawn("timing")
+            elif child is self._timing:
+                self._spawn_spare_when_free()
             self._changed.notify_all()
         if child.role == "main":
             self.info = info
@@ -175,7 +175,8 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
                 self.failed.emit(Failure(rid, "timing", f"timing is unavailable: {self._timing_broken}."))
                 return
             if (self._timing is None or self._timing.jobs or not self._timing.ready.is_set()  # stopping, or starting
-                    or any(kind == "heatmaps" for kind in self._main.jobs.values())):
+                    or any(kind == "heatmaps" for kind in self._main.jobs.values())
+                    or (self._spare is not None and not self._spare.ready.is_set())):  # a torch import beside it
                 self._timer = self._deadlines.call_later(0.02, self._start_timing, rid, request)  # heatmaps first
                 return
             self._timer = None
@@ -230,11 +231,22 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
                 and not any(kind == "heatmaps" for kind in self._main.jobs.values())):
             self._timing = self._spawn("timing")
 
+    def _spawn_spare_when_free(self) -> None:
+        """The spare, once the timing worker is ready and has nothing to time: its torch import (about 2 s of a core)
+        beside a timing made the app's first figure read "other processes kept 1 core busy"; a timing asked for
+        while the spare starts waits for it (_start_timing)."""
+        t = self._timing
+        if (not self._closing and self._spare is None and not self._no_spare and t is not None and t.ready.is_set()
+                and not t.jobs and self._timer is None):
+            self._spare = self._spawn("timing")
+
     def _on_done(self, child: WorkerChild, token: int) -> None:
         with self._lock:
             child.jobs.pop(token, None)
             if child is self._main:
                 self._spawn_timing_when_free()
+            elif child is self._timing:
+                self._spawn_spare_when_free()
             now_idle = self.is_idle()
             self._changed.notify_all()
         if now_idle:
@@ -266,9 +278,9 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
                 lost_loads, self._asked = list(self._asked), {}
             elif child is self._timing:
                 self._promote_spare()
-            else:  # the spare: another one, once the timing worker is ready (else its hello starts one)
-                ready = self._timing is not None and self._timing.ready.is_set()
-                self._spare = self._spawn("timing") if ready and not self._no_spare else None
+            else:  # the spare: another one, once the timing worker is ready and free (else its hello or done)
+                self._spare = None
+                self._spawn_spare_when_free()
             reloading = ", ".join(self._loaded) if role == "main" else ""
             now_idle = self.is_idle()
             self._changed.notify_all()
@@ -313,8 +325,7 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
             self._timing, self._timing_broken = None, "the timing worker stopped and no spare could start"
             return
         self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
-        if self._timing.ready.is_set() and not self._no_spare:
-            self._spare = self._spawn("timing")
+        self._spawn_spare_when_free()  # the promoted one is idle; a cold one starts its spare at its hello
 
     def _say(self, message: str) -> None:
         try:

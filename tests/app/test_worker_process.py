@@ -328,3 +328,31 @@ def test_a_worker_frozen_before_its_hello_is_stopped_and_replaced(qtbot):
         qtbot.waitUntil(lambda: bool(maps) and maps[-1].request_id == rid, timeout=60000)
     finally:
         runner.shutdown()
+
+
+def test_the_first_timing_never_runs_beside_the_spare_workers_torch_import(make_window, qtbot):
+    """The spare started at the timing worker's hello, so the app's first figure was measured beside a torch
+    import (about 2 s of a core) and read "other processes kept 1 core busy". The spare now starts once the
+    timing worker is free, and a timing asked for while it starts waits for it."""
+    w = make_window(sync=False, kind="process")
+    runner = w.runner
+    events = []
+    spawn = runner._spawn
+    runner._spawn = lambda role: (events.append(("spawn", role)), spawn(role))[1]
+    on_emit = runner._on_emit  # in the reader threads, in the order the workers said it (the spawns are there too)
+    names = {"timing_started": "started", "timing_ready": "ready"}
+    runner._on_emit = lambda child, name, args: (events.append((names.get(name, name), None)), on_emit(child, name, args))
+    qtbot.waitUntil(lambda: runner.is_idle() and w.current_timing() is not None, timeout=120000)
+    qtbot.waitUntil(lambda: runner._spare is not None and runner._spare.ready.is_set(), timeout=120000)
+    first_started = next(i for i, e in enumerate(events) if e[0] == "started")
+    first_ready = next(i for i, e in enumerate(events) if e[0] == "ready")
+    spare_spawned = [i for i, e in enumerate(events) if e == ("spawn", "timing")][-1]
+    assert spare_spawned > first_ready, events  # the spare came after the first figure, not during it
+    # A timing asked for while a spare starts waits for its hello.
+    runner._spare.process.kill()  # its death starts another spare at once (the timing worker is free)
+    qtbot.waitUntil(lambda: runner._spare is not None and not runner._spare.ready.is_set(), timeout=30000)
+    starting = runner._spare
+    w.config_panel.set_config(SMALL.with_(seq_len=40))
+    qtbot.waitUntil(lambda: runner.is_idle() and w.current_timing() is not None, timeout=120000)
+    later = [e for e in events[first_started + 1:] if e[0] == "started"]
+    assert later and starting.ready.is_set()  # it had said hello before the timing began
