@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-POOLS = ("max", "mean")
-DEFAULT_BAND = 1024  # the band a global layer's "within" mass counts: Gemma 3's window
-CHUNK_BYTES = 256 * 2**20  # one chunk's scores and probabilities (the working set beside q and k)
-MAX_TOKENS = 2**15  # 32,768: the longest input the overview takes
+from core.long_budget import CHUNK_BYTES, DEFAULT_BAND, MAX_TOKENS, POOLS
+
+__all__ = ["CHUNK_BYTES", "DEFAULT_BAND", "MAX_TOKENS", "POOLS", "LongMap", "Rule", "Stopped", "long_map"]
 
 
 class Stopped(Exception):

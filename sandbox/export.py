@@ -42,6 +42,15 @@ def versions() -> dict[str, str]:
             "numpy": np.__version__, "python": platform.python_version()}
 
 
+def ours(manifest: Path) -> bool:
+    """A manifest this app wrote (an export of the same name may replace it), not a user's own .json."""
+    try:
+        return json.loads(manifest.read_text(encoding="utf-8")[:1_000_000]).get("title", "").startswith(
+            "Attention Sandbox")
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def render_png(widget: QWidget, scale: float) -> QImage:
     """The widget as the user sees it, rendered at `scale` times its size."""
     size = widget.size()

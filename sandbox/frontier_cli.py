@@ -13,6 +13,7 @@ from pathlib import Path
 
 from core.frontier_summary import BUDGETS, CAVEAT, CSV_KEYS, budget_sentence
 from resources import CALIB_TEXT, EVAL_TEXT
+from sandbox.text_file import read_text as read_file
 
 
 def add_frontier_args(p: argparse.ArgumentParser) -> None:
@@ -30,22 +31,9 @@ def add_frontier_args(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--csv", action="store_true", help="one CSV row per point")
 
 
-MAX_TEXT_BYTES = 64 * 2**20  # 64 samples of 1,024 tokens are a few MB of prose
-
-
 def read_text(path: str | None, default: Path) -> str:
-    """The file's text, read no further than MAX_TEXT_BYTES (a device or a pipe that never ends is refused)."""
-    target = Path(path) if path else default
-    try:
-        with open(target, "rb") as f:
-            data = f.read(MAX_TEXT_BYTES + 1)
-        if len(data) > MAX_TEXT_BYTES:
-            raise ValueError(f"the text file {target} is over {MAX_TEXT_BYTES // 2**20} MB; give a shorter one (the "
-                             "frontier reads at most 64 samples of 1,024 tokens).")
-        return data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read the text file {target}: {getattr(exc, 'strerror', None) or exc}; "
-                         "give a UTF-8 text file.") from exc
+    """The file's text, or the default's (sandbox/text_file.py: bounded, UTF-8)."""
+    return read_file(path or default, "the frontier reads at most 64 samples of 1,024 tokens")
 
 
 def cmd_frontier(args: argparse.Namespace) -> int:

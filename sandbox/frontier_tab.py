@@ -18,6 +18,7 @@ from core.models.catalog import SHIPPED
 from core.models.kv_methods import FAMILIES
 from resources import CALIB_TEXT, EVAL_TEXT
 from sandbox.compute_types import FrontierDone, FrontierProgress, HeatmapResult
+from sandbox.export import ours as _ours
 from sandbox.export import render_png, versions, write_svg
 from widgets.frontier_panel import FrontierPanel
 
@@ -25,15 +26,6 @@ if TYPE_CHECKING:
     from sandbox.main_window import MainWindow
 
 LESSON_MODEL = "smollm2-135m"
-
-
-def _ours(manifest: Path) -> bool:
-    """A manifest this app wrote (an export of the same name may replace it), not a user's own .json."""
-    try:
-        return json.loads(manifest.read_text(encoding="utf-8")[:1_000_000]).get("title", "").startswith(
-            "Attention Sandbox")
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 class FrontierTab:

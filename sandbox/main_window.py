@@ -28,6 +28,7 @@ from sandbox.costs_refresh import CostsRefresh
 from sandbox.export import ExportJob
 from sandbox.export_controller import ExportController
 from sandbox.frontier_tab import FrontierTab
+from sandbox.long_tab import LongTab
 from sandbox.menus import build_menus
 from sandbox.models_controller import ModelController
 from sandbox.pins import PinController
@@ -115,6 +116,7 @@ class MainWindow(QMainWindow):
         self.roles = RolesController(self)
         self.frontier = FrontierTab(self)
         self.plan = PlanTab(self)
+        self.long = LongTab(self)
         self.exports = ExportController(self)
         self.models.loaded.connect(self.pins.on_model_loaded)
         self.last_alert = ""
@@ -171,6 +173,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.roles.panel, "Roles")
         self.tabs.addTab(self.frontier.panel, "Frontier")
         self.tabs.addTab(self.plan.panel, "Plan")
+        self.tabs.addTab(self.long.panel, "Long")
+        self.tabs.setTabToolTip(7, "One layer's attention over thousands of tokens, zoomable to single tokens, and a "
+                                   "decode run that grows its cache")
         self.tabs.setTabToolTip(5, "What each way of shrinking a real model's KV cache costs it, on its own weights")
         self.tabs.setTabToolTip(6, "Will the model fit on these GPUs, and how fast can it decode: memory plan and roofline")
         self.tabs.setTabToolTip(3, "A real model's every layer x every head; click a tile to open that head")

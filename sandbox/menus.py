@@ -34,8 +34,8 @@ def build_menus(w: MainWindow) -> tuple[QAction, QAction]:
     pin_action.triggered.connect(w.pins.pin_current)
     run_sweep = QAction("&Run sweep", w, shortcut=QKeySequence("Ctrl+R"))
     run_sweep.triggered.connect(lambda: (w.tabs.setCurrentWidget(w.sweeps.panel), w.sweeps.panel.run.click()))
-    cancel_sweep = QAction("&Cancel sweep or frontier", w, shortcut=QKeySequence("Esc"))
-    cancel_sweep.triggered.connect(lambda: (w.sweeps.cancel(), w.frontier.cancel()))
+    cancel_sweep = QAction("&Cancel sweep, frontier or long map", w, shortcut=QKeySequence("Esc"))
+    cancel_sweep.triggered.connect(lambda: (w.sweeps.cancel(), w.frontier.cancel(), w.long.cancel()))
     run_frontier = QAction("Run the KV &frontier", w, shortcut=QKeySequence("Ctrl+Shift+R"))
     run_frontier.triggered.connect(w.frontier.run_from_menu)
     pin_menu.addActions([pin_action, run_sweep, cancel_sweep, run_frontier])
@@ -52,7 +52,7 @@ def build_menus(w: MainWindow) -> tuple[QAction, QAction]:
     probe = QAction("Toggle the &induction probe", w, shortcut=QKeySequence("Ctrl+I"))
     probe.triggered.connect(w.roles.toggle_probe)
     view.addAction(probe)
-    for i, name in enumerate(("Heatmaps", "Compare", "Sweep", "Layers", "Roles", "Frontier", "Plan")):
+    for i, name in enumerate(("Heatmaps", "Compare", "Sweep", "Layers", "Roles", "Frontier", "Plan", "Long")):
         tab = QAction(f"Show {name}", w, shortcut=QKeySequence(f"Ctrl+{i + 1}"))
         tab.triggered.connect(lambda _c=False, i=i: w.tabs.setCurrentIndex(i))
         view.addAction(tab)

@@ -17,8 +17,7 @@ from sandbox.model_view import ModelView
 
 
 def shape_of(m: LoadedModel) -> ModelShape:
-    return ModelShape(m.name, m.kind, m.n_layers, m.n_heads, m.n_kv_heads, m.head_dim, m.d_model,
-                      bias=m.kind == "encoder")
+    return ModelShape.of(m)
 
 
 def change_for(shape: ModelShape, n_heads: int, n_kv_heads: int, all_layers: bool,

@@ -33,6 +33,7 @@ from sandbox.compute_types import (
 )
 from sandbox.deadlines import Deadline, Deadlines
 from sandbox.process_frontier import ProcessFrontier
+from sandbox.process_long import ProcessLong
 from sandbox.runner_contract import RunnerSignals
 from sandbox.runner_probes import RunnerProbes
 from sandbox.shared_arrays import from_shared
@@ -53,7 +54,7 @@ MAX_FAILED_STARTS = 3  # workers of one role dying before their hello, in a row:
 HANG_S = 30.0  # no answer for this long (its reader thread answers at once, kernels or not): it is frozen
 
 
-class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
+class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong):
     def __init__(self, settle_s: float = 0.35, parent: QObject | None = None, hang_s: float = HANG_S,
                  main: WorkerChild | None = None) -> None:
         """main: a main worker already started (sandbox/app.py starts it before importing this module)."""
@@ -204,7 +205,7 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
             self._changed.notify_all()
 
     def _on_emit(self, child: WorkerChild, name: str, args: tuple[Any, ...]) -> None:
-        if name == "heatmaps_ready":
+        if name in ("heatmaps_ready", "long_done"):
             result, names = from_shared(args[0])  # copied out here, in the reader thread
             if names:
                 self._send(child, ("release", names))
@@ -221,6 +222,8 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
                 self._sweep[2].append(progress.row)
         elif name == "frontier_done":
             self._frontier_ended(args[0])
+        elif name == "long_done":
+            self._long_ended(args[0])
         elif name == "sweep_done" and args[0][0] == self._sweep_id:
             self._sweep = None  # the current sweep's end (a superseded one's end changes nothing)
         getattr(self, name).emit(*args)
@@ -290,6 +293,7 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier):
                                                   "in the Model list."))
         if role == "main":
             self._frontier_lost()
+            self._long_lost()
         if sweep is not None:
             knob, timed, rows = sweep
             self.sweep_done.emit((self._sweep_id, SweepResult(knob, rows=list(rows), timed=timed, partial=True,

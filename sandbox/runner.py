@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject
 from core.models.source import warm_imports
 from core.sweep import SweepPoint, SweepResult
 from sandbox.compute_types import ComputeRequest, FrontierJob, SweepJob, SweepProgress, WorkerInfo
+from sandbox.long_types import LongJob
 from sandbox.runner_contract import RunnerSignals
 from sandbox.worker import Worker, describe_error, worker_info
 
@@ -54,6 +55,8 @@ class ComputeRunner(RunnerSignals):
         self._sweep_active = False
         self._frontier_id, self._frontier_cancelled, self._frontier_active = 0, False, False
         self._worker.frontier.stopped = lambda rid: self._frontier_cancelled or rid != self._frontier_id
+        self._long_id, self._long_cancelled = 0, False
+        self._worker.long.stopped = lambda job_id: self._long_cancelled or job_id != self._long_id
         self._warm_thread: threading.Thread | None = None
 
     def is_idle(self) -> bool:
@@ -231,6 +234,24 @@ class ComputeRunner(RunnerSignals):
         finally:
             self._job_done()
 
+    # -- the Long tab: an overview or zoom in one job, a decode run one step a job ---------------------------
+    def submit_long(self, job: LongJob) -> int:
+        """Run a Long tab job (its job_id is the newest: an older one still running stops at its next check)."""
+        with self._lock:
+            self._long_id, self._long_cancelled = job.job_id, False
+        self._schedule(self._long_step, job, 0)
+        return job.job_id
+
+    def cancel_long(self) -> None:
+        self._long_cancelled = True
+
+    def _long_step(self, job: LongJob, index: int) -> None:
+        try:
+            if self._worker.long.step(job, index):
+                self._schedule(self._long_step, job, index + 1)
+        finally:
+            self._job_done()
+
     def _schedule(self, fn: Callable[..., None], *args: Any) -> None:
         with self._lock:
             self._pending += 1
@@ -248,6 +269,7 @@ class ComputeRunner(RunnerSignals):
             self._wake.set()
             self._sweep_cancelled = True
             self._frontier_cancelled = True
+            self._long_cancelled = True
         finished = True
         if self._executor is not None:
             if wait_s is None:

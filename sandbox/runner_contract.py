@@ -16,6 +16,8 @@ class RunnerSignals(QObject):
     sweep_done = Signal(object)  # (sweep_id, SweepResult)
     frontier_progress = Signal(object)  # FrontierProgress
     frontier_done = Signal(object)  # FrontierDone
+    long_progress = Signal(object)  # LongProgress (sandbox/long_types.py)
+    long_done = Signal(object)  # LongDone
     model_progress = Signal(str, float)  # what is happening, fraction done
     model_loaded = Signal(object)  # (key, ModelShape)
     roof_ready = Signal(object)  # this machine's measured roof: core/machine_roof.py's MachineRoof.to_json()

@@ -29,6 +29,7 @@ from sandbox.compute import LayerCache, compute_heatmaps, compute_timing
 from sandbox.compute_types import ComputeRequest, Failure, SweepJob, SweepProgress, WorkerInfo
 from sandbox.frontier_worker import FrontierWork
 from sandbox.logfile import setup_log_file
+from sandbox.long_worker import LongWork
 from sandbox.model_compute import shape_of
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class Worker:
         # on the first frontier point shown in the Heatmaps tab
         self.bases: dict[str, tuple[dict[int, LatentBasis], dict[int, LatentBasis]]] = {}
         self.frontier = FrontierWork(emit, self.models, describe_error, self.bases)  # `stopped`: set by the carrier
+        self.long = LongWork(emit, self.models, describe_error)  # the Long tab's jobs; `stopped` set by the carrier
 
     def fail(self, rid: int, stage: str, exc: BaseException) -> None:
         detail = "".join(traceback.format_exception(exc))

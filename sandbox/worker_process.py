@@ -4,11 +4,13 @@ Messages in (tuples, pickled by multiprocessing):
   ("latest", rid)                    the newest request id: anything older is stale (read at once)
   ("cancel_sweep",)                  stop the sweep between points or timing repeats (read at once)
   ("cancel_frontier",)               stop the frontier before its next point (read at once)
+  ("cancel_long",)                   stop the Long tab's job between chunks, layers or steps (read at once)
   ("stop",)                          leave
   ("heatmaps" | "timing", token, rid, request)
   ("load", token, key, allow_pickle, quiet)
   ("sweep", token, SweepJob)         every point in turn; live requests queued meanwhile run between points
   ("frontier", token, FrontierJob)   the same, one KV-frontier point a step
+  ("long", token, LongJob)           the Long tab's overview, zoom or decode run (a decode step a step)
   ("clear", token) / ("warm", token) drop the display caches / import what opening a model needs
   ("roof", token, device)            measure this machine's peak FLOP/s, bandwidth and memory
   ("release", names)                 the window has copied these shared-memory arrays out (read at once)
@@ -52,6 +54,8 @@ class _Served:
         self.worker = Worker(self.emit, lambda rid: rid != self.latest,
                              lambda sid: self.sweep_cancelled or sid != self.sweep_id)
         self.worker.frontier.stopped = lambda rid: self.frontier_cancelled or rid != self.frontier_id
+        self.long_id, self.long_cancelled = 0, False
+        self.worker.long.stopped = lambda job_id: self.long_cancelled or job_id != self.long_id
         self.send(("hello", worker_info()))
 
     def send(self, message: tuple[Any, ...]) -> None:
@@ -61,7 +65,7 @@ class _Served:
     def emit(self, name: str, *args: object) -> None:
         if name == "model_loaded" and self.quiet:
             return
-        if name == "heatmaps_ready":
+        if name in ("heatmaps_ready", "long_done"):  # a mosaic or a long map: big arrays
             with self.blocks_lock:
                 args = (to_shared(args[0], self.blocks),)
         self.send(("emit", name, args))
@@ -78,6 +82,8 @@ class _Served:
                     self.sweep_cancelled = True
                 elif kind == "cancel_frontier":
                     self.frontier_cancelled = True
+                elif kind == "cancel_long":
+                    self.long_cancelled = True
                 elif kind == "ping":
                     self.send(("pong",))  # alive, whatever the main thread is computing
                 elif kind == "release":
@@ -90,6 +96,8 @@ class _Served:
                         self.sweep_id, self.sweep_cancelled = message[2].sweep_id, False
                     elif kind == "frontier":
                         self.frontier_id, self.frontier_cancelled = message[2].run_id, False
+                    elif kind == "long":
+                        self.long_id, self.long_cancelled = message[2].job_id, False
                     self.jobs.put(message)
         except (EOFError, OSError):
             with self.blocks_lock:
@@ -123,9 +131,9 @@ class _Served:
                 w.load(key, allow_pickle)
             finally:
                 self.quiet = False
-        elif kind in ("sweep", "frontier"):
+        elif kind in ("sweep", "frontier", "long"):
             (job,) = args
-            step = w.sweep_step if kind == "sweep" else w.frontier.step
+            step = w.sweep_step if kind == "sweep" else w.frontier.step if kind == "frontier" else w.long.step
             index = 0
             while step(job, index):
                 index += 1
@@ -147,7 +155,7 @@ class _Served:
                 message = self.jobs.get_nowait()
             except queue.Empty:
                 return
-            if message is None or message[0] in ("sweep", "frontier"):
+            if message is None or message[0] in ("sweep", "frontier", "long"):
                 self.deferred.append(message)
             else:
                 self.run_one(message)

@@ -8,6 +8,7 @@ re-split keeps the sharing ratio, so K' = H' * P / H.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
@@ -24,6 +25,14 @@ class ModelShape:
     head_dim: int
     d_model: int
     bias: bool
+    max_tokens: int = 0  # the longest input it reads (0: not known)
+
+    @classmethod
+    def of(cls, m: Any) -> ModelShape:
+        """What the counts need of a loaded model (core/models/source.py's LoadedModel): an encoder's BERT layers
+        carry biases, the causal models the app reads none."""
+        return cls(m.name, m.kind, m.n_layers, m.n_heads, m.n_kv_heads, m.head_dim, m.d_model, bias=m.kind == "encoder",
+                   max_tokens=m.max_tokens)
 
     @property
     def width(self) -> int:

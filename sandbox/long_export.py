@@ -1,0 +1,97 @@
+"""The Long tab's exports ([long]): the overview as PNG or SVG (as painted) or its pooled probabilities as .npy, and
+the decode timeline as PNG or its steps as CSV; each with a .json manifest beside it (one a file), both written or
+neither, and a user's own .json of that name never overwritten."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtWidgets import QWidget
+
+from core.atomic import ExportError, staged
+from sandbox.export import ours, render_png, versions, write_svg
+
+MAP_SUFFIXES = (".png", ".svg", ".npy")
+DECODE_SUFFIXES = (".png", ".csv")
+
+
+def manifest_path(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def _check(path: Path, suffixes: tuple[str, ...], what: str) -> Path:
+    if path.suffix.lower() not in suffixes:
+        raise ValueError(f"export the {what} as {', '.join(suffixes[:-1])} or {suffixes[-1]}, not "
+                         f"{path.suffix or 'no suffix'}.")
+    manifest = manifest_path(path)
+    if manifest.exists() and not ours(manifest):
+        raise ValueError(f"{manifest.name} exists beside it and is not an Attention Sandbox manifest; choose another "
+                         "name, so that it is not overwritten.")
+    return manifest
+
+
+def _picture(widget: QWidget, tmp: Path, suffix: str, title: str) -> None:
+    if suffix == ".svg":
+        write_svg(widget, tmp, title)
+        if tmp.stat().st_size == 0:
+            raise ExportError(f"could not write {tmp.name}; check the folder is writable. Nothing was written.")
+    elif not render_png(widget, 2.0).save(str(tmp), "PNG"):
+        raise ExportError(f"could not write {tmp.name}; check the folder is writable. Nothing was written.")
+
+
+def export_map(path: Path, widget: QWidget, view: Any, head: int, zoom: Any = None) -> list[Path]:
+    """The overview (view: sandbox/long_types.py's LongView) as .png/.svg (the widget as painted) or .npy (every
+    head's pooled map, (H, R, C) float32; the manifest gives the block and the positions it covers)."""
+    suffix = path.suffix.lower()
+    manifest = _check(path, MAP_SUFFIXES, "long map")
+    data = {"title": "Attention Sandbox long map", "file": path.name, **view.manifest,
+            "shape": list(view.pooled.shape), "axes": "(head, query block, key block)",
+            "shown_head": None if head < 0 else head, "versions": versions(),
+            "zoom": None if zoom is None else {"rows": list(zoom.rows), "cols": list(zoom.cols), "block": zoom.block}}
+    with staged([path, manifest]) as (tmp, tmp_manifest):
+        if suffix == ".npy":
+            with open(tmp, "wb") as f:
+                np.save(f, np.ascontiguousarray(view.pooled, dtype=np.float32))
+        else:
+            _picture(widget, tmp, suffix, f"Long map: {view.what}")
+        tmp_manifest.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+    return [path, manifest]
+
+
+def steps_csv(steps: list[Any]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["step", "cached_tokens", "kv_bytes", "step_ms", "token"])
+    for s in steps:
+        w.writerow([s.step, s.n_cached, s.kv_bytes, f"{s.step_ms:.4f}", s.token])
+    return buf.getvalue()
+
+
+def curve_csv(points: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    keys = ["context", "cached", "median_ms", "p25_ms", "p75_ms", "kv_bytes"]
+    w.writerow(keys)
+    for p in points:
+        w.writerow([p[k] for k in keys])
+    return buf.getvalue()
+
+
+def export_decode(path: Path, widget: QWidget, steps: list[Any], curve: dict | None, meta: dict) -> list[Path]:
+    """The decode timeline as .png (as painted) or .csv (a model's steps, or a random-weight layer's points)."""
+    suffix = path.suffix.lower()
+    manifest = _check(path, DECODE_SUFFIXES, "decode timeline")
+    data = {"title": "Attention Sandbox decode run", "file": path.name, **meta, "versions": versions(),
+            "steps": len(steps) or None, "curve": {k: v for k, v in (curve or {}).items() if k != "points"} or None}
+    with staged([path, manifest]) as (tmp, tmp_manifest):
+        if suffix == ".csv":
+            tmp.write_text(steps_csv(steps) if steps else curve_csv((curve or {}).get("points", [])), encoding="utf-8")
+        else:
+            _picture(widget, tmp, suffix, "Decode run")
+        tmp_manifest.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+    return [path, manifest]
