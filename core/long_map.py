@@ -177,6 +177,7 @@ def long_map(q: torch.Tensor, k: torch.Tensor, rule: Rule, block: int, pool: str
         n = T - 1 if (rule.causal and T > 1) else T
         assert columns is not None
         top_mass, top_key = columns.div(max(n, 1)).max(dim=-1)
+        stat["beyond"].clamp_(min=0.0)  # a difference of sums: rounding must not make it -0.0
         stats = HeadStats(*(stat[k].div(max(n, 1)).numpy() for k in ("sink", "band", "beyond", "learned", "distance")),
                           top_key=top_key.numpy(), top_mass=top_mass.numpy(), band_width=W, n_queries=n)
     return LongMap(out.numpy(), block, (r0, r1), (c0, c1), T, pool, stats, time.perf_counter() - t0, peak)

@@ -1,4 +1,5 @@
-"""attention-sandbox: the app (no command), `report`, `sweep`, `inspect`, `heads`, `frontier`, `plan`, `snapshot`."""
+"""attention-sandbox: the app (no command), `report`, `sweep`, `inspect`, `heads`, `frontier`, `plan`, `longmap`,
+`decode`, `snapshot`."""
 
 from __future__ import annotations
 
@@ -59,6 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     plan = sub.add_parser("plan", help="will a model fit on these GPUs, and how fast can it decode")
     add_config_args(plan)
     add_plan_args(plan)
+
+    from sandbox.long_cli import add_decode_args, add_longmap_args
+
+    longmap = sub.add_parser("longmap", help="one layer's attention over thousands of tokens, pooled to an overview")
+    add_longmap_args(longmap)
+    decode = sub.add_parser("decode", help="a decode run: the cache and the measured time of every step")
+    add_decode_args(decode)
 
     sub.add_parser("prepare-models", help="dequantise and cache the shipped models now (make does this once)")
 
@@ -220,6 +228,10 @@ def main(argv: list[str] | None = None) -> int:
             from sandbox.plan_cli import cmd_plan
 
             return cmd_plan(args)
+        if args.command in ("longmap", "decode"):
+            from sandbox.long_cli import cmd_decode, cmd_longmap
+
+            return cmd_longmap(args) if args.command == "longmap" else cmd_decode(args)
         if args.command == "snapshot":
             return cmd_snapshot(args)
         if args.command == "prepare-models":

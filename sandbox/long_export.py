@@ -95,3 +95,48 @@ def export_decode(path: Path, widget: QWidget, steps: list[Any], curve: dict | N
             _picture(widget, tmp, suffix, "Decode run")
         tmp_manifest.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
     return [path, manifest]
+
+
+def long_map_png(view: Any, floor_exp: float = -4.0, tile: int = 512) -> Any:
+    """A headless picture of every head's overview (the CLI's longmap.png): a title, the tiles on a log scale with
+    their head names, and what the colours mean."""
+    from PySide6.QtCore import QRectF, Qt
+    from PySide6.QtGui import QColor, QFont, QImage, QPainter
+
+    from sandbox.mosaic_png import ensure_gui
+    from widgets.colormaps import DEFAULT_COLORMAP
+    from widgets.long_render import colour_table, mosaic_index
+
+    ensure_gui()
+    index, lay = mosaic_index(view.pooled, floor_exp, max_side=tile)
+    rgb = np.ascontiguousarray(colour_table(DEFAULT_COLORMAP)[index])  # (h, w, 3)
+    h, w = rgb.shape[:2]
+    top, margin = 52, 10
+    mosaic = QImage(rgb.data, w, h, w * 3, QImage.Format.Format_RGB888)
+    image = QImage(w + 2 * margin, h + top + margin, QImage.Format.Format_RGB888)
+    image.fill(QColor(30, 30, 30))
+    p = QPainter(image)
+    try:
+        font = QFont()
+        font.setPixelSize(14)
+        p.setFont(font)
+        p.setPen(QColor(230, 230, 230))
+        p.drawText(QRectF(margin, 2, w, 22), Qt.AlignmentFlag.AlignVCenter, view.what)
+        font.setPixelSize(11)
+        p.setFont(font)
+        p.drawText(QRectF(margin, 24, w, 22), Qt.AlignmentFlag.AlignVCenter,
+                   f"each tile a head: keys across, queries down, cells of {view.block:,} tokens ({view.pool}); colour "
+                   f"log10(p) from {floor_exp:g} to 0; grey: never read")
+        p.drawImage(margin, top, mosaic)
+        fm = p.fontMetrics()
+        g = max(1, view.pooled.shape[0] // max(1, view.n_kv_heads))
+        for head in range(view.pooled.shape[0]):
+            x, y = lay.origin(head)
+            label = f"h{head}" + (f" · kv{head // g}" if g > 1 else "")
+            rect = QRectF(margin + x, top + y, fm.horizontalAdvance(label) + 6, fm.height() + 2)
+            p.fillRect(rect, QColor(0, 0, 0, 170))
+            p.setPen(QColor(255, 255, 255))
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
+    finally:
+        p.end()
+    return image

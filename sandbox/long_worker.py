@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from core.arch.layer import LayerSpec
 from core.decode_run import (
     SERVED_FORMAT,
     CurveRun,
@@ -33,6 +34,14 @@ LABELLED_TOKENS = 256  # a zoom this narrow shows single tokens with their label
 
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def design_spec(job: LongJob) -> LayerSpec:
+    """The random-weight layer a job names (a ValueError for a layer the design does not have)."""
+    n = job.config.n_layers
+    if isinstance(job.layer, bool) or not isinstance(job.layer, int) or not 0 <= job.layer < n:
+        raise ValueError(f"layer {job.layer!r} does not exist; the design has layers 0 to {n - 1}.")
+    return job.config.layer_spec(job.layer)
 
 
 class LongWork:
@@ -89,7 +98,7 @@ class LongWork:
         self.inputs = None  # the old inputs go before the new ones are made
         if job.model is None:
             check_tokens(job.n_tokens)
-            spec = job.config.layer_spec(job.layer)
+            spec = design_spec(job)
             budget = overview_budget(spec.n_heads, spec.n_kv_heads, spec.head_dim, job.n_tokens, job.pixels,
                                      job.config.causal, spec.window, device.type)
             check_fits(budget, free_memory_bytes(device))
@@ -196,7 +205,7 @@ class LongWork:
                 "device": device_name(torch.device("cpu"))}
 
     def _curve_step(self, job: LongJob, index: int, stop: Callable[[], bool]) -> bool:
-        spec = job.config.layer_spec(job.layer)
+        spec = design_spec(job)
         device = resolve_device(job.device)
         if index == 0:
             if not 2 <= job.n_tokens <= MAX_TOKENS:
