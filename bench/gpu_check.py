@@ -9,7 +9,9 @@
 5. [geometry] windows and sinks: the display path equals the timed layer (flex_attention on CUDA) for
    a local layer, a sink layer and both (gpt-oss's shape), and the windowed core's time at T = 8192,
    W = 1024 for flex_attention, blockwise SDPA, masked SDPA and full causal SDPA, with the band's share
-   of the FLOPs beside each ratio.
+   of the FLOPs beside each ratio;
+6. [long] the long map on the device equals pooling the whole matrix at T = 2048, and a Gemma 3 27B-shaped
+   local and global layer's overview at T = 32,768 (random weights): seconds and peak device memory.
 
 `--smoke` runs the same logic small on the CPU (torch.utils.benchmark stands in for do_bench)
 so that the script itself is tested where there is no GPU.
@@ -130,6 +132,44 @@ def time_mla_decode(layer, T: int, device: torch.device, dt: torch.dtype) -> dic
     return {"T": T, "naive_ms": naive, "absorbed_ms": absorbed, "absorbed_speedup": naive / absorbed}
 
 
+def check_long(device: torch.device, smoke: bool) -> dict:
+    """The long map on the device: equal to pooling the whole matrix (CPU reference) at 2k, then 32k tokens of a
+    Gemma 3 27B-shaped local and global layer, timed, with the device's peak memory."""
+    from core.long_inputs import design_inputs
+    from core.long_map import block_for, full_probs, long_map, pool_full
+    from core.presets import find_preset
+
+    cfg = AttentionConfig(**{**find_preset("gemma-3-27b").fields, "dtype": "float32"})
+    if smoke:
+        cfg = cfg.with_(d_model=256, n_heads=4, n_kv_heads=2, explicit_head_dim=64, window=64)
+    T0 = 256 if smoke else 2048
+    li = design_inputs(cfg, cfg.layer_spec(0), T0, device=device)
+    m = long_map(li.q, li.k, li.rule, 8, "max")
+    cpu = li.rule.sinks.cpu() if li.rule.sinks is not None else None
+    ref = pool_full(full_probs(li.q.cpu(), li.k.cpu(), type(li.rule)(li.rule.scale, True, li.rule.window, cpu)).numpy(),
+                    8, "max")
+    err = float(abs(m.pooled - ref).max())
+    out: dict = {"equal_err": err, "ok": err < 1e-4, "runs": []}
+    for layer in (0, 5):
+        T = 1024 if smoke else 32768
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+        t0 = time.perf_counter()
+        li = design_inputs(cfg.with_(seq_len=T), cfg.layer_spec(layer), T, device=device)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        mp = long_map(li.q, li.k, li.rule, block_for(T, 1024), "max")
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        out["runs"].append({"T": T, "layer": cfg.layer_spec(layer).kind_label, "inputs_s": t1 - t0,
+                            "map_s": time.perf_counter() - t1, "sink_mean": float(mp.stats.sink.mean()),
+                            "peak_mb": torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda" else None})
+        del li
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes on the CPU, to test this script")
@@ -199,12 +239,17 @@ def main() -> int:
     wt = result["windowed"]
     print(f"windowed T={wt['T']} W={wt['W']} band/full FLOPs {wt['flop_ratio']:.3f}: " + ", ".join(
         f"{k} {v:.3f} ms (x{wt['time_ratio'][k]:.2f})" for k, v in wt["ms"].items()))
+    result["long"] = check_long(device, args.smoke)
+    lg = result["long"]
+    print(f"long map == pooled whole matrix err={lg['equal_err']:.2e} {'OK' if lg['ok'] else 'FAIL'}; " + ", ".join(
+        f"T={r['T']} {r['layer']}: inputs {r['inputs_s']:.2f} s, map {r['map_s']:.2f} s"
+        + (f", peak {r['peak_mb']:.0f} MB" if r["peak_mb"] is not None else "") for r in lg["runs"]))
     result["seconds"] = time.perf_counter() - t_start
     ok = (all(r["ok"] for r in result["display_equals_sdpa"]) and all(r["ok"] for r in result["layouts"])
-          and result["mla"]["ok"])
+          and result["mla"]["ok"] and result["long"]["ok"])
     within = all(0.95 <= r["core_ratio"] <= 1.05 and 0.95 <= r["app_vs_direct"] <= 1.05 for r in rows)
     result["display_ok"], result["timing_within_5pct"] = ok, within
-    print(json.dumps({k: v for k, v in result.items() if k not in ("timing", "display_equals_sdpa", "layouts", "mla")}))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("timing", "display_equals_sdpa", "layouts", "mla", "long")}))
     return 0 if ok else 1
 
 

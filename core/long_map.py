@@ -102,10 +102,13 @@ def _grouped_scores(q: torch.Tensor, k: torch.Tensor, scale: float) -> torch.Ten
     return s.reshape(H, R, -1).mul_(scale)  # (H, R, C)
 
 
-def _chunk_rows(n_heads: int, n_keys: int, block: int, chunk_bytes: int) -> int:
-    """Rows a chunk takes: a multiple of the block, the scores and two temporaries within chunk_bytes."""
-    per_row = max(1, n_heads * n_keys * 4 * 3)
-    rows = max(block, (chunk_bytes // per_row) // block * block)
+def _chunk_rows(n_heads: int, n_keys: int, block: int, chunk_bytes: int, window: int | None = None) -> int:
+    """Rows a chunk takes: a multiple of the block, the scores and two temporaries within chunk_bytes. A windowed
+    chunk's rows read their W keys and the chunk's own span, not every key."""
+    rows = max(block, (chunk_bytes // max(1, n_heads * n_keys * 12)) // block * block)
+    if window is not None and window < n_keys:  # R rows score R + W keys of which W are theirs: keep R near W / 8
+        rows = max(block, min((chunk_bytes // max(1, n_heads * (window + window // 8) * 12)), window // 8)
+                   // block * block)
     return rows
 
 
@@ -134,7 +137,7 @@ def long_map(q: torch.Tensor, k: torch.Tensor, rule: Rule, block: int, pool: str
     counts = None  # a mean's divisor: the real cells of each block (a last block may be partial)
     stat = {name: torch.zeros(H, dtype=torch.float64) for name in ("sink", "band", "beyond", "learned", "distance")}
     columns = torch.zeros(H, T, dtype=torch.float64) if whole else None  # each key's attention, summed over queries
-    step = _chunk_rows(H, T, block, chunk_bytes)
+    step = _chunk_rows(H, T, block, chunk_bytes, rule.window)
     peak = 0
     t0 = time.perf_counter()
     device = q.device
