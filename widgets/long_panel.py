@@ -77,7 +77,8 @@ class LongPanel(QWidget):
         for w in (self.pool, self.pixels):
             w.currentTextChanged.connect(lambda _t: self.settings_changed.emit())
         self.text_source.currentIndexChanged.connect(lambda _i: self.settings_changed.emit())
-        self.compute = QPushButton("Compute overview (Ctrl+Enter)")
+        self.compute = QPushButton("Compute (Ctrl+Enter)")
+        self.compute.setToolTip("Compute the overview of the layer the Model box picks (Ctrl+Enter)")
         self.compute.clicked.connect(self.compute_requested.emit)
         self.cancel = QPushButton("Cancel")
         self.cancel.setToolTip("Stop at once (Esc)")
@@ -130,16 +131,23 @@ class LongPanel(QWidget):
         self.running = False
 
     def _build(self) -> None:
+        for combo, chars in ((self.text_source, 12), (self.prompt, 14), (self.kv_format, 8)):
+            combo.setSizeAdjustPolicy(FocusCombo.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(chars)  # a long name is elided: the tab fits a 1024-wide window
         row1 = QHBoxLayout()
-        for label, w in (("Tokens", self.tokens), ("Text", self.text_source), ("Pool", self.pool),
-                         ("Cells", self.pixels), ("Band W", self.band)):
+        for label, w in (("Tokens", self.tokens), ("Text", self.text_source)):
+            row1.addWidget(QLabel(label))
+            row1.addWidget(w)
+        for label, w in (("Pool", self.pool), ("Cells", self.pixels)):
             row1.addWidget(QLabel(label))
             row1.addWidget(w)
         row1.addStretch(1)
         row2 = QHBoxLayout()
-        for w in (self.compute, self.cancel, self.estimate):
+        row2.addWidget(QLabel("Band W"))
+        row2.addWidget(self.band)
+        for w in (self.compute, self.cancel):
             row2.addWidget(w)
-        row2.addStretch(1)
+        row2.addWidget(self.estimate, 1)
         row2.addWidget(self.export_map)
         side = QWidget()
         sv = QVBoxLayout(side)
@@ -151,16 +159,17 @@ class LongPanel(QWidget):
         self.legend.setMaximumWidth(self.map.mini.width())
         sv.addWidget(self.legend)
         sv.addStretch(1)
-        top = QWidget()
-        tv = QHBoxLayout(top)
-        tv.setContentsMargins(0, 0, 0, 0)
-        tv.addWidget(self.map, 1)
-        tv.addWidget(side)
-        split = QSplitter(Qt.Orientation.Vertical)  # the map above, every head's figures below
-        split.addWidget(top)
-        split.addWidget(self.stats)
-        split.setStretchFactor(0, 4)
+        below = QWidget()
+        bv = QHBoxLayout(below)
+        bv.setContentsMargins(0, 0, 0, 0)
+        bv.addWidget(self.stats, 1)
+        bv.addWidget(side)
+        split = QSplitter(Qt.Orientation.Vertical)  # the map above; every head's figures and the mini-map below
+        split.addWidget(self.map)
+        split.addWidget(below)
+        split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
         overview = QWidget()
         ov = QVBoxLayout(overview)
         ov.setContentsMargins(0, 0, 0, 0)
@@ -171,13 +180,18 @@ class LongPanel(QWidget):
         dv = QVBoxLayout(decode)
         dv.setContentsMargins(0, 0, 0, 0)
         drow = QHBoxLayout()
-        for label, w in (("Prompt", self.prompt), ("Steps", self.steps), ("KV format", self.kv_format)):
+        for label, w in (("Prompt", self.prompt), ("Steps", self.steps)):
             drow.addWidget(QLabel(label))
             drow.addWidget(w)
-        drow.addWidget(self.run_decode)
         drow.addStretch(1)
         drow.addWidget(self.export_decode)
+        drow2 = QHBoxLayout()
+        drow2.addWidget(QLabel("KV format"))
+        drow2.addWidget(self.kv_format)
+        drow2.addWidget(self.run_decode)
+        drow2.addStretch(1)
         dv.addLayout(drow)
+        dv.addLayout(drow2)
         dv.addWidget(self.decode, 1)
         self.inner = QTabWidget()
         self.inner.addTab(overview, "Overview")

@@ -48,7 +48,6 @@ class LongMapView(QWidget):
         self.head.setToolTip("One head's map (zoom with the wheel, drag to pan; a zoom is recomputed at full "
                              "resolution, down to single tokens) or every head small (click a tile to open it)")
         self.head.currentIndexChanged.connect(self._on_head_changed)
-        self.head.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.scale = FocusCombo()
         self.scale.addItems(list(SCALES))
         self.scale.setCurrentText(DEFAULT_SCALE)
@@ -56,6 +55,9 @@ class LongMapView(QWidget):
         self.colormap = FocusCombo()
         self.colormap.addItems(list(COLORMAPS))
         self.colormap.setCurrentText(DEFAULT_COLORMAP)
+        for combo, chars in ((self.head, 14), (self.scale, 10), (self.colormap, 8)):  # names elide: 1024 px fits
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(chars)
         for combo in (self.scale, self.colormap):
             combo.currentTextChanged.connect(self._redraw)
         self.glw = pg.GraphicsLayoutWidget()
@@ -74,7 +76,7 @@ class LongMapView(QWidget):
         self.plot.addItem(self.detail)
         self.mini = pg.GraphicsLayoutWidget()
         self.mini.setBackground("#1e1e1e")
-        self.mini.setFixedSize(180, 180)
+        self.mini.setFixedSize(150, 150)
         self.mini.setToolTip("The whole map; the white frame is the part shown. Click to go there.")
         self.mini_plot = self.mini.addPlot()
         self.mini_plot.invertY(True)
