@@ -24,6 +24,7 @@ from core.long_map import Stopped
 from core.timing import measure, synchronize
 
 MAX_STEPS = 256
+MIN_R2, MIN_SPAN = 0.8, 512  # a decode curve's line must explain this much and span this many tokens read
 SERVED_FORMAT = "bfloat16"  # the KV format a served model's cache is counted in unless another is asked for
 
 
@@ -77,7 +78,8 @@ def _row(hooks: _Capture) -> np.ndarray:
 
 def decode_model(m, prompt_ids: list[int], steps: int, layer: int, kv_format: str = SERVED_FORMAT,
                  should_stop: Callable[[], bool] | None = None) -> Iterator[DecodeStep]:
-    """Greedy decoding of `steps` tokens after the prompt, one DecodeStep as each is made (the prefill first)."""
+    """Greedy decoding of `steps` tokens after the prompt, one DecodeStep as each is made: the prefill makes the
+    first, each later step reads the token before it and makes the next."""
     from core.models.inspect import attention_modules
     from core.models.source import first_line  # noqa: F401  (source is importable: transformers is there)
 
@@ -101,7 +103,7 @@ def decode_model(m, prompt_ids: list[int], steps: int, layer: int, kv_format: st
     cache_arg = "cache" if "cache" in inspect.signature(m.model.forward).parameters else "past_key_values"
     n = 0
     with torch.inference_mode(), sdpa_hooks(m, hooks):
-        for step in range(steps + 1):
+        for step in range(steps):  # step 0 reads the prompt and makes the first token; each next step one more
             if should_stop is not None and should_stop():
                 raise Stopped
             synchronize(device)
@@ -137,7 +139,8 @@ class DecodeCurve:
     points: list[CurvePoint] = field(default_factory=list)
     slope_ms_per_1k: float = math.nan  # least squares over the points: ms per 1,000 cached tokens
     intercept_ms: float = math.nan  # the step with nothing cached: projections and overhead
-    bandwidth_gbs: float = math.nan  # the cache bytes per ms the slope implies, GB/s
+    bandwidth_gbs: float = math.nan  # the cache bytes per ms the slope implies, GB/s (only where the line holds)
+    r2: float = math.nan  # how much of the times' spread the line explains
     device: str = "cpu"
     threads: int = 1
 
@@ -149,12 +152,18 @@ class DecodeCurve:
             return
         slope, intercept = np.polyfit(xs, ys, 1)
         self.slope_ms_per_1k, self.intercept_ms = float(slope * 1000), float(intercept)
+        spread = float(((ys - ys.mean()) ** 2).sum())
+        self.r2 = 1 - float(((ys - (slope * xs + intercept)) ** 2).sum()) / spread if spread > 0 else math.nan
         per_token = self.points[-1].kv_bytes / max(1, self.points[-1].cached)
-        self.bandwidth_gbs = float(per_token / (slope * 1e-3) / 1e9) if slope > 0 else math.nan
+        # a bandwidth only from a line that holds (R^2 >= 0.8) over at least 512 tokens of cache: a slope fitted to
+        # noise, or to a window's few dozen tokens, is no measurement of the cache read
+        holds = slope > 0 and self.r2 >= MIN_R2 and xs.max() - xs.min() >= MIN_SPAN
+        self.bandwidth_gbs = float(per_token / (slope * 1e-3) / 1e9) if holds else math.nan
 
     def to_json(self) -> dict[str, object]:
         return {"points": [p.to_json() for p in self.points], "slope_ms_per_1k_tokens": _r(self.slope_ms_per_1k),
-                "intercept_ms": _r(self.intercept_ms), "bandwidth_gbs": _r(self.bandwidth_gbs), "device": self.device,
+                "intercept_ms": _r(self.intercept_ms), "bandwidth_gbs": _r(self.bandwidth_gbs), "r2": _r(self.r2),
+                "device": self.device,
                 "threads": self.threads}
 
 

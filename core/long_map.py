@@ -103,13 +103,13 @@ def _grouped_scores(q: torch.Tensor, k: torch.Tensor, scale: float) -> torch.Ten
 
 
 def _chunk_rows(n_heads: int, n_keys: int, block: int, chunk_bytes: int, window: int | None = None) -> int:
-    """Rows a chunk takes: a multiple of the block, the scores and two temporaries within chunk_bytes. A windowed
-    chunk's rows read their W keys and the chunk's own span, not every key."""
-    rows = max(block, (chunk_bytes // max(1, n_heads * n_keys * 12)) // block * block)
-    if window is not None and window < n_keys:  # R rows score R + W keys of which W are theirs: keep R near W / 8
-        rows = max(block, min((chunk_bytes // max(1, n_heads * (window + window // 8) * 12)), window // 8)
-                   // block * block)
-    return rows
+    """Rows a chunk takes: the scores and two temporaries within chunk_bytes; a multiple of the block when a block of
+    rows fits, else fewer rows than a cell holds (their cells are then pooled a part at a time). A windowed chunk's rows
+    read their W keys and the chunk's own span, not every key: R rows score R + W keys, so R stays near W / 8."""
+    rows = chunk_bytes // max(1, n_heads * n_keys * 12)
+    if window is not None and window < n_keys:
+        rows = min(chunk_bytes // max(1, n_heads * (window + window // 8) * 12), max(1, window // 8))
+    return rows // block * block if rows >= block else max(1, rows)
 
 
 def long_map(q: torch.Tensor, k: torch.Tensor, rule: Rule, block: int, pool: str = "max",
@@ -142,10 +142,13 @@ def long_map(q: torch.Tensor, k: torch.Tensor, rule: Rule, block: int, pool: str
     t0 = time.perf_counter()
     device = q.device
     sinks = rule.sinks.to(device=device, dtype=torch.float32) if rule.sinks is not None else None
-    for a in range(r0, r1, step):
+    a = r0
+    while a < r1:
         if should_stop is not None and should_stop():
             raise Stopped
         b = min(a + step, r1)
+        if step < block:  # part of one row of cells: never across two
+            b = min(b, r0 + ((a - r0) // block + 1) * block)
         lo, hi = rule.key_range(a, b, T)  # every key these rows read: their softmax is over all of them
         qc = q[:, a:b].float()  # (H, R, h)
         kc = k[:, lo:hi].float()  # (K, C, h)
@@ -167,12 +170,13 @@ def long_map(q: torch.Tensor, k: torch.Tensor, rule: Rule, block: int, pool: str
             _accumulate(stat, probs, lse, sinks, i, j, W, rule, first_query=a == 0, has_first_key=lo == 0)
             first = 1 if (a == 0 and rule.causal) else 0
             columns[:, lo:hi] += probs[:, first:].sum(1).double().cpu()  # type: ignore[index]
-        _pool_into(out, probs, a - r0, lo, c0, c1, block, pool)
+        _pool_into(out, probs, a - r0, lo, c0, c1, block, pool, partial=step < block)
         if pool == "mean" and counts is None:
             counts = _cell_counts(r1 - r0, c1 - c0, block)
         if progress is not None:
             progress((b - r0) / (r1 - r0))
         del scores, probs
+        a = b
     if pool == "mean":
         out /= counts if counts is not None else _cell_counts(r1 - r0, c1 - c0, block)
     stats = None
@@ -246,8 +250,9 @@ def _accumulate(stat: dict[str, torch.Tensor], probs: torch.Tensor, lse: torch.T
 
 
 def _pool_into(out: torch.Tensor, probs: torch.Tensor, row_offset: int, lo: int, c0: int, c1: int, block: int,
-               pool: str) -> None:
-    """Pool one chunk (H, R, C) of keys lo.. into out's cells (rows from row_offset, a multiple of block)."""
+               pool: str, partial: bool = False) -> None:
+    """Pool one chunk (H, R, C) of keys lo.. into out's cells: rows from row_offset, a multiple of block; or, partial,
+    some rows of one row of cells, combined with what earlier parts of that row left there."""
     H, R, _ = probs.shape
     a, b = max(lo, c0), min(lo + probs.shape[2], c1)  # the columns of this chunk the map shows
     if a >= b:
@@ -255,6 +260,15 @@ def _pool_into(out: torch.Tensor, probs: torch.Tensor, row_offset: int, lo: int,
     first, last = (a - c0) // block, (b - 1 - c0) // block + 1  # the map's column cells these keys fall in
     start = c0 + first * block  # the first cell's first key
     width = (last - first) * block
+    if partial:  # (H, R, C) -> (H, 1, cols): over all R rows and each cell's keys, then into the cell row
+        padded = probs.new_zeros(H, R, width)
+        padded[:, :, a - start:b - start] = probs[:, :, a - lo:b - lo]
+        cells = padded.reshape(H, R, last - first, block)
+        part = (cells.amax(dim=(1, 3)) if pool == "max" else cells.sum(dim=(1, 3))).cpu()  # (H, cols)
+        r = row_offset // block
+        held = out[:, r, first:last]
+        out[:, r, first:last] = torch.maximum(held, part) if pool == "max" else held + part
+        return
     if R % block == 0 and a == start and b - start == width:  # whole cells: pooled where they lie
         padded = probs[:, :, a - lo:b - lo]
     else:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from core.arch.formats import KV_FORMATS
 from core.atomic import ExportError, staged
 from core.long_budget import DEFAULT_BAND, MAX_TOKENS
 from sandbox.cli_args import PROG, add_config_args, config_from_args
@@ -82,6 +83,15 @@ def _work(args: argparse.Namespace) -> tuple[Any, LongJob, list]:
             text = long_text()
     else:
         limit = MAX_TOKENS
+        if text is not None:
+            raise ValueError("--text and --text-file are what a real model reads (--model); random weights read seeded "
+                             "inputs: drop them, or give --model.")
+        if getattr(args, "kv_format", "bfloat16") != "bfloat16":
+            raise ValueError("--kv-format counts a real model's cache (--model); a random-weight layer's step reads its "
+                             "cache in --dtype: give --dtype instead.")
+    kv_format = getattr(args, "kv_format", "bfloat16")
+    if kv_format not in KV_FORMATS:
+        raise ValueError(f"--kv-format {kv_format!r} is not known; choose one of {', '.join(KV_FORMATS)}.")
     if args.tokens is not None and not 2 <= args.tokens <= limit:
         raise ValueError(f"--tokens must be from 2 to {limit:,}, not {args.tokens}.")
     n_tokens = args.tokens or (min(limit, 2**15) if key else 4096)
@@ -100,12 +110,21 @@ def _progress(item: Any, last: list[str]) -> None:
 
 
 def cmd_longmap(args: argparse.Namespace) -> int:
+    from sandbox.export import ours
     from sandbox.long_export import long_map_png, manifest_path
 
     work, job, out = _work(args)
     out_dir = Path(args.out)
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"--out {out_dir} is a file; give a folder.")
+    mine = manifest_path(out_dir / "longmap.npy")
+    if mine.exists() and not ours(mine):
+        raise ValueError(f"{mine} exists and is not an Attention Sandbox manifest; choose another --out, so that it is "
+                         "not overwritten.")
+    try:  # before the map: a folder that cannot be made is said at once, not after minutes of work
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot create the folder {out_dir}: {exc.strerror or exc}; choose another --out.") from exc
     last = [""]
     work.emit = lambda name, *a: (_progress(a[0], last), out.append(a[0]))
     work.step(job, 0)
@@ -113,10 +132,6 @@ def cmd_longmap(args: argparse.Namespace) -> int:
     if done is None or done.view is None:
         raise ValueError(done.message if done is not None else "the long map stopped without a result.")
     v = done.view
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ExportError(f"cannot create the folder {out_dir}: {exc.strerror or exc}; choose another --out.") from exc
     npy, png = out_dir / "longmap.npy", out_dir / "longmap.png"
     image = long_map_png(v)
     manifest = {"title": "Attention Sandbox long map", **v.manifest, "shape": list(v.pooled.shape),
@@ -132,7 +147,8 @@ def cmd_longmap(args: argparse.Namespace) -> int:
                           "files": [str(npy), str(png), str(manifest_path(npy))]}, indent=1))
         return 0
     s = v.stats or {}
-    print(f"{v.what}: {v.pooled.shape[1]:,} x {v.pooled.shape[2]:,} cells of {v.block:,} tokens ({v.pool}), "
+    print(f"{v.what}: {v.pooled.shape[1]:,} x {v.pooled.shape[2]:,} cells of {v.block:,} "
+          f"token{'s' * (v.block != 1)} ({v.pool}), "
           f"{v.seconds:.1f} s on {v.device}")
     print(f"{'head':>5} {'sink':>7} {'band ' + format(s.get('band_width', 0), ','):>11} {'beyond':>8} "
           f"{'distance':>9}  most-attended key")
@@ -153,17 +169,23 @@ def cmd_decode(args: argparse.Namespace) -> int:
         raise ValueError("give the prompt with --text (or --text-file).")
     last = [""]
     work.emit = lambda name, *a: (_progress(a[0], last) if args.json or args.csv else None, out.append(a[0]))
-    index = 0
-    while work.step(job, index):
+    index, shown = 0, 0
+    more = True
+    while more:
+        more = work.step(job, index)
         index += 1
-        item = out[-1]
-        if not (args.json or args.csv) and isinstance(item, LongProgress) and item.step is not None:
-            s = item.step
-            print(f"step {s.step:>3}: {s.n_cached:>6,} cached, KV {s.kv_bytes:>12,} B, {s.step_ms:8.2f} ms  {s.token!r}")
-        elif not (args.json or args.csv) and isinstance(item, LongProgress) and item.point is not None:
-            pt = item.point
-            print(f"context {pt['context']:>6,} ({pt['cached']:>6,} read): {pt['median_ms']:.4f} ms "
-                  f"(p25 {pt['p25_ms']:.4f}, p75 {pt['p75_ms']:.4f})")
+        for item in out[shown:]:  # every step and point as it comes, the last one's too
+            if args.json or args.csv or not isinstance(item, LongProgress):
+                continue
+            if item.step is not None:
+                s = item.step
+                print(f"step {s.step:>3}: {s.n_cached:>6,} cached, KV {s.kv_bytes:>12,} B, {s.step_ms:8.2f} ms  "
+                      f"{s.token!r}")
+            elif item.point is not None:
+                pt = item.point
+                print(f"context {pt['context']:>6,} ({pt['cached']:>6,} read): {pt['median_ms']:.4f} ms "
+                      f"(p25 {pt['p25_ms']:.4f}, p75 {pt['p75_ms']:.4f})")
+        shown = len(out)
     done = next((d for d in out if isinstance(d, LongDone)), None)
     if done is None or done.message:
         raise ValueError(done.message if done is not None else "the decode run stopped without a result.")
@@ -182,10 +204,12 @@ def cmd_decode(args: argparse.Namespace) -> int:
         return 0
     if done.curve is not None:
         c = done.curve
-        print(f"slope {c['slope_ms_per_1k_tokens']} ms per 1,000 tokens read, intercept {c['intercept_ms']} ms, "
-              f"cache read at {c['bandwidth_gbs']} GB/s")
+        from core.decode_words import curve_sentence
+
+        cached = np.array([p["cached"] for p in c["points"]], dtype=float)
+        print(curve_sentence(c, done.decode_meta, cached))
     elif steps:
         later = [s.step_ms for s in steps[1:]]
-        print(f"{len(steps) - 1} tokens: cache {steps[-1].kv_bytes:,} B at {steps[-1].n_cached:,} tokens; "
+        print(f"{len(steps)} tokens generated: cache {steps[-1].kv_bytes:,} B at {steps[-1].n_cached:,} tokens; "
               f"median step {np.median(later) if later else float('nan'):.2f} ms")
     return 0

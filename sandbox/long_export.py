@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,15 +53,27 @@ def export_map(path: Path, widget: QWidget, view: Any, head: int, zoom: Any = No
     data = {"title": "Attention Sandbox long map", "file": path.name, **view.manifest,
             "shape": list(view.pooled.shape), "axes": "(head, query block, key block)",
             "shown_head": None if head < 0 else head, "versions": versions(),
+            "colour_scale": getattr(widget, "scale", None) and widget.scale.currentText(),
             "zoom": None if zoom is None else {"rows": list(zoom.rows), "cols": list(zoom.cols), "block": zoom.block}}
     with staged([path, manifest]) as (tmp, tmp_manifest):
         if suffix == ".npy":
             with open(tmp, "wb") as f:
                 np.save(f, np.ascontiguousarray(view.pooled, dtype=np.float32))
         else:
-            _picture(widget, tmp, suffix, f"Long map: {view.what}")
+            with titled(widget.plot, f"{view.what}, {view.pool} pooled" + (f", head {head}" if head >= 0 else "")):
+                _picture(widget.glw, tmp, suffix, f"Long map: {view.what}")
         tmp_manifest.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
     return [path, manifest]
+
+
+@contextmanager
+def titled(plot: Any, title: str):
+    """The plot with a title while it is exported (the widget's controls stay out of the picture)."""
+    plot.setTitle(title, color="#e5e7eb", size="10pt")
+    try:
+        yield
+    finally:
+        plot.setTitle(None)
 
 
 def steps_csv(steps: list[Any]) -> str:
@@ -87,12 +100,14 @@ def export_decode(path: Path, widget: QWidget, steps: list[Any], curve: dict | N
     suffix = path.suffix.lower()
     manifest = _check(path, DECODE_SUFFIXES, "decode timeline")
     data = {"title": "Attention Sandbox decode run", "file": path.name, **meta, "versions": versions(),
-            "steps": len(steps) or None, "curve": {k: v for k, v in (curve or {}).items() if k != "points"} or None}
+            "tokens_generated": len(steps) or None, "asked_steps": meta.get("steps"),
+            "curve": {k: v for k, v in (curve or {}).items() if k != "points"} or None}
+    data.pop("steps", None)
     with staged([path, manifest]) as (tmp, tmp_manifest):
         if suffix == ".csv":
             tmp.write_text(steps_csv(steps) if steps else curve_csv((curve or {}).get("points", [])), encoding="utf-8")
         else:
-            _picture(widget, tmp, suffix, "Decode run")
+            _picture(getattr(widget, "glw", widget), tmp, suffix, "Decode run")
         tmp_manifest.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
     return [path, manifest]
 

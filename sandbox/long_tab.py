@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from core.atomic import ExportError
+from core.cpu_load import BUSY_CORES
 from core.long_budget import overview_budget
 from resources import long_text
 from sandbox.long_export import DECODE_SUFFIXES, MAP_SUFFIXES, export_decode, export_map
@@ -19,6 +21,23 @@ from widgets.long_panel import LongPanel
 
 if TYPE_CHECKING:
     from sandbox.main_window import MainWindow
+
+
+FILE_ITEM = 3  # the Text list's entry of the file opened ("a text file…", entry 2, opens one)
+CHARS_A_TOKEN = 64  # a job carries at most this many characters a token of its text (a 50 MB file is not sent whole)
+
+
+def cells_text(n: int) -> str:
+    return f"{n:,} token" + ("s" if n != 1 else "")
+
+
+def busy(meta: dict) -> str:
+    """A sentence when other processes kept the CPU busy during the job (its times are inflated), else ''."""
+    load = meta.get("other_load_cores")
+    if load is None or load < BUSY_CORES:
+        return ""
+    return (f" Other processes kept {load:.1f} core{'s' * (load >= 1.05)} busy meanwhile: the times are inflated; run "
+            "it again when the machine is idle.")
 
 
 class LongTab:
@@ -31,6 +50,7 @@ class LongTab:
         self.overview_job: LongJob | None = None  # the job the overview on screen came from
         self.file_text: tuple[str, str] | None = None  # (file name, text) of an opened text file
         self.decode_meta: dict = {}
+        self.decode_source: tuple | None = None  # (model, layer, design) of the decode run on screen
         self.curve: dict | None = None
         runner = window.runner
         runner.long_progress.connect(self._on_progress)
@@ -61,7 +81,7 @@ class LongTab:
         index = self.panel.text_source.currentIndex()
         if index == 1:
             return "the Heatmaps tab's text", self.window.text.text()
-        if index == 2 and self.file_text is not None:
+        if index == FILE_ITEM and self.file_text is not None:
             return self.file_text
         return "the shipped long text (Alice, chapters I-IV)", long_text()
 
@@ -76,8 +96,8 @@ class LongTab:
             p.set_model_mode(True, limit, shape.kind == "causal")
             T = min(T, limit)
             where, text = self.text()
-            p.source.setText(f"<b>{shape.name}</b>, layer {layer} of {shape.n_layers}: its first {T:,} tokens of "
-                             f"{where} (at most {limit:,}). The Model box picks the layer.")
+            p.source.setText(f"<b>{shape.name}</b>, layer {layer} of {shape.n_layers}: up to {T:,} tokens of {where} "
+                             f"(it reads at most {limit:,}). The Model box picks the layer.")
             budget = overview_budget(shape.n_heads, shape.n_kv_heads, shape.head_dim, T, int(p.pixels.currentText()),
                                      shape.kind == "causal", None, self._device_kind(), layer + 1, shape.d_model)
         else:
@@ -89,13 +109,41 @@ class LongTab:
             budget = overview_budget(spec.n_heads, spec.n_kv_heads, spec.head_dim, T, int(p.pixels.currentText()),
                                      cfg.causal, spec.window if cfg.causal else None, self._device_kind())
         p.estimate.setText(f"Estimate: {budget.text()} ({self._device_kind()})")
+        self._mark_stale()
 
-    def job(self, kind: str, **changes: Any) -> LongJob:
+    def _signature(self, job: LongJob | None) -> tuple | None:
+        """What decides an overview: a job's source, layer, tokens and drawing settings."""
+        if job is None:
+            return None
+        text = job.text if job.model is not None else ""
+        return (job.model, job.config if job.model is None else None, job.layer, hash(text), job.n_tokens, job.pool,
+                job.pixels, job.band)
+
+    def _mark_stale(self) -> None:
+        """Say when the map (or the decode run) on screen is no longer what the settings above describe."""
+        p = self.panel
+        notes = []
+        if self.overview_job is not None and p.map.view is not None:
+            now = self._signature(self.job("overview", count=False))
+            if now != self._signature(self.overview_job):
+                notes.append(f"The map shows {p.map.view.what} ({self.overview_job.pool} pooled, "
+                             f"{self.overview_job.pixels:,} cells): not what the settings above say. Compute "
+                             "(Ctrl+Enter) to draw them.")
+        ran = self.decode_source
+        if ran is not None and ran != (self.window.models.key, self.window.models.layer,
+                                       self.window.config() if self.window.models.key is None else None):
+            notes.append("The decode run shown is of another model or layer than the one the Model box shows now.")
+        p.stale.setText(" ".join(notes))
+        p.stale.setVisible(bool(notes))
+
+    def job(self, kind: str, count: bool = True, **changes: Any) -> LongJob:
+        """The job the settings describe (count=False: to compare, without taking an id)."""
         w, p = self.window, self.panel
-        self.job_id += 1
+        if count:
+            self.job_id += 1
         shape = w.models.shape
-        text = self.text()[1] if shape is not None else ""
         limit = (shape.max_tokens or 512) if shape is not None else 2**15
+        text = self.text()[1][: CHARS_A_TOKEN * min(p.tokens.value(), limit)] if shape is not None else ""
         fields: dict[str, Any] = {
             "config": w.config(), "model": w.models.key, "layer": w.models.layer, "text": text,
             "n_tokens": min(p.tokens.value(), limit), "pool": p.pool.currentText(),
@@ -111,14 +159,17 @@ class LongTab:
 
     def compute(self) -> None:
         job = self.job("overview")
-        self.overview_job = job
         self.queued_region = None
         self._submit(job, "Starting the overview…")
 
     def zoom(self, r0: int, r1: int, c0: int, c1: int) -> None:
+        """Recompute a region of the overview on screen (its own job: the settings may have moved on since)."""
         base = self.overview_job
-        if base is None:
+        if base is None or self.panel.map.view is None:
+            self.panel.status.setText("Compute an overview first; then zoom into it.")
             return
+        if self.panel.map.current_head() < 0:
+            return  # every head small: a tile opens its head, which zooms
         if self.running is not None:
             if self.running.kind == "region":  # the newest zoom wins: the one in progress stops
                 self.window.runner.cancel_long()
@@ -128,7 +179,7 @@ class LongTab:
         job = LongJob(self.job_id, "region", base.config, base.model, base.layer, base.text, base.n_tokens,
                       base.pool, base.pixels, base.band, base.seed, base.device, region=(r0, r1, c0, c1))
         span = max(r1 - r0, c1 - c0)
-        self._submit(job, f"Recomputing {r1 - r0:,} x {c1 - c0:,} tokens at full resolution"
+        self._submit(job, f"Recomputing {r1 - r0:,} x {cells_text(c1 - c0)} at full resolution"
                           + (" (single tokens, with labels)" if span <= 256 else "") + "…")
 
     def prompt(self) -> str:
@@ -144,7 +195,9 @@ class LongTab:
         self.panel.export_decode.setEnabled(False)
         self.curve = None
         self.panel.inner.setCurrentIndex(1)
-        job = self.job("decode", text=self.prompt() if w.models.shape is not None else "")
+        job = self.job("decode", text=self.prompt()[: CHARS_A_TOKEN * 2**15] if w.models.shape is not None else "")
+        self.decode_source = (w.models.key, w.models.layer, w.config() if w.models.key is None else None)
+        self._mark_stale()
         what = (f"Generating {job.steps} tokens after the prompt…" if job.model else
                 f"Timing one decode step at {min(job.steps, 24)} context lengths up to {job.n_tokens:,} tokens…")
         self._submit(job, what)
@@ -174,26 +227,29 @@ class LongTab:
             p.status.setText("Cancelled." if done.message == "cancelled" else f"Stopped: {done.message}")
         elif done.kind == "overview" and done.view is not None:
             v = done.view
+            self.overview_job = job  # the map on screen is this job's: zooms and the stale note follow it
             p.map.set_overview(v)
             p.stats.show_stats(v.stats, None, v.n_kv_heads)
             p.export_map.setEnabled(True)
             read = (f" The text has {v.text_tokens:,} tokens; the map reads the first {v.n_tokens:,}."
                     if v.text_tokens > v.n_tokens else "")
-            p.status.setText(f"{v.what}: {v.pooled.shape[1]:,} x {v.pooled.shape[2]:,} cells of {v.block:,} tokens, "
-                             f"{v.pool} pooled, in {v.seconds:.1f} s on {v.device}.{read} Zoom with the wheel: a "
-                             "region is recomputed at full resolution.")
+            p.status.setText(f"{v.what}: {v.pooled.shape[1]:,} x {v.pooled.shape[2]:,} cells of {cells_text(v.block)}, "
+                             f"{v.pool} pooled, in {v.seconds:.1f} s on {v.device}.{read}{busy(v.manifest)} Zoom with "
+                             "the wheel: a region is recomputed at full resolution.")
+            self._mark_stale()
         elif done.kind == "region" and done.view is not None:
             p.map.set_region(done.view)
             v = done.view
             p.status.setText(f"Zoom: queries {v.rows[0]:,}–{v.rows[1] - 1:,}, keys {v.cols[0]:,}–{v.cols[1] - 1:,}, "
-                             f"cells of {v.block:,} token{'s' * (v.block > 1)}, in {v.seconds:.2f} s.")
+                             f"cells of {cells_text(v.block)}, in {v.seconds:.2f} s.")
         elif done.kind == "decode":
             self.decode_meta = done.decode_meta
             if done.curve is not None:
                 self.curve = done.curve
                 p.decode.show_curve(done.curve, done.decode_meta)
             p.export_decode.setEnabled(bool(p.decode.steps) or done.curve is not None)
-            p.status.setText("Decode run done: the sentence under the charts says what it shows.")
+            p.status.setText("Decode run done: the sentence under the charts says what it shows."
+                             + busy(done.decode_meta))
         if self.queued_region is not None and (job.kind != "overview" or not done.message):
             region, self.queued_region = self.queued_region, None
             self.zoom(*region)
@@ -204,7 +260,7 @@ class LongTab:
         name, _ = QFileDialog.getOpenFileName(w, "Open a text for the long map", str(w.exports.start_folder()),
                                               "Text (*.txt *.md);;All files (*)")
         if not name:
-            self.panel.text_source.setCurrentIndex(0 if self.file_text is None else 2)
+            self.panel.text_source.setCurrentIndex(0 if self.file_text is None else FILE_ITEM)
             return
         self.load_text_file(Path(name))
 
@@ -220,7 +276,12 @@ class LongTab:
             self.panel.text_source.setCurrentIndex(0)
             return False
         self.file_text = (f"the file {path.name}", text)
-        self.panel.text_source.setCurrentIndex(2)
+        box = self.panel.text_source
+        if box.count() <= FILE_ITEM:
+            box.addItem("")
+        box.setItemText(FILE_ITEM, f"file: {path.name}")
+        box.setItemData(FILE_ITEM, str(path), Qt.ItemDataRole.ToolTipRole)
+        box.setCurrentIndex(FILE_ITEM)
         self.refresh()
         return True
 
@@ -249,6 +310,10 @@ class LongTab:
 
     def export(self, what: str, path: Path) -> list[Path]:
         p = self.panel
+        if (what == "map" and p.map.view is None) or (what == "decode" and not p.decode.steps and self.curve is None):
+            self.window.alert("Nothing to export", "Compute an overview first." if what == "map" else
+                              "Run a decode first.")
+            return []
         try:
             if what == "map":
                 paths = export_map(path, p.map, p.map.view, p.map.current_head(), p.map.zoom)

@@ -13,11 +13,13 @@ from typing import Any
 import torch
 
 from core.arch.layer import LayerSpec
+from core.cpu_load import CpuTimes, other_cores, read_times
 from core.decode_run import (
     SERVED_FORMAT,
     CurveRun,
     DecodeCurve,
     DecodeStep,
+    check_steps,
     curve_lengths,
     decode_model,
 )
@@ -34,6 +36,34 @@ LABELLED_TOKENS = 256  # a zoom this narrow shows single tokens with their label
 
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def clean_text(text: str) -> str:
+    """The text as a tokenizer takes it: a lone surrogate (an undecodable byte from a command line) becomes U+FFFD."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def token_ids(tokenizer: Any, text: str, n_tokens: int) -> tuple[list[int], int | None]:
+    """The first n_tokens ids of the text, and the text's whole count when it was tokenised whole (None: longer than
+    what was read). A prefix of characters is tokenised first, widened until it holds n_tokens: a 50 MB file is not
+    tokenised whole for a 64-token map."""
+    text = clean_text(text)
+    chars = max(256, 16 * n_tokens)
+    while True:
+        ids = tokenizer(text[:chars])["input_ids"]
+        if len(ids) > n_tokens or chars >= len(text):
+            return ids[:n_tokens], (len(ids) if chars >= len(text) else None)
+        chars *= 2
+
+
+def check_job(job: LongJob) -> None:
+    """What a job asks for, checked before anything is computed (a ValueError that says what to change)."""
+    block_for(max(2, job.n_tokens), job.pixels)  # 16 to 4,096 cells
+    band = job.band
+    if band is not None and (isinstance(band, bool) or not isinstance(band, int) or not 1 <= band <= MAX_TOKENS):
+        raise ValueError(f"the band W is 1 to {MAX_TOKENS:,} tokens, not {band!r}.")
+    if job.kind == "decode":
+        check_steps(job.steps)
 
 
 def design_spec(job: LongJob) -> LayerSpec:
@@ -54,6 +84,12 @@ class LongWork:
         self.curve_run: CurveRun | None = None
         self.lengths: list[int] = []
         self.started = 0.0
+        self.load_from: CpuTimes | None = None  # /proc's reading when the job started: others' load since
+
+    def other_load(self) -> float | None:
+        """Cores other processes kept busy since the job started (a timing beside them is inflated); None: unknown."""
+        end = read_times()
+        return None if self.load_from is None or end is None else round(other_cores(self.load_from, end), 2)
 
     # -- carrying ----------------------------------------------------------------------------------
     def step(self, job: LongJob, index: int) -> bool:
@@ -62,6 +98,9 @@ class LongWork:
         try:
             if stop():
                 raise Stopped
+            if index == 0:
+                check_job(job)
+                self.load_from = read_times()
             if job.kind == "decode":
                 return self._decode_step(job, index, stop)
             view = self._overview(job, stop) if job.kind == "overview" else self._region(job, stop)
@@ -111,13 +150,12 @@ class LongWork:
             if m is None:
                 raise ValueError(f"the model {job.model} is not loaded; open it in the Model list first.")
             if not job.text.strip():
-                raise ValueError("the text is empty; open a text file or use the shipped long text.")
+                raise ValueError("the text is empty; give a text of a few sentences at least.")
             check_tokens(job.n_tokens, m.max_tokens)
-            ids = m.tokenizer(job.text)["input_ids"]
-            n_text = len(ids)
-            ids = ids[: job.n_tokens]
+            ids, whole = token_ids(m.tokenizer, job.text, job.n_tokens)
+            n_text = whole if whole is not None else len(ids) + 1  # more than it reads
             if len(ids) < 2:
-                raise ValueError("the text is a single token; paste a longer one.")
+                raise ValueError("the text is a single token; give a longer one.")
             budget = overview_budget(m.n_heads, m.n_kv_heads, m.head_dim, len(ids), job.pixels, m.kind == "causal",
                                      None, device.type, job.layer + 1, m.d_model)
             check_fits(budget, free_memory_bytes(torch.device("cpu")))
@@ -138,9 +176,11 @@ class LongWork:
         return self._view(job, li, m, n_text, device, time.perf_counter() - self.started)
 
     def _region(self, job: LongJob, stop: Callable[[], bool]) -> LongView:
+        """A zoom of the overview the job names: its queries and keys are the last overview's when it is that one,
+        else made again (a cancelled overview in between took their place)."""
         self.started = time.perf_counter()
-        if self.inputs is None or job.region is None:
-            raise ValueError("there is no overview to zoom into; compute one first.")
+        if job.region is None:
+            raise ValueError("a zoom needs the region to show; zoom into an overview.")
         device = resolve_device(job.device)
         li, n_text = self._layer_inputs(job, device, stop)
         T = li.q.shape[1]
@@ -163,9 +203,10 @@ class LongWork:
                     "text_tokens": n_text, "text_sha256_16": text_key(job.text) if job.model else None,
                     "seed": job.seed if job.model is None else None, "pool": job.pool, "block_tokens": m.block,
                     "rows": list(m.rows), "cols": list(m.cols), "band": band, "window": li.rule.window,
-                    "causal": li.rule.causal, "scale": li.rule.scale, "learned_sinks": li.rule.sinks is not None,
+                    "causal": li.rule.causal, "learned_sinks": li.rule.sinks is not None,
                     "config": job.config.to_dict() if job.model is None else None, "device": device_name(device),
-                    "seconds": round(seconds, 3), "stats": stats}
+                    "seconds": round(seconds, 3), "other_load_cores": self.other_load(), "stats": stats,
+                    "softmax_scale": li.rule.scale}
         return LongView(job.job_id, m.pooled, m.block, m.rows, m.cols, li.q.shape[1], job.pool, li.what,
                         li.k.shape[0], li.rule.window, stats, seconds=seconds, device=device_name(device),
                         text_tokens=n_text, manifest=manifest)
@@ -181,8 +222,8 @@ class LongWork:
         if index == 0:
             if m is None:
                 raise ValueError(f"the model {job.model} is not loaded; open it in the Model list first.")
-            ids = m.tokenizer(job.text)["input_ids"] if job.text.strip() else []
-            ids = ids[: max(1, min(job.n_tokens, m.max_tokens - job.steps))]  # the prompt leaves room for the steps
+            room = max(1, min(job.n_tokens, m.max_tokens - job.steps))  # the prompt leaves room for the steps
+            ids = token_ids(m.tokenizer, job.text, room)[0] if job.text.strip() else []
             self.decoding = decode_model(m, ids, job.steps, job.layer, job.kv_format or SERVED_FORMAT, stop)
             self.started = time.perf_counter()
         assert self.decoding is not None
@@ -194,22 +235,22 @@ class LongWork:
             return False
         view = DecodeStepView(s.step, s.n_cached, s.kv_bytes, s.step_ms, s.token, s.row)
         elapsed = time.perf_counter() - self.started
-        eta = elapsed / (index + 1) * (job.steps - index)
-        self.emit("long_progress", LongProgress(job.job_id, (index + 1) / (job.steps + 1),
-                                                f"generated {index} of {job.steps} tokens", eta, step=view))
+        eta = elapsed / (index + 1) * (job.steps - index - 1)
+        self.emit("long_progress", LongProgress(job.job_id, (index + 1) / job.steps,
+                                                f"generated {index + 1} of {job.steps} tokens", eta, step=view))
         return True
 
     def _decode_meta(self, job: LongJob, m: LoadedModel | None) -> dict:
         return {"model": m.name if m is not None else job.model, "layer": job.layer, "kv_format": job.kv_format,
                 "steps": job.steps, "n_heads": m.n_heads if m else None, "n_kv_heads": m.n_kv_heads if m else None,
-                "device": device_name(torch.device("cpu"))}
+                "device": device_name(torch.device("cpu")), "other_load_cores": self.other_load()}
 
     def _curve_step(self, job: LongJob, index: int, stop: Callable[[], bool]) -> bool:
         spec = design_spec(job)
         device = resolve_device(job.device)
         if index == 0:
-            if not 2 <= job.n_tokens <= MAX_TOKENS:
-                raise ValueError(f"the decode curve reaches 2 to {MAX_TOKENS:,} tokens of context, not {job.n_tokens}.")
+            if not 16 <= job.n_tokens <= MAX_TOKENS:
+                raise ValueError(f"the decode curve reaches 16 to {MAX_TOKENS:,} tokens of context, not {job.n_tokens:,}.")
             self.lengths = curve_lengths(job.n_tokens, max(2, min(job.steps, 24)))
             self.curve = DecodeCurve(device=device.type, threads=torch.get_num_threads())
             self.curve_run = CurveRun(job.config, spec, device, job.seed)
@@ -228,5 +269,5 @@ class LongWork:
         curve, self.curve, self.curve_run = self.curve, None, None
         self.emit("long_done", LongDone(job.job_id, "decode", curve=curve.to_json(), decode_meta={
             "layer": job.layer, "spec": spec.to_dict(), "label": spec.kind_label, "dtype": job.config.dtype,
-            "device": device_name(device)}))
+            "device": device_name(device), "other_load_cores": self.other_load()}))
         return False

@@ -160,6 +160,8 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong):
             self._job(self._main, "heatmaps", rid, request)
             if request.want_timing:
                 self._timer = self._deadlines.call_later(self._settle_s, self._start_timing, rid, request)
+            else:
+                self._spawn_spare_when_free()  # a timing that was waiting to start is no longer coming
         return rid
 
     def _start_timing(self, rid: int, request: ComputeRequest) -> None:

@@ -12,6 +12,8 @@ def read_text(path: str | Path, why: str = "") -> str:
     why: the end of the too-long sentence ("the frontier reads at most 64 samples of 1,024 tokens")."""
     target = Path(path)
     try:
+        if target.exists() and not target.is_file():  # a FIFO would block the open itself, a device never end
+            raise ValueError(f"{target} is not a regular file (a pipe, a device or a folder); give a UTF-8 text file.")
         with open(target, "rb") as f:
             data = f.read(MAX_TEXT_BYTES + 1)
         if len(data) > MAX_TEXT_BYTES:

@@ -12,30 +12,13 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from core.counts import format_bytes
+from core.decode_words import curve_sentence
 from widgets.colormaps import DEFAULT_COLORMAP
 from widgets.long_render import colour_table, index_image
 from widgets.pixmap_image import PixmapImageItem
 from widgets.sweep_plots import ShortAxis
 
 MEAN = "mean of the heads"
-
-
-def curve_sentence(curve: dict, meta: dict, cached: np.ndarray) -> str:
-    """What a random-weight layer's decode curve says, in words."""
-    slope, icpt, bw = curve.get("slope_ms_per_1k_tokens"), curve.get("intercept_ms"), curve.get("bandwidth_gbs")
-    what = meta.get("label", "")
-    head = f"Layer {meta.get('layer', 0)} ({what}), {meta.get('dtype', '')} on {meta.get('device', 'the CPU')}: "
-    capped = what.startswith("local") and len(set(cached.tolist())) < len(cached)
-    window = (f" Past its window the step reads {int(cached.max()):,} tokens whatever the context, and its time stops "
-              "growing." if capped else "")
-    if slope is None or icpt is None:
-        return head + "one length of cache only: no slope to fit." + window
-    if bw is None or slope <= 0:
-        return (head + f"no measurable growth with the cache ({slope:+.3f} ms per 1,000 tokens read): at these lengths "
-                f"the step's projections and overhead ({icpt:.2f} ms) outweigh reading the cache." + window)
-    return (head + f"each 1,000 tokens the step reads add {slope:.3f} ms (least squares; {icpt:.3f} ms with nothing "
-            f"cached): a cache read at about {bw:.1f} GB/s. The step's time follows the bytes it reads, as a "
-            "memory-bound step does." + window)
 
 
 class DecodeView(QWidget):
@@ -61,6 +44,8 @@ class DecodeView(QWidget):
         self.head = QComboBox()
         self.head.setToolTip("Whose attention the strip shows: one head, or the mean of the layer's heads")
         self.head.currentIndexChanged.connect(lambda _i: self._draw_strip())
+        self.head.setMinimumContentsLength(16)
+        self.head.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -73,6 +58,9 @@ class DecodeView(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.glw, 1)
         lay.addWidget(self.summary)
+        self.glw.hide()  # no empty axes before a run: the summary says what to do
+        self.summary.setText("Run decode: a real model generates tokens one at a time, each step timed, its cache "
+                             "counted and its attention drawn; random weights time one decode step at growing contexts.")
         self.steps: list[Any] = []  # DecodeStepView, in order
         self.points: list[dict] = []  # a random-weight curve's points
         self.glw.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -92,6 +80,7 @@ class DecodeView(QWidget):
 
     # -- a real model's run ------------------------------------------------------------------------
     def add_step(self, step: Any) -> None:
+        self.glw.show()
         if not self.steps and self.head.count() <= 1:
             self.clear(step.row.shape[0])
         self.steps.append(step)
@@ -114,9 +103,10 @@ class DecodeView(QWidget):
         last = s[-1]
         later = [t.step_ms for t in s[1:]]
         typical = f"median step {np.median(later):.1f} ms" if later else "the prompt only"
-        self.summary.setText(f"{len(s) - 1} tokens generated after the prompt's {s[0].n_cached:,}: the cache holds "
-                             f"{last.n_cached:,} tokens, {format_bytes(last.kv_bytes)} ({last.kv_bytes:,} B); "
-                             f"{typical}; the prompt's prefill {s[0].step_ms:.0f} ms. Newest token: '{last.token}'.")
+        self.summary.setText(f"{len(s)} token{'s' * (len(s) > 1)} generated after the prompt's {s[0].n_cached:,}: "
+                             f"after the last step the cache holds {last.n_cached:,} tokens, {format_bytes(last.kv_bytes)} "
+                             f"({last.kv_bytes:,} B); {typical}; the prompt's prefill {s[0].step_ms:.0f} ms. Newest "
+                             f"token: '{last.token}'.")
 
     def _draw_strip(self) -> None:
         s = self.steps
@@ -137,10 +127,12 @@ class DecodeView(QWidget):
 
     # -- a random-weight layer's curve ---------------------------------------------------------------
     def add_point(self, point: dict) -> None:
+        self.glw.show()
         self.points.append(point)
         self._draw_curve(None)
 
     def show_curve(self, curve: dict, meta: dict) -> None:
+        self.glw.show()
         self.points = list(curve["points"])
         self._draw_curve(curve, meta)
 

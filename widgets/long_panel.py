@@ -25,8 +25,6 @@ from widgets.long_view import LongMapView
 from widgets.steady import keep_room, reserve_lines
 from widgets.wheel import FocusCombo, FocusSpin
 
-LEGEND = ("Grey: keys no query of the cell may read (the future, or beyond a window). Max pooling keeps a "
-          "one-token column (a sink) visible at any size.")
 PROMPTS = ("the Heatmaps tab's text", "the long map's text (its first Tokens tokens)")
 TEXT_SOURCES = ("the shipped long text (Alice, chapters I-IV)", "the Heatmaps tab's text", "a text file…")
 PIXELS = (256, 512, 1024, 2048)
@@ -46,6 +44,11 @@ class LongPanel(QWidget):
         self.source = QLabel("")
         self.source.setWordWrap(True)
         reserve_lines(self.source, 2)
+        self.stale = QLabel("")  # what is on screen, when the settings above no longer describe it
+        self.stale.setWordWrap(True)
+        self.stale.setStyleSheet("color: #b45309;")
+        keep_room(self.stale)
+        self.stale.hide()
         self.tokens = FocusSpin()
         self.tokens.setRange(16, MAX_TOKENS)
         self.tokens.setValue(4096)
@@ -152,13 +155,10 @@ class LongPanel(QWidget):
         side = QWidget()
         sv = QVBoxLayout(side)
         sv.setContentsMargins(0, 0, 0, 0)
-        sv.addWidget(QLabel("Where the view sits"))
+        sv.addWidget(QLabel("Where the view is"))
         sv.addWidget(self.map.mini)
-        self.legend = QLabel(LEGEND)
-        self.legend.setWordWrap(True)
-        self.legend.setMaximumWidth(self.map.mini.width())
-        sv.addWidget(self.legend)
         sv.addStretch(1)
+        side.setMinimumHeight(self.map.mini.height() + 24)  # its title never runs over the mini-map
         below = QWidget()
         bv = QHBoxLayout(below)
         bv.setContentsMargins(0, 0, 0, 0)
@@ -170,6 +170,7 @@ class LongPanel(QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
         split.setChildrenCollapsible(False)
+        split.setSizes([520, 150])  # the map first; the figures of a few heads, and the splitter for more
         overview = QWidget()
         ov = QVBoxLayout(overview)
         ov.setContentsMargins(0, 0, 0, 0)
@@ -198,6 +199,7 @@ class LongPanel(QWidget):
         self.inner.addTab(decode, "Decode run")
         lay = QVBoxLayout(self)
         lay.addWidget(self.source)
+        lay.addWidget(self.stale)
         lay.addWidget(self.inner, 1)
         bottom = QHBoxLayout()
         bottom.addWidget(self.progress, 1)
@@ -213,6 +215,11 @@ class LongPanel(QWidget):
         inputs and time a decode curve."""
         self.text_source.setEnabled(real)
         self.prompt.setEnabled(real)
+        self.kv_format.setEnabled(real)
+        self.kv_format.setToolTip("The format a real model's cache is counted in ([geometry]'s formats); the model "
+                                  "runs in float32 on the CPU either way" if real else
+                                  "Random weights: the timed step reads its cache in the compute dtype (the Workload "
+                                  "box's dtype), and the bytes are counted in it")
         self.tokens.setMaximum(min(MAX_TOKENS, max_tokens))
         self.run_decode.setEnabled(causal or not real)
         self.run_decode.setToolTip("Generate tokens one at a time, timing each step" if real else

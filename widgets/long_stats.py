@@ -22,7 +22,8 @@ TIPS = (
 
 
 def percent(x: float) -> str:
-    return f"{100 * x:.1f}%" if x >= 0.001 else ("0" if x == 0 else f"{100 * x:.2g}%")
+    """One decimal everywhere; a share too small for it reads "<0.1%", none at all "0"."""
+    return f"{100 * x:.1f}%" if x >= 0.0005 else ("0" if x <= 0 else "<0.1%")
 
 
 class LongStatsTable(QTableWidget):

@@ -12,16 +12,19 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QGraphicsRectItem,
     QHBoxLayout,
     QLabel,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP
+from widgets.heatmap_view import gradient_pixmap
 from widgets.long_render import (
     DEFAULT_SCALE,
     SCALES,
@@ -33,7 +36,12 @@ from widgets.long_render import (
 from widgets.pixmap_image import PixmapImageItem
 from widgets.wheel import FocusCombo
 
-ZOOM_SETTLE_MS = 250  # a zoom or pan is recomputed once the view has rested this long
+ZOOM_SETTLE_MS = 250
+
+
+def cut(text: str, n: int) -> str:
+    """A label at most n characters, an ellipsis saying when it was cut."""
+    return text if len(text) <= n else text[: n - 1] + "…"  # a zoom or pan is recomputed once the view has rested this long
 ALL_HEADS = "every head (mosaic)"
 
 
@@ -76,8 +84,10 @@ class LongMapView(QWidget):
         self.plot.addItem(self.detail)
         self.mini = pg.GraphicsLayoutWidget()
         self.mini.setBackground("#1e1e1e")
-        self.mini.setFixedSize(150, 150)
-        self.mini.setToolTip("The whole map; the white frame is the part shown. Click to go there.")
+        self.mini.setFixedSize(120, 120)
+        self.mini.setToolTip("The whole map; the white frame is the part shown. Click to go there. Grey: keys no "
+                             "query of the cell may read (the future, or beyond a window); max pooling keeps a "
+                             "one-token column (a sink) visible at any size.")
         self.mini_plot = self.mini.addPlot()
         self.mini_plot.invertY(True)
         self.mini_plot.setAspectLocked(True)
@@ -92,6 +102,11 @@ class LongMapView(QWidget):
         self.frame.setPen(pg.mkPen("#f8fafc", width=1.5, cosmetic=True))
         self.frame.setZValue(10)
         self.mini_plot.addItem(self.frame)
+        self.bar = QLabel()
+        self.bar_text = QLabel("")
+        self.fit_button = QPushButton("Fit")
+        self.fit_button.setToolTip("The whole map in view again (Ctrl+0, or double-click the map)")
+        self.fit_button.clicked.connect(self.fit)
         self.readout = QLabel("Compute an overview; then hover it to read positions and probabilities.")
         self.readout.setWordWrap(True)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -99,11 +114,18 @@ class LongMapView(QWidget):
         for w in (QLabel("Show"), self.head, self.scale, self.colormap):
             top.addWidget(w)
         top.addStretch(1)
+        legend = QHBoxLayout()
+        legend.addWidget(self.bar)
+        legend.addWidget(self.bar_text, 1)
+        legend.addWidget(self.fit_button)
+        self.bar_text.setToolTip("Grey cells: keys no query of the cell may read (the future, or beyond a window)")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
         lay.addWidget(self.glw, 1)
+        lay.addLayout(legend)
         lay.addWidget(self.readout)
+        self.tile_labels: list[pg.TextItem] = []  # head names on the mosaic's tiles
         self.view: Any = None  # the LongView of the overview shown
         self.zoom: Any = None  # the LongView of the zoom shown over it
         self.tiles: Tiles | None = None  # the mosaic's layout, when every head is shown
@@ -112,11 +134,12 @@ class LongMapView(QWidget):
         self.settle.setInterval(ZOOM_SETTLE_MS)
         self.settle.timeout.connect(self._ask_region)
         vb = self.plot.getViewBox()
-        vb.sigRangeChangedManually.connect(lambda *_: self.settle.start())
+        vb.sigRangeChangedManually.connect(self._on_range_changed_manually)
         vb.sigRangeChanged.connect(self._update_frame)
         self.glw.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.glw.scene().sigMouseClicked.connect(self._on_clicked)
         self.mini.scene().sigMouseClicked.connect(self._on_mini_clicked)
+        QShortcut(QKeySequence("Ctrl+0"), self, self.fit)
 
     # -- data --------------------------------------------------------------------------------------
     def set_overview(self, view: Any) -> None:
@@ -148,20 +171,28 @@ class LongMapView(QWidget):
         return SCALES[self.scale.currentText()]
 
     def fit(self) -> None:
+        """The whole map in view; a zoom's recomputed region goes (the overview holds it all)."""
         if self.view is None:
             return
+        vb = self.plot.getViewBox()
         if self.current_head() < 0 and self.tiles is not None:
             h, w = self.image.image.shape
-            self.plot.getViewBox().setRange(QRectF(0, 0, w, h), padding=0.02)
         else:
-            T = self.view.n_tokens
-            self.plot.getViewBox().setRange(QRectF(0, 0, T, T), padding=0.02)
+            h = w = self.view.n_tokens
+            self.zoom = None
+            self._draw_detail()
+        # no further out than a few times the map (the aspect lock needs room on the long side), no further in than
+        # four tokens; bounds on position would fight the aspect lock and squeeze the view
+        side = max(w, h)
+        vb.setLimits(maxXRange=8 * side, maxYRange=8 * side, minXRange=4, minYRange=4)
+        vb.setRange(QRectF(0, 0, w, h), padding=0.02)
 
     # -- drawing -----------------------------------------------------------------------------------
     def _redraw(self, *_: object) -> None:
         v = self.view
         if v is None:
             return
+        self.readout.setText("Hover the map to read positions and probabilities; the wheel zooms (Ctrl+0 fits).")
         table = colour_table(self.colormap.currentText())
         floor = self.floor_exp()
         head = self.current_head()
@@ -187,6 +218,10 @@ class LongMapView(QWidget):
             self.plot.setLabel("bottom", "key position")
             self.plot.setLabel("left", "query position")
             self._draw_detail()
+        self.bar.setPixmap(gradient_pixmap(self.colormap.currentText()))
+        self.bar_text.setText(f"10^{floor:g} → 1 (log); grey: never read" if floor < 0 else
+                              f"0 → {float(v.pooled.max()):.4g} (the largest cell, linear); grey: never read")
+        self._label_tiles()
         mini = index_image(v.pooled[max(head, 0)] if not mosaic else v.pooled.max(axis=0), floor)
         self.mini_image.setImage(mini, autoLevels=False, levels=None, lut=table)
         self.mini_image.setRect(QRectF(0, 0, T, T))
@@ -219,8 +254,8 @@ class LongMapView(QWidget):
         px = max(1e-9, self.plot.getViewBox().viewPixelSize()[0])
         every = max(1, int(np.ceil(60 * px)))  # about 60 pixels a label across
         every_y = max(1, int(np.ceil(14 * px)))
-        bottom.setTicks([[(c0 + i + 0.5, t[:8]) for i, t in enumerate(z.labels) if i % every == 0], []])
-        left.setTicks([[(r0 + i + 0.5, t[:10]) for i, t in enumerate(z.row_labels or []) if i % every_y == 0], []])
+        bottom.setTicks([[(c0 + i + 0.5, cut(t, 8)) for i, t in enumerate(z.labels) if i % every == 0], []])
+        left.setTicks([[(r0 + i + 0.5, cut(t, 10)) for i, t in enumerate(z.row_labels or []) if i % every_y == 0], []])
 
     # -- zoom ----------------------------------------------------------------------------------------
     def visible_region(self) -> tuple[int, int, int, int] | None:
@@ -234,6 +269,37 @@ class LongMapView(QWidget):
         if c1 <= c0 or r1 <= r0:
             return None
         return r0, r1, c0, c1
+
+    def _on_range_changed_manually(self, *_: object) -> None:
+        """A wheel or a drag: once it rests, the region again; labels of single tokens go at once when the view is
+        wider than they were made for (they would crowd), and the zoom goes when the whole map is back in view."""
+        region, z = self.visible_region(), self.zoom
+        if z is not None and region is not None:
+            r0, r1, c0, c1 = region
+            if max(r1 - r0, c1 - c0) > 256 and z.labels is not None:
+                self._token_ticks(None)
+            if self.view is not None and (r1 - r0, c1 - c0) == (self.view.n_tokens, self.view.n_tokens):
+                self.zoom = None
+                self._draw_detail()
+        self.settle.start()
+
+    def _label_tiles(self) -> None:
+        """Each mosaic tile's head, at its corner (as the Heatmaps tab titles its tiles)."""
+        for item in self.tile_labels:
+            self.plot.removeItem(item)
+        self.tile_labels = []
+        if self.tiles is None or self.view is None:
+            return
+        n = self.view.pooled.shape[0]
+        g = max(1, n // max(1, self.view.n_kv_heads))
+        for h in range(n):
+            x, y = self.tiles.origin(h)
+            item = pg.TextItem(f"h{h}" + (f" · kv{h // g}" if g > 1 else ""), color="#f8fafc", fill="#000000aa",
+                               anchor=(0, 0))
+            item.setPos(x, y)
+            item.setZValue(20)
+            self.plot.addItem(item)
+            self.tile_labels.append(item)
 
     def _ask_region(self) -> None:
         """Once a zoom or pan rests: the region again at full resolution, if the overview's cells are coarser."""
@@ -270,10 +336,14 @@ class LongMapView(QWidget):
                 i, j = int((y - r0) // src.block), int((x - c0) // src.block)
                 p = float(src.pooled[head, i, j])
                 if src.block == 1:
-                    q_tok = f" '{src.row_labels[i]}'" if src.row_labels else ""
-                    k_tok = f" '{src.labels[j]}'" if src.labels else ""
-                    return f"head {head} · query #{r0 + i}{q_tok} → key #{c0 + j}{k_tok} · weight {p:.5f}"
+                    q_tok = f" '{src.row_labels[i]}'" if src.row_labels and not src.row_labels[i].startswith("#") else ""
+                    k_tok = f" '{src.labels[j]}'" if src.labels and not src.labels[j].startswith("#") else ""
+                    what = f"weight {p:.5f}" if p > 0 else "not read (masked)"
+                    return f"head {head} · query #{r0 + i}{q_tok} → key #{c0 + j}{k_tok} · {what}"
                 what = "max" if src.pool == "max" else "mean"
+                if p == 0:
+                    return (f"head {head} · queries {r0 + i * src.block:,}– → keys {c0 + j * src.block:,}–: "
+                            "no query of this cell may read these keys")
                 return (f"head {head} · queries {r0 + i * src.block:,}–{min(r1, r0 + (i + 1) * src.block) - 1:,} → "
                         f"keys {c0 + j * src.block:,}–{min(c1, c0 + (j + 1) * src.block) - 1:,} · {what} {p:.5f}")
         return ""
@@ -286,6 +356,9 @@ class LongMapView(QWidget):
             self.hovered.emit(text)
 
     def _on_clicked(self, event: Any) -> None:
+        if event.double():
+            self.fit()
+            return
         if self.tiles is None or self.view is None:
             return
         p = self.plot.getViewBox().mapSceneToView(event.scenePos())

@@ -64,7 +64,7 @@ def test_a_zoom_is_the_whole_rows_probabilities_with_token_labels(make_window, q
     (r0, r1), (c0, c1) = z.rows, z.cols
     assert z.block == 1 and z.labels == [f"#{i}" for i in range(c0, c1)]
     np.testing.assert_allclose(z.pooled, full[:, r0:r1, c0:c1], atol=1e-6)
-    assert view.describe(c0 + 2.5, r0 + 3.5).startswith(f"head 1 · query #{r0 + 3} '#{r0 + 3}' → key #{c0 + 2}")
+    assert view.describe(c0 + 2.5, r0 + 3.5).startswith(f"head 1 · query #{r0 + 3} → key #{c0 + 2} · ")
 
 
 def test_cancel_stops_a_long_map_at_once_and_keeps_the_view(make_window, qtbot):
@@ -146,9 +146,38 @@ def test_smollm2s_decode_run_grows_its_cache_step_by_step(make_window, qtbot, tm
     qtbot.waitUntil(lambda: w.long.running is None, timeout=120000)
     steps = p.decode.steps
     n_prompt = steps[0].n_cached
-    assert [s.n_cached for s in steps] == [n_prompt + i for i in range(5)]
+    assert [s.n_cached for s in steps] == [n_prompt + i for i in range(4)]  # 4 tokens: the prefill makes the first
     assert [s.kv_bytes for s in steps] == [30 * 2 * 3 * 64 * 2 * s.n_cached for s in steps]  # bf16, every layer
     assert all(s.row.shape == (9, s.n_cached) for s in steps)
     np.testing.assert_allclose([s.row.sum() for s in steps], 9.0, atol=1e-4)  # each head's row sums to 1
     lines = w.long.export("decode", tmp_path / "run.csv")[0].read_text().splitlines()
-    assert lines[0] == "step,cached_tokens,kv_bytes,step_ms,token" and len(lines) == 6
+    assert lines[0] == "step,cached_tokens,kv_bytes,step_ms,token" and len(lines) == 5
+
+
+def test_a_zoom_after_a_cancelled_overview_is_of_the_map_on_screen_and_changes_are_flagged(make_window, qtbot):
+    w = long_window(make_window, qtbot, sync=False)
+    compute(w, qtbot, tokens=1024)
+    shown = w.long.panel.map.view
+    assert not w.long.panel.stale.isVisible()
+    w.models.picker.layer.setValue(5)  # the settings now describe the global layer: the map on screen is layer 0's
+    assert w.long.panel.stale.isVisible() and "layer 0 (local W=64)" in w.long.panel.stale.text()
+    progress = []
+    w.runner.long_progress.connect(progress.append)
+    w.long.panel.tokens.setValue(32768)
+    w.long.compute()
+    qtbot.waitUntil(lambda: len(progress) >= 1, timeout=60000)
+    w.long.cancel()
+    qtbot.waitUntil(lambda: w.long.running is None, timeout=20000)
+    view = w.long.panel.map
+    assert view.view is shown
+    view.head.setCurrentIndex(1)
+    w.long.zoom(100, 140, 60, 100)
+    qtbot.waitUntil(lambda: w.long.running is None and view.zoom is not None, timeout=60000)
+    ref = design_inputs(LOCAL, LOCAL.layer_spec(0), 1024)  # layer 0's, as the map on screen
+    np.testing.assert_allclose(view.zoom.pooled, full_probs(ref.q, ref.k, ref.rule).numpy()[:, 100:140, 60:100],
+                               atol=1e-6)
+    view.fit()  # Ctrl+0: the whole map, the zoom gone
+    assert view.zoom is None and view.visible_region() == (0, 1024, 0, 1024)
+    vb = view.plot.getViewBox()
+    vb.scaleBy((1000, 1000))  # a wheel spun far out stops eight maps wide
+    assert max(vb.viewRange()[0][1] - vb.viewRange()[0][0], vb.viewRange()[1][1] - vb.viewRange()[1][0]) <= 8 * 1024 + 1

@@ -2,6 +2,7 @@
 cache is [geometry]'s count at every step, and bad input is refused in one sentence."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -76,9 +77,49 @@ def test_decode_of_smollm2_counts_its_cache_at_every_step(capsys):
     assert code == 0, err
     body = json.loads(out)
     steps = body["steps"]
-    assert len(steps) == 4 and body["kv_format"] == "q8_0"
+    assert len(steps) == 3 and body["kv_format"] == "q8_0"
     for s in steps:  # 30 layers x K and V x 3 heads x 64 values, in q8_0's 34 bytes a block of 32
         assert s["kv_bytes"] == 30 * (2 * 3 * 64 // 32) * 34 * s["cached_tokens"]
-    assert [s["cached_tokens"] for s in steps] == list(range(steps[0]["cached_tokens"], steps[0]["cached_tokens"] + 4))
+    assert [s["cached_tokens"] for s in steps] == list(range(steps[0]["cached_tokens"], steps[0]["cached_tokens"] + 3))
     code, _, err = run_cli(capsys, "decode", "--model", "smollm2-135m", "--steps", "3")
     assert code == 2 and "give the prompt with --text" in err
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--tokens", "100", "--pixels", "0"], "16 to 4,096 pixels"),
+    (["--tokens", "100", "--band", "-5"], "the band W is 1 to 32,768 tokens"),
+    (["--tokens", "100", "--band", "0"], "the band W is 1 to 32,768 tokens"),
+    (["--tokens", "100", "--text", "words"], "random weights read seeded inputs"),
+])
+def test_longmap_refuses_what_hostile_input_sent_it(capsys, tmp_path, args, says):
+    code, _, err = run_cli(capsys, "longmap", *LAYER, "--out", str(tmp_path), *args)
+    assert code == 2 and says in err and "Traceback" not in err and "Error:" not in err
+
+
+def test_longmap_keeps_a_users_own_json_and_reads_no_pipe(capsys, tmp_path):
+    (tmp_path / "longmap.npy.json").write_text('{"my": "precious"}')
+    code, _, err = run_cli(capsys, "longmap", *LAYER, "--tokens", "64", "--out", str(tmp_path))
+    assert code == 2 and "not an Attention Sandbox manifest" in err
+    assert (tmp_path / "longmap.npy.json").read_text() == '{"my": "precious"}'
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    code, _, err = run_cli(capsys, "longmap", "--model", "smollm2-135m", "--text-file", str(fifo), "--tokens", "64",
+                           "--out", str(tmp_path / "o"))
+    assert code == 2 and "is not a regular file" in err  # refused before it could block on the open
+    big = tmp_path / "big.txt"
+    with open(big, "wb") as f:  # a sparse file just over the limit
+        f.truncate(64 * 2**20 + 1)
+    from sandbox.text_file import read_text
+
+    with pytest.raises(ValueError, match="is over 64 MB"):
+        read_text(big)
+
+
+def test_decode_prints_every_context_and_refuses_flags_random_weights_do_not_use(capsys):
+    code, out, err = run_cli(capsys, "decode", *LAYER, "--tokens", "400", "--steps", "3")
+    assert code == 0, err
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("context")] == ["16", "208", "400"]
+    code, _, err = run_cli(capsys, "decode", *LAYER, "--tokens", "400", "--kv-format", "q4_0")
+    assert code == 2 and "give --dtype instead" in err
+    code, _, err = run_cli(capsys, "decode", *LAYER, "--tokens", "400", "--steps", "0")
+    assert code == 2 and "1 to 256 tokens" in err

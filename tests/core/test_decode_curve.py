@@ -36,3 +36,13 @@ def test_the_fit_recovers_a_known_slope_and_its_bandwidth():
 def test_curve_lengths_span_the_context():
     lengths = curve_lengths(8192, 12)
     assert lengths[0] == 16 and lengths[-1] == 8192 and len(lengths) == 12 and lengths == sorted(lengths)
+
+
+def test_no_bandwidth_is_claimed_from_noise_or_from_a_few_dozen_tokens():
+    noisy = DecodeCurve(points=[CurvePoint(n, n, ms, 0, 0, 8 * n) for n, ms in
+                                ((16, 1.0), (1000, 2.5), (2000, 0.9), (3000, 2.2), (4000, 1.6))])
+    noisy.fit()
+    assert noisy.slope_ms_per_1k > 0 and noisy.r2 < 0.8 and math.isnan(noisy.bandwidth_gbs)
+    short = DecodeCurve(points=[CurvePoint(n, n, 0.1 + 0.01 * n, 0, 0, 8 * n) for n in (16, 32, 48)])
+    short.fit()  # a perfect line over 32 tokens read: still no bandwidth
+    assert short.r2 == pytest.approx(1.0) and math.isnan(short.bandwidth_gbs)

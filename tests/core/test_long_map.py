@@ -66,6 +66,21 @@ def test_the_blockwise_map_equals_pooling_the_whole_matrix(case, pool):
         np.testing.assert_allclose(total, 1.0, atol=1e-5)
 
 
+@pytest.mark.parametrize("pool", ["max", "mean"])
+@pytest.mark.parametrize("window", [None, 96])
+def test_a_chunk_smaller_than_a_row_of_cells_is_pooled_a_part_at_a_time(pool, window):
+    """A block of rows whose scores exceed the chunk (a 32k-token map at 16 cells: 2,048 rows a cell) is split: the
+    parts of a row of cells are combined, and the working set stays within the chunk."""
+    gen = torch.Generator().manual_seed(7)
+    H, T, block = 4, 500, 64
+    q, k = torch.randn(H, T, 8, generator=gen), torch.randn(2, T, 8, generator=gen)
+    rule = Rule(0.4, True, window)
+    chunk = H * T * 12 * 10  # ten rows of scores
+    m = long_map(q, k, rule, block, pool, chunk_bytes=chunk)
+    np.testing.assert_allclose(m.pooled, pool_full(full_probs(q, k, rule).numpy(), block, pool), atol=2e-6)
+    assert m.peak_chunk_bytes <= chunk
+
+
 @pytest.mark.parametrize("window", [None, 40])
 def test_a_zoomed_region_is_the_whole_rows_probabilities_at_full_resolution(window):
     gen = torch.Generator().manual_seed(5)

@@ -15,7 +15,7 @@ PROMPT = "Alice was beginning to get very tired of sitting by her sister on the 
 def test_every_steps_kv_bytes_are_geometrys_count(smollm2, fmt):
     ids = smollm2.tokenizer(PROMPT)["input_ids"]
     steps = list(decode_model(smollm2, ids, 5, 3, fmt))
-    assert [s.n_cached for s in steps] == [len(ids) + i for i in range(6)]
+    assert [s.n_cached for s in steps] == [len(ids) + i for i in range(5)]  # five tokens made, the prefill first
     L, K, h = 30, 3, 64  # SmolLM2-135M's config: 30 layers, 3 KV heads of 64
     for s in steps:  # K and V, every layer's KV heads, every cached token, in the format's bytes
         assert s.kv_bytes == L * kv_format_bytes(2 * K * h, fmt) * s.n_cached
