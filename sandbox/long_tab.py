@@ -232,7 +232,8 @@ class LongTab:
             p.stats.show_stats(v.stats, None, v.n_kv_heads)
             p.export_map.setEnabled(True)
             read = (f" The text has {v.text_tokens:,} tokens; the map reads the first {v.n_tokens:,}."
-                    if v.text_tokens > v.n_tokens else "")
+                    if v.text_tokens > v.n_tokens else f" The text is longer; the map reads its first {v.n_tokens:,} "
+                    "tokens." if v.text_tokens < 0 else "")
             p.status.setText(f"{v.what}: {v.pooled.shape[1]:,} x {v.pooled.shape[2]:,} cells of {cells_text(v.block)}, "
                              f"{v.pool} pooled, in {v.seconds:.1f} s on {v.device}.{read}{busy(v.manifest)} Zoom with "
                              "the wheel: a region is recomputed at full resolution.")

@@ -50,7 +50,7 @@ class LongView:
     row_labels: list[str] | None = None
     seconds: float = 0.0
     device: str = "cpu"
-    text_tokens: int = 0  # tokens the text had (a real model reads at most n_tokens of them)
+    text_tokens: int = 0  # tokens the text had (a real model reads at most n_tokens of them); -1: more, uncounted
     manifest: dict = field(default_factory=dict)  # what an export writes beside the map
 
 

@@ -153,7 +153,7 @@ class LongWork:
                 raise ValueError("the text is empty; give a text of a few sentences at least.")
             check_tokens(job.n_tokens, m.max_tokens)
             ids, whole = token_ids(m.tokenizer, job.text, job.n_tokens)
-            n_text = whole if whole is not None else len(ids) + 1  # more than it reads
+            n_text = whole if whole is not None else -1  # -1: longer than it reads, not counted whole
             if len(ids) < 2:
                 raise ValueError("the text is a single token; give a longer one.")
             budget = overview_budget(m.n_heads, m.n_kv_heads, m.head_dim, len(ids), job.pixels, m.kind == "causal",

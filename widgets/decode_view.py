@@ -4,6 +4,7 @@ time against the tokens it reads, with the least-squares line whose slope is the
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -121,7 +122,8 @@ class DecodeView(QWidget):
         image = index_image(rows, -4.0)
         self.strip_image.setImage(image, autoLevels=False, levels=None, lut=colour_table(DEFAULT_COLORMAP))
         self.strip_image.setRect(QRectF(0, -0.5, width, len(s)))
-        every = max(1, len(s) // 16)  # the tokens made, thinned to about 16 labels
+        rows_px = max(1.0, self.strip.getViewBox().height())
+        every = max(1, math.ceil(len(s) * 15 / rows_px))  # the tokens made, thinned so labels never overlap
         self.strip.getAxis("left").setTicks([[(t.step, f"{t.step} {t.token.strip()[:8]!r}") for t in s
                                                if t.step % every == 0], []])
 

@@ -87,6 +87,8 @@ class LongPanel(QWidget):
         self.cancel.setToolTip("Stop at once (Esc)")
         self.cancel.clicked.connect(self.cancel_requested.emit)
         self.estimate = QLabel("")
+        self.estimate.setWordWrap(True)  # a long estimate takes two lines rather than widening the window
+        self.estimate.setMinimumWidth(120)
         self.estimate.setToolTip("Before it starts: the time and the memory the overview will take (a map that would "
                                  "not fit is refused with the bytes it needs)")
         self.progress = QProgressBar()
@@ -151,7 +153,7 @@ class LongPanel(QWidget):
         for w in (self.compute, self.cancel):
             row2.addWidget(w)
         row2.addWidget(self.estimate, 1)
-        row2.addWidget(self.export_map)
+        self.map.legend_row.addWidget(self.export_map)  # with the map it exports
         side = QWidget()
         sv = QVBoxLayout(side)
         sv.setContentsMargins(0, 0, 0, 0)

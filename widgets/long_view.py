@@ -118,6 +118,7 @@ class LongMapView(QWidget):
         legend.addWidget(self.bar)
         legend.addWidget(self.bar_text, 1)
         legend.addWidget(self.fit_button)
+        self.legend_row = legend  # the panel adds its export beside Fit
         self.bar_text.setToolTip("Grey cells: keys no query of the cell may read (the future, or beyond a window)")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -219,7 +220,7 @@ class LongMapView(QWidget):
             self.plot.setLabel("left", "query position")
             self._draw_detail()
         self.bar.setPixmap(gradient_pixmap(self.colormap.currentText()))
-        self.bar_text.setText(f"10^{floor:g} → 1 (log); grey: never read" if floor < 0 else
+        self.bar_text.setText(f"1e{floor:g} → 1 (log); grey: never read" if floor < 0 else
                               f"0 → {float(v.pooled.max()):.4g} (the largest cell, linear); grey: never read")
         self._label_tiles()
         mini = index_image(v.pooled[max(head, 0)] if not mosaic else v.pooled.max(axis=0), floor)
