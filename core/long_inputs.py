@@ -158,3 +158,64 @@ def model_inputs(m: Any, ids: list[int], layer: int, labels: list[str],
     kind = "global" if rule.window is None else f"local W={rule.window:,}"
     return LayerInputs(hooks.q.float(), hooks.k.float(), rule, labels,
                        f"{m.name}, layer {layer} of {m.n_layers} ({kind}), {len(ids):,} tokens")
+
+
+class _EveryLayer:
+    """Every layer's attention function: SDPA, and the layer's long-map figures from its queries and keys, which are
+    then dropped (no layer's q and k outlive its call)."""
+
+    def __init__(self, modules: list[Any], causal: bool, band: int | None, should_stop: Callable[[], bool] | None,
+                 progress: Callable[[int], None] | None) -> None:
+        self.index = {id(mod): i for i, mod in enumerate(modules)}
+        self.causal, self.band, self.should_stop, self.progress = causal, band, should_stop, progress
+        self.stats: dict[int, Any] = {}
+
+    def __call__(self, module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+        from core.long_map import long_map
+
+        if self.should_stop is not None and self.should_stop():
+            raise Stopped
+        i = self.index.get(id(module), -1)
+        if i >= 0 and i not in self.stats:
+            sinks = getattr(module, "sinks", None)
+            window = kwargs.get("sliding_window") or getattr(module, "sliding_window", None)
+            rule = Rule(float(scaling if scaling is not None else query.shape[-1] ** -0.5), self.causal,
+                        window if self.causal else None, sinks.detach().float() if isinstance(sinks, torch.Tensor) else None)
+            T = query.shape[-2]
+            self.stats[i] = long_map(query.detach()[0].float(), key.detach()[0].float(), rule, T, "max", band=self.band,
+                                     should_stop=self.should_stop).stats  # one cell: only the figures are wanted
+            if self.progress is not None:
+                self.progress(i)
+        return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=0.0, **kwargs)
+
+
+LAYER_FIGURES = ("sink", "band", "beyond", "distance")
+
+
+def model_layer_stats(m: Any, ids: list[int], band: int | None = None, should_stop: Callable[[], bool] | None = None,
+                      progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Every layer's long-map figures over token ids, in one forward: {figure: (L, H) array} for the figures of
+    LAYER_FIGURES (core/long_map.py's HeadStats), and band_width."""
+    import numpy as np
+
+    from core.models.inspect import attention_modules
+
+    check_tokens(len(ids), m.max_tokens)
+    modules = attention_modules(m)
+    if m.kind == "encoder":
+        modules = [mod.self for mod in modules]
+    hooks = _EveryLayer(modules, m.kind == "causal", band, should_stop, progress)
+    enc = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
+    if m.kind == "encoder":
+        enc["token_type_ids"] = torch.zeros(1, len(ids), dtype=torch.long)
+    with torch.inference_mode(), sdpa_hooks(m, hooks):
+        m.model(**enc, use_cache=False) if m.kind == "causal" else m.model(**enc)
+    if len(hooks.stats) != m.n_layers:
+        raise ValueError(f"{m.name}'s attention ran in {len(hooks.stats)} of its {m.n_layers} layers; the app cannot "
+                         "read this model's every layer.")
+    layers = [hooks.stats[i] for i in range(m.n_layers)]
+    out: dict[str, Any] = {name: np.stack([getattr(s, name) for s in layers]) for name in LAYER_FIGURES}
+    out["band_width"] = layers[0].band_width
+    return out

@@ -63,7 +63,10 @@ class LongTab:
         p.map.region_wanted.connect(self.zoom)
         p.export_map_requested.connect(lambda: self._ask_path("map"))
         p.export_decode_requested.connect(lambda: self._ask_path("decode"))
+        p.layers_requested.connect(self.every_layer)
         window.models.changed.connect(self.refresh)
+        window.models.changed.connect(self._drop_other_models_layers)
+        self.layers_model: str | None = None  # the model whose every-layer figures the Roles tab lists
         window.config_panel.config_changed.connect(lambda _c: self.refresh())
         window.models.picker.layer.valueChanged.connect(lambda _v: self.refresh())
         self.refresh()
@@ -202,6 +205,22 @@ class LongTab:
                 f"Timing one decode step at {min(job.steps, 24)} context lengths up to {job.n_tokens:,} tokens…")
         self._submit(job, what)
 
+    def every_layer(self) -> None:
+        """Every layer x head's figures of the open model over the same text and tokens (the Roles tab shows them)."""
+        if self.window.models.shape is None:
+            self.panel.status.setText("Every layer's figures are a real model's: open SmolLM2 in the Model box first.")
+            return
+        job = self.job("layers")
+        self._submit(job, f"Every layer's figures over {job.n_tokens:,} tokens: one forward, every layer mapped…")
+
+    def _drop_other_models_layers(self) -> None:
+        if self.layers_model is not None and self.window.models.shape is not None and \
+                self.window.models.shape.name == self.layers_model:
+            return
+        if self.layers_model is not None:
+            self.window.roles.panel.set_long_scores({}, {})
+            self.layers_model = None
+
     def cancel(self) -> None:
         if self.running is not None:
             self.queued_region = None
@@ -243,6 +262,8 @@ class LongTab:
             v = done.view
             p.status.setText(f"Zoom: queries {v.rows[0]:,}–{v.rows[1] - 1:,}, keys {v.cols[0]:,}–{v.cols[1] - 1:,}, "
                              f"cells of {cells_text(v.block)}, in {v.seconds:.2f} s.")
+        elif done.kind == "layers" and done.layers is not None:
+            self._show_layers(done.layers)
         elif done.kind == "decode":
             self.decode_meta = done.decode_meta
             if done.curve is not None:
@@ -254,6 +275,21 @@ class LongTab:
         if self.queued_region is not None and (job.kind != "overview" or not done.message):
             region, self.queued_region = self.queued_region, None
             self.zoom(*region)
+
+    def _show_layers(self, layers: dict) -> None:
+        w = self.window
+        W = layers["band_width"]
+        texts = {"long sink": "long text: the attention on the first token (the sink), averaged over the queries",
+                 "long band": f"long text: the attention within the last {W:,} keys (the band), the first token not",
+                 "long beyond": f"long text: the attention further back than {W:,} keys, the first token not",
+                 "long distance": "long text: how far back the attention reaches, in tokens"}
+        w.roles.panel.set_long_scores({f"long {k}": layers[k] for k in ("sink", "band", "beyond", "distance")}, texts)
+        self.layers_model = layers["model"]
+        w.tabs.setCurrentWidget(w.roles.panel)
+        w.statusBar().showMessage(f"The Roles tab lists every layer's long figures of {layers['model']} over "
+                                  f"{layers['tokens']:,} tokens (Score: long sink, band, beyond, distance).", 10000)
+        self.panel.status.setText(f"Every layer's figures over {layers['tokens']:,} tokens in {layers['seconds']:.1f} s: "
+                                  "the Roles tab shows them." + busy(layers))
 
     # -- text and export ---------------------------------------------------------------------------------
     def open_text_file(self) -> None:

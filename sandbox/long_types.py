@@ -9,13 +9,13 @@ import numpy as np
 
 from core.config import AttentionConfig
 
-KINDS = ("overview", "region", "decode")
+KINDS = ("overview", "region", "decode", "layers")
 
 
 @dataclass(frozen=True)
 class LongJob:
     job_id: int
-    kind: str  # overview: the whole map; region: a zoom into the last overview; decode: a decode run
+    kind: str  # overview: the whole map; region: a zoom into it; decode: a decode run; layers: every layer's figures
     config: AttentionConfig  # random weights: the layer's shapes (and the seeded inputs' width)
     model: str | None = None  # a loaded real model's key; None: random weights
     layer: int = 0
@@ -82,3 +82,4 @@ class LongDone:
     curve: dict | None = None  # a random-weight decode curve (DecodeCurve.to_json)
     message: str = ""  # why nothing came (cancelled, refused, failed), in a sentence
     decode_meta: dict = field(default_factory=dict)  # a model's decode: its prompt tokens, layer, format
+    layers: dict | None = None  # every layer's figures: {sink, band, beyond, distance: (L, H)}, band_width, model

@@ -103,6 +103,9 @@ class LongWork:
                 self.load_from = read_times()
             if job.kind == "decode":
                 return self._decode_step(job, index, stop)
+            if job.kind == "layers":
+                self.emit("long_done", LongDone(job.job_id, "layers", layers=self._layers(job, stop)))
+                return False
             view = self._overview(job, stop) if job.kind == "overview" else self._region(job, stop)
             self.emit("long_done", LongDone(job.job_id, job.kind, view))
         except Stopped:
@@ -210,6 +213,23 @@ class LongWork:
         return LongView(job.job_id, m.pooled, m.block, m.rows, m.cols, li.q.shape[1], job.pool, li.what,
                         li.k.shape[0], li.rule.window, stats, seconds=seconds, device=device_name(device),
                         text_tokens=n_text, manifest=manifest)
+
+    def _layers(self, job: LongJob, stop: Callable[[], bool]) -> dict:
+        """A real model's every layer x head figures over the job's text, in one forward (the Roles tab shows them)."""
+        from core.long_inputs import model_layer_stats
+
+        self.started = time.perf_counter()
+        m = self.models.get(job.model or "")
+        if m is None:
+            raise ValueError("every layer's figures are a real model's: open one in the Model list first.")
+        check_tokens(job.n_tokens, m.max_tokens)
+        ids, _ = token_ids(m.tokenizer, job.text, job.n_tokens)
+        if len(ids) < 2:
+            raise ValueError("the text is a single token; give a longer one.")
+        say = self._progress(job, "every layer's figures", 0.0, 1.0)
+        out = model_layer_stats(m, ids, job.band, stop, lambda i: say((i + 1) / m.n_layers))
+        return {**out, "model": m.name, "tokens": len(ids), "seconds": round(time.perf_counter() - self.started, 2),
+                "other_load_cores": self.other_load()}
 
     # -- decode --------------------------------------------------------------------------------------
     def _decode_step(self, job: LongJob, index: int, stop: Callable[[], bool]) -> bool:

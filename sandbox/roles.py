@@ -69,11 +69,13 @@ class RolesController(QObject):
         assert self.result is not None and self.result.roles is not None
         buf = io.StringIO()
         w = csv.writer(buf)
-        w.writerow(["layer", "head", *ROLES, "probe"])
         L, H = self.result.roles[ROLES[0]].shape
+        extra = {k: v for k, v in self.panel.extra.items() if v.shape == (L, H)}  # the Long tab's, when of this model
+        w.writerow(["layer", "head", *ROLES, "probe", *(k.replace(" ", "_") for k in extra)])
         for layer in range(L):
             for h in range(H):
-                w.writerow([layer, h, *(f"{self.result.roles[r][layer, h]:.6g}" for r in ROLES), self.result.probe])
+                w.writerow([layer, h, *(f"{self.result.roles[r][layer, h]:.6g}" for r in ROLES), self.result.probe,
+                            *(f"{v[layer, h]:.6g}" for v in extra.values())])
         return buf.getvalue()
 
     def _ask_export(self) -> None:

@@ -37,6 +37,7 @@ class LongPanel(QWidget):
     text_file_requested = Signal()
     export_map_requested = Signal()
     export_decode_requested = Signal()
+    layers_requested = Signal()  # every layer's figures, for the Roles tab
     settings_changed = Signal()  # tokens, pixels, source...: the estimate follows
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -159,8 +160,14 @@ class LongPanel(QWidget):
         sv.setContentsMargins(0, 0, 0, 0)
         sv.addWidget(QLabel("Where the view is"))
         sv.addWidget(self.map.mini)
+        self.every_layer = QPushButton("Every layer…")
+        self.every_layer.setToolTip("A real model's sink, band, beyond and distance for every layer x head over the same "
+                                    "text and tokens, in one forward: shown in the Roles tab (Score: long …)")
+        self.every_layer.setMaximumWidth(self.map.mini.width())
+        self.every_layer.clicked.connect(self.layers_requested.emit)
+        sv.addWidget(self.every_layer)
         sv.addStretch(1)
-        side.setMinimumHeight(self.map.mini.height() + 24)  # its title never runs over the mini-map
+        side.setMinimumHeight(self.map.mini.height() + 56)  # its title and button never run over the mini-map
         below = QWidget()
         bv = QHBoxLayout(below)
         bv.setContentsMargins(0, 0, 0, 0)
@@ -217,6 +224,7 @@ class LongPanel(QWidget):
         inputs and time a decode curve."""
         self.text_source.setEnabled(real)
         self.prompt.setEnabled(real)
+        self.every_layer.setEnabled(real and not self.running)
         self.kv_format.setEnabled(real)
         self.kv_format.setToolTip("The format a real model's cache is counted in ([geometry]'s formats); the model "
                                   "runs in float32 on the CPU either way" if real else
@@ -236,6 +244,7 @@ class LongPanel(QWidget):
         self.progress.setVisible(running)
         self.progress.setValue(0)
         self.compute.setEnabled(not running)
+        self.every_layer.setEnabled(not running and self.text_source.isEnabled())
         self.run_decode.setEnabled(not running and self.run_decode.toolTip().startswith(("Generate", "Time")))
         if what:
             self.status.setText(what)

@@ -99,6 +99,8 @@ class RolesPanel(QWidget):
         lay.addWidget(split, 1)
         lay.addWidget(self.readout)
         self.scores: dict[str, np.ndarray] = {}
+        self.extra: dict[str, np.ndarray] = {}  # the Long tab's every-layer figures ([long]), beside the roles
+        self.extra_text: dict[str, str] = {}
         self.patterns: np.ndarray | None = None
         self._dirty = False
         self.role.currentIndexChanged.connect(lambda _i: self._fill())
@@ -110,13 +112,42 @@ class RolesPanel(QWidget):
         self.grid.getViewBox().sigResized.connect(self._update_grid_ticks)
         self.grid.scene().sigMouseClicked.connect(self._on_grid_clicked)
 
+    def text(self, role: str) -> str:
+        return ROLE_TEXT.get(role) or self.extra_text.get(role, role)
+
+    def set_long_scores(self, scores: dict[str, np.ndarray], texts: dict[str, str]) -> None:
+        """The Long tab's figures of every layer x head over a long text, listed after the roles (empty: none)."""
+        for name in self.extra:
+            index = self.role.findData(name)
+            if index >= 0 and name not in scores:
+                self.role.removeItem(index)
+            self.scores.pop(name, None)
+        self.extra, self.extra_text = dict(scores), dict(texts)
+        for name in scores:
+            if self.role.findData(name) < 0:
+                self.role.addItem(name, name)
+                self.role.setItemData(self.role.count() - 1, texts[name], Qt.ItemDataRole.ToolTipRole)
+        self._merge_extra()
+        if scores:
+            self.role.setCurrentIndex(self.role.findData(next(iter(scores))))
+        self._dirty = True
+        if self.isVisible():
+            self._fill()
+
+    def _merge_extra(self) -> None:
+        shape = next((v.shape for k, v in self.scores.items() if k not in self.extra), None)
+        for name, grid in self.extra.items():
+            if shape is None or grid.shape == shape:
+                self.scores[name] = grid
+
     def set_scores(self, scores: dict[str, np.ndarray], patterns: np.ndarray, probe: str) -> None:
         """scores {role: (L, H)}; patterns (L * H, T, T) layer-major, for 'heads like this one'."""
-        self.scores, self.patterns = scores, patterns
+        self.scores, self.patterns = dict(scores), patterns
+        self._merge_extra()
         self.readout.reset()  # a reading of the last scores would be stale now
         where = "the induction probe" if probe == "induction" else "your text"
         self.explain.setText(f"Scores on {where}. Badges on the heatmap tiles need {BADGE_THRESHOLD:.2f} or more. "
-                             + ROLE_TEXT[self.role.currentData()])
+                             + self.text(self.role.currentData()))
         self._dirty = True
         if self.isVisible():  # hidden: filled when shown, so a slider drag never rebuilds the table
             self._fill()
@@ -135,14 +166,19 @@ class RolesPanel(QWidget):
         if not self.scores:
             return
         role = self.role.currentData()
+        if role not in self.scores:  # a long figure of another model's shape, or none yet
+            self.role.setCurrentIndex(0)
+            role = self.role.currentData()
+            if role not in self.scores:
+                return
         grid = self.scores[role]  # (L, H)
         L, H = grid.shape
-        top = float(grid.max()) if role == "distance" else 1.0
+        top = float(grid.max()) if "distance" in role else 1.0
         self.image.setImage(grid.T.astype(np.float32), levels=(0.0, max(top, 1e-9)))  # rows = heads, columns = layers
         self.image.setRect(QRectF(0, 0, L, H))
         self.bar.setLevels((0.0, max(top, 1e-9)))
         self._update_grid_ticks()
-        self.explain.setText(self.explain.text().rsplit(". ", 1)[0] + ". " + ROLE_TEXT[role])
+        self.explain.setText(self.explain.text().rsplit(". ", 1)[0] + ". " + self.text(role))
         self._fill_table()
 
     def _update_grid_ticks(self, *_: object) -> None:
@@ -161,7 +197,7 @@ class RolesPanel(QWidget):
         rows = [(layer, h) for layer in range(L) for h in range(H) if self.scores[role][layer, h] >= floor]
         self.table.setSortingEnabled(False)
         self.table.clear()
-        order = [role] + [r for r in ROLES if r != role]  # the chosen score first, beside layer and head
+        order = [role] + [r for r in self.scores if r != role]  # the chosen score first, beside layer and head
         self.table.setColumnCount(2 + len(order))
         self.table.setHorizontalHeaderLabels(["layer", "head", *order])
         self.table.setRowCount(len(rows))

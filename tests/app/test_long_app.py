@@ -181,3 +181,35 @@ def test_a_zoom_after_a_cancelled_overview_is_of_the_map_on_screen_and_changes_a
     vb = view.plot.getViewBox()
     vb.scaleBy((1000, 1000))  # a wheel spun far out stops eight maps wide
     assert max(vb.viewRange()[0][1] - vb.viewRange()[0][0], vb.viewRange()[1][1] - vb.viewRange()[1][0]) <= 8 * 1024 + 1
+
+
+@pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the SmolLM2 wheel is not installed")
+def test_every_layers_figures_reach_the_roles_tab_and_its_csv(make_window, qtbot, tmp_path):
+    from core.long_inputs import model_inputs
+    from resources import long_text
+
+    w = long_window(make_window, qtbot)
+    with qtbot.waitSignal(w.runner.model_loaded, timeout=180000):
+        w.models.load("smollm2-135m")
+    qtbot.waitUntil(lambda: w.runner.is_idle() and w.models.key == "smollm2-135m", timeout=120000)
+    w.tabs.setCurrentIndex(7)
+    w.long.panel.tokens.setValue(256)
+    w.long.panel.band.setValue(32)
+    w.long.every_layer()
+    qtbot.waitUntil(lambda: w.long.running is None, timeout=120000)
+    panel = w.roles.panel
+    assert w.tabs.currentWidget() is panel and panel.role.currentData() == "long sink"
+    grid = panel.scores["long sink"]
+    assert grid.shape == (30, 9)
+    m = w.runner._worker.models["smollm2-135m"]
+    ids = m.tokenizer(long_text())["input_ids"][:256]
+    li = model_inputs(m, ids, 20, [])
+    ref = long_map(li.q, li.k, li.rule, 256, "max", band=32).stats
+    np.testing.assert_allclose(grid[20], ref.sink, atol=2e-5)
+    np.testing.assert_allclose(panel.scores["long band"][20], ref.band, atol=2e-5)
+    assert panel.table.horizontalHeaderItem(2).text() == "long sink"
+    qtbot.waitUntil(lambda: w.roles.result is not None, timeout=60000)
+    header = w.roles.csv_text().splitlines()[0].split(",")
+    assert header[-4:] == ["long_sink", "long_band", "long_beyond", "long_distance"]
+    w.models.use_random()  # another model: its figures go
+    assert "long sink" not in panel.scores and panel.role.findData("long sink") < 0

@@ -58,3 +58,18 @@ def test_a_layer_the_model_does_not_have_is_refused(smollm2):
         model_inputs(smollm2, [1, 2, 3], 30, [])
     with pytest.raises(ValueError, match="2 to 8,192 tokens"):
         model_inputs(smollm2, [1] * 9000, 3, [])
+
+
+def test_every_layers_figures_in_one_forward_are_each_layers_own_map(smollm2):
+    from core.long_inputs import model_layer_stats
+
+    ids = smollm2.tokenizer(EVAL_TEXT.read_text(encoding="utf-8"))["input_ids"][:300]
+    seen = []
+    every = model_layer_stats(smollm2, ids, band=64, progress=seen.append)
+    assert seen == list(range(30)) and every["sink"].shape == (30, 9) and every["band_width"] == 64
+    for layer in (2, 13):
+        li = model_inputs(smollm2, ids, layer, [])
+        one = long_map(li.q, li.k, li.rule, 8, "mean", band=64).stats
+        for name in ("sink", "band", "beyond", "distance"):
+            np.testing.assert_allclose(every[name][layer], getattr(one, name), atol=2e-5, rtol=1e-4)
+    assert every["sink"][13:].mean() > 0.2 > every["sink"][:2].mean()  # SmolLM2's sink forms in its later layers
