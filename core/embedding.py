@@ -18,9 +18,9 @@ def token_vector(token: str, d_model: int, seed: int) -> torch.Tensor:
     return torch.randn(d_model, generator=gen) * EMBED_STD  # (d,)
 
 
-def sinusoidal_positions(n_tokens: int, d_model: int) -> torch.Tensor:
-    """The original transformer's position code, (T, d)."""
-    pos = torch.arange(n_tokens, dtype=torch.float32)[:, None]  # (T, 1)
+def sinusoidal_positions(n_tokens: int, d_model: int, start: int = 0) -> torch.Tensor:
+    """The original transformer's position code of positions start..start + T - 1, (T, d)."""
+    pos = torch.arange(start, start + n_tokens, dtype=torch.float32)[:, None]  # (T, 1)
     i = torch.arange(0, d_model, 2, dtype=torch.float32)  # (ceil(d/2),)
     angles = pos / torch.pow(10000.0, i / max(d_model, 1))  # (T, ceil(d/2))
     pe = torch.zeros(n_tokens, d_model)

@@ -15,7 +15,7 @@ import torch
 from core.arch.layer import LayerSpec
 from core.config import AttentionConfig
 from core.display import DisplayProjector
-from core.embedding import EMBED_STD
+from core.embedding import EMBED_STD, sinusoidal_positions
 from core.long_map import MAX_TOKENS, Rule, Stopped
 
 CHUNK_TOKENS = 1024  # inputs are drawn and projected this many positions at a time, each with a seed of its own
@@ -38,14 +38,8 @@ def check_tokens(n_tokens: object, limit: int = MAX_TOKENS) -> int:
 
 
 def positions(start: int, n: int, d_model: int) -> torch.Tensor:
-    """The sinusoidal position code of positions start..start+n-1, (n, d) (core/embedding.py's, any offset)."""
-    pos = torch.arange(start, start + n, dtype=torch.float32)[:, None]  # (n, 1)
-    i = torch.arange(0, d_model, 2, dtype=torch.float32)  # (ceil(d/2),)
-    angles = pos / torch.pow(10000.0, i / max(d_model, 1))  # (n, ceil(d/2))
-    pe = torch.zeros(n, d_model)
-    pe[:, 0::2] = torch.sin(angles)
-    pe[:, 1::2] = torch.cos(angles[:, : d_model // 2])
-    return pe
+    """The position code of positions start..start+n-1, (n, d): random-weight mode's (core/embedding.py)."""
+    return sinusoidal_positions(n, d_model, start)
 
 
 def design_inputs(cfg: AttentionConfig, spec: LayerSpec, n_tokens: int, seed: int = 0, layer: int = 0,

@@ -69,7 +69,8 @@ class LongTab:
         self.layers_model: str | None = None  # the model whose every-layer figures the Roles tab lists
         window.config_panel.config_changed.connect(lambda _c: self.refresh())
         window.models.picker.layer.valueChanged.connect(lambda _v: self.refresh())
-        self.refresh()
+        self.dirty = True  # the settings changed while the tab was hidden: refreshed when it is shown
+        p.shown.connect(lambda: self.refresh() if self.dirty else None)
 
     # -- what the tab reads ----------------------------------------------------------------------------
     def _device_kind(self) -> str:
@@ -89,8 +90,13 @@ class LongTab:
         return "the shipped long text (Alice, chapters I-IV)", long_text()
 
     def refresh(self) -> None:
-        """The source sentence and the estimate, for what the window shows now."""
+        """The source sentence and the estimate, for what the window shows now: at once when the tab is shown, else
+        when it is next shown (a slider drag in the Heatmaps tab does none of this work)."""
         w, p = self.window, self.panel
+        if not p.isVisible():
+            self.dirty = True
+            return
+        self.dirty = False
         shape, layer = w.models.shape, w.models.layer
         cfg = w.config()
         T = p.tokens.value()

@@ -29,7 +29,7 @@ from sandbox.export import ExportJob
 from sandbox.export_controller import ExportController
 from sandbox.frontier_tab import FrontierTab
 from sandbox.long_tab import LongTab
-from sandbox.menus import build_menus
+from sandbox.menus import TAB_TIPS, build_menus
 from sandbox.models_controller import ModelController
 from sandbox.pins import PinController
 from sandbox.plan_tab import PlanTab
@@ -121,7 +121,7 @@ class MainWindow(QMainWindow):
         self.models.loaded.connect(self.pins.on_model_loaded)
         self.last_alert = ""
         self._build_layout()
-        self._build_menus()
+        self.export_action, self.pin_action = build_menus(self)
         self._build_status()
         self._connect()
         if saved.get("geometry") is not None:
@@ -174,21 +174,14 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.frontier.panel, "Frontier")
         self.tabs.addTab(self.plan.panel, "Plan")
         self.tabs.addTab(self.long.panel, "Long")
-        self.tabs.setTabToolTip(7, "One layer's attention over thousands of tokens, zoomable to single tokens, and a "
-                                   "decode run that grows its cache")
-        self.tabs.setTabToolTip(5, "What each way of shrinking a real model's KV cache costs it, on its own weights")
-        self.tabs.setTabToolTip(6, "Will the model fit on these GPUs, and how fast can it decode: memory plan and roofline")
-        self.tabs.setTabToolTip(3, "A real model's every layer x every head; click a tile to open that head")
-        right = self.tabs
+        for i, tip in TAB_TIPS.items():
+            self.tabs.setTabToolTip(i, tip)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(scroll)
-        split.addWidget(right)
+        split.addWidget(self.tabs)
         split.setStretchFactor(1, 1)
         split.setSizes([450, 830])
         self.setCentralWidget(split)
-
-    def _build_menus(self) -> None:
-        self.export_action, self.pin_action = build_menus(self)
 
     def _build_status(self) -> None:
         self.worker_status = WorkerStatus(self, self._pick_dtype)

@@ -10,6 +10,15 @@ if TYPE_CHECKING:
     from sandbox.main_window import MainWindow
 
 
+# The tabs' tooltips (by index; the View menu's Ctrl+1-8 shows each tab).
+TAB_TIPS = {
+    3: "A real model's every layer x every head; click a tile to open that head",
+    5: "What each way of shrinking a real model's KV cache costs it, on its own weights",
+    6: "Will the model fit on these GPUs, and how fast can it decode: memory plan and roofline",
+    7: "One layer's attention over thousands of tokens, zoomable to single tokens, and a decode run that grows its cache",
+}
+
+
 def build_menus(w: MainWindow) -> tuple[QAction, QAction]:
     """File, Compare and View; returns the export and pin actions (tests and the soak trigger them)."""
     file_menu = w.menuBar().addMenu("&File")

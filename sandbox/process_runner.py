@@ -47,6 +47,7 @@ from sandbox.worker_child import (
     exit_code,
     start_worker,
 )
+from sandbox.worker_spares import WorkerSpares
 
 log = logging.getLogger(__name__)
 KILL_AFTER_S = 0.25  # a stale timing that has not stopped by then is killed
@@ -54,7 +55,7 @@ MAX_FAILED_STARTS = 3  # workers of one role dying before their hello, in a row:
 HANG_S = 30.0  # no answer for this long (its reader thread answers at once, kernels or not): it is frozen
 
 
-class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong):
+class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong, WorkerSpares):
     def __init__(self, settle_s: float = 0.35, parent: QObject | None = None, hang_s: float = HANG_S,
                  main: WorkerChild | None = None) -> None:
         """main: a main worker already started (sandbox/app.py starts it before importing this module)."""
@@ -230,21 +231,6 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong):
             self._sweep = None  # the current sweep's end (a superseded one's end changes nothing)
         getattr(self, name).emit(*args)
 
-    def _spawn_timing_when_free(self) -> None:
-        """The timing worker, once the main worker has no heatmaps to compute (not beside the first ones)."""
-        if (not self._closing and not self._timing_broken and self._timing is None and self._main.ready.is_set()
-                and not any(kind == "heatmaps" for kind in self._main.jobs.values())):
-            self._timing = self._spawn("timing")
-
-    def _spawn_spare_when_free(self) -> None:
-        """The spare, once the timing worker is ready and has nothing to time: its torch import (about 2 s of a core)
-        beside a timing made the app's first figure read "other processes kept 1 core busy"; a timing asked for
-        while the spare starts waits for it (_start_timing)."""
-        t = self._timing
-        if (not self._closing and self._spare is None and not self._no_spare and t is not None and t.ready.is_set()
-                and not t.jobs and self._timer is None):
-            self._spare = self._spawn("timing")
-
     def _on_done(self, child: WorkerChild, token: int) -> None:
         with self._lock:
             child.jobs.pop(token, None)
@@ -323,15 +309,6 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong):
         self._changed.notify_all()
         self._say(cannot_start_message(role, cause, MAX_FAILED_STARTS, keep is not None))
         self.idle.emit()
-
-    def _promote_spare(self) -> None:
-        """The spare becomes the timing worker (a cold one if there is none); a new spare starts now if the
-        promoted one is ready, else at its hello."""
-        if self._spare is None and self._no_spare:
-            self._timing, self._timing_broken = None, "the timing worker stopped and no spare could start"
-            return
-        self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
-        self._spawn_spare_when_free()  # the promoted one is idle; a cold one starts its spare at its hello
 
     def _say(self, message: str) -> None:
         try:

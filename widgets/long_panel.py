@@ -39,6 +39,7 @@ class LongPanel(QWidget):
     export_decode_requested = Signal()
     layers_requested = Signal()  # every layer's figures, for the Roles tab
     settings_changed = Signal()  # tokens, pixels, source...: the estimate follows
+    shown = Signal()  # the tab came to the front
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -214,6 +215,10 @@ class LongPanel(QWidget):
         bottom.addWidget(self.progress, 1)
         lay.addLayout(bottom)
         lay.addWidget(self.status)
+
+    def showEvent(self, event: object) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self.shown.emit()
 
     def _on_text_source(self, index: int) -> None:
         if index == 2:
