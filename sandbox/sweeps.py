@@ -92,7 +92,9 @@ class SweepController(QObject):
             return
         self.result = result
         rows = result.ok_rows()
-        configs = [pt.config for pt in plan_sweep(self.base, self.knob, [r.value for r in rows])] if self.base else []
+        # a sweep stopped before its first point (cancelled, or its worker killed) has no rows to plan a line for
+        configs = [pt.config for pt in plan_sweep(self.base, self.knob, [r.value for r in rows])] if (
+            self.base and rows) else []
         self.panel.show_result(result, self.knob, self.caption_fn(result), self.pinned_marks(),
                                self.window.plan.sweep_series(configs, self.knob) if len(configs) == len(rows) else None)
 

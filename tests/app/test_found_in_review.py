@@ -176,3 +176,15 @@ def test_a_pin_that_does_not_fit_the_model_is_refused_with_a_message(make_window
     pin.config = AttentionConfig(d_model=64, n_heads=4, n_layers=30)  # as a hostile file might claim
     w.pins.load_on_sliders(0)
     assert "does not fit SmolLM2-135M" in w.last_alert and w.config().d_model == 576
+
+
+def test_a_sweep_that_ends_before_its_first_point_shows_its_reason_not_an_error(make_window, qtbot):
+    """Found by the 5,000-action soak (26 worker kills): a sweep whose worker died before any point finished raised
+    "enter at least one value" inside the window's slot when it planned the line of no rows."""
+    from core.sweep import SweepResult
+
+    w = make_window()
+    w.sweeps.run("n_kv_heads", "1,2,4", False)
+    result = SweepResult("n_kv_heads", rows=[], timed=False, partial=True, stopped_reason="the compute worker stopped")
+    w.sweeps._on_runner_sweep_done((w.runner.current_sweep_id, result))  # as the runner reports a lost sweep
+    assert w.sweeps.result is result and "Partial: the compute worker stopped." in w.sweeps.panel.caption.text()
