@@ -51,6 +51,7 @@ class SoakReport:
         d["errors"] = len(self.errors)
         d["error_samples"] = self.errors[:5]
         d["qt_warnings"] = len(self.qt_warnings)
+        d["qt_warning_samples"] = sorted(set(self.qt_warnings))[:5]  # what they said, once each
         return d
 
 
