@@ -81,7 +81,6 @@ def decode_model(m, prompt_ids: list[int], steps: int, layer: int, kv_format: st
     """Greedy decoding of `steps` tokens after the prompt, one DecodeStep as each is made: the prefill makes the
     first, each later step reads the token before it and makes the next."""
     from core.models.inspect import attention_modules
-    from core.models.source import first_line  # noqa: F401  (source is importable: transformers is there)
 
     if m.kind != "causal":
         raise ValueError(f"{m.name} is an encoder: it reads its input at once and generates nothing; open a causal "

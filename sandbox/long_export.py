@@ -118,7 +118,7 @@ def long_map_png(view: Any, floor_exp: float = -4.0, tile: int = 512) -> Any:
     from PySide6.QtCore import QRectF, Qt
     from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
-    from sandbox.mosaic_png import ensure_gui
+    from sandbox.mosaic_png import draw_tile_label, ensure_gui
     from widgets.colormaps import DEFAULT_COLORMAP
     from widgets.long_render import colour_table, mosaic_index
 
@@ -143,15 +143,10 @@ def long_map_png(view: Any, floor_exp: float = -4.0, tile: int = 512) -> Any:
                    f"each tile a head: keys across, queries down, cells of {view.block:,} tokens ({view.pool}); colour "
                    f"log10(p) from {floor_exp:g} to 0; grey: never read")
         p.drawImage(margin, top, mosaic)
-        fm = p.fontMetrics()
         g = max(1, view.pooled.shape[0] // max(1, view.n_kv_heads))
         for head in range(view.pooled.shape[0]):
             x, y = lay.origin(head)
-            label = f"h{head}" + (f" · kv{head // g}" if g > 1 else "")
-            rect = QRectF(margin + x, top + y, fm.horizontalAdvance(label) + 6, fm.height() + 2)
-            p.fillRect(rect, QColor(0, 0, 0, 170))
-            p.setPen(QColor(255, 255, 255))
-            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
+            draw_tile_label(p, margin + x, top + y, head, g)
     finally:
         p.end()
     return image

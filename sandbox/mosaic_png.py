@@ -33,6 +33,16 @@ def grid_for(n_heads: int, n_tokens: int, group_size: int, cols: int) -> MosaicL
     return plan_layout(n_heads, n_tokens, group_size, cols=cols)
 
 
+def draw_tile_label(p: QPainter, x: float, y: float, head: int, group_size: int) -> None:
+    """A tile's "h<i> · kv<g>" at its top left corner, white on a dark box (the painter's current font)."""
+    label = f"h{head}" + (f" · kv{head // group_size}" if group_size > 1 else "")
+    fm = p.fontMetrics()
+    rect = QRectF(x, y, fm.horizontalAdvance(label) + 6, fm.height() + 2)
+    p.fillRect(rect, QColor(0, 0, 0, 170))
+    p.setPen(QColor(255, 255, 255))
+    p.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
+
+
 def labelled_mosaic(probs: np.ndarray, group_size: int, title: str, cols: int, vmax: float,
                     colormap: str = "viridis") -> QImage:
     """probs (H, T, T) -> an RGB image: title, tiles titled h<i> · kv<g>, colour bar 0 .. vmax."""
@@ -56,11 +66,7 @@ def labelled_mosaic(probs: np.ndarray, group_size: int, title: str, cols: int, v
         fm = p.fontMetrics()
         for head in range(len(probs)):
             x, y = lay.origin(head)
-            label = f"h{head}" + (f" · kv{head // group_size}" if group_size > 1 else "")
-            rect = QRectF(MARGIN + x * PX, TOP + y * PX, fm.horizontalAdvance(label) + 6, fm.height() + 2)
-            p.fillRect(rect, QColor(0, 0, 0, 170))
-            p.setPen(QColor(255, 255, 255))
-            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
+            draw_tile_label(p, MARGIN + x * PX, TOP + y * PX, head, group_size)
         bar_x, bar_h = MARGIN + w + 14, max(60, min(h, 300))
         table = lut(colormap)
         for i in range(bar_h):  # top = vmax, bottom = 0
