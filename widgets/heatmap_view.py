@@ -28,6 +28,7 @@ from widgets.wheel import FocusCombo
 
 pg.setConfigOptions(antialias=False, imageAxisOrder="row-major")
 
+AXES = ("left", "bottom")  # the tokens' axes (the queries down the left, the keys along the bottom)
 MIN_TICK_PX = 11  # token labels appear when each token gets at least this many pixels
 CHAR_PX = 7  # a tick label's width per character, at the default font
 
@@ -61,13 +62,15 @@ class HeatmapMosaic(QWidget):
         self.glw = MapsView()
         self.glw.painted = self.painted
         self.glw.setBackground("#1e1e1e")
-        self.plot = self.glw.addPlot(axisItems={side: CachedAxis(side) for side in ("left", "bottom", "top", "right")})
+        # Tokens on the left and bottom only: pyqtgraph shows every axis it is given, and the top and right ones
+        # (given from 2026-12-02 to 12-03) numbered the mosaic's pixels, meaningless, at two axis paints a repaint.
+        self.plot = self.glw.addPlot(axisItems={side: CachedAxis(side) for side in AXES})
         self.plot.invertY(True)
         self.plot.setAspectLocked(True)
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
         self.plot.getAxis("bottom").setStyle(tickTextOffset=2)
-        for side in ("left", "bottom", "top", "right"):  # token ticks: an SI prefix never applies, and finding
+        for side in AXES:  # token ticks: an SI prefix never applies, and finding
             self.plot.getAxis(side).enableAutoSIPrefix(False)  # it re-set each label's HTML at every range change
         self.image = PixmapImageItem()
         self.plot.addItem(self.image)
@@ -314,13 +317,12 @@ class HeatmapMosaic(QWidget):
         they fit the tiles now. pyqtgraph sizes an axis to the labels it drew, during the paint: a drag that showed or
         hid token labels relaid the plot and painted the maps twice for one result (bench/live_latency.py's stall)."""
         metrics = QFontMetrics(self.glw.font())
-        digits = metrics.horizontalAdvance("00000")  # the top and right axes: pixel positions in the mosaic
-        for side in ("left", "right", "top", "bottom"):
+        for side in AXES:
             axis = self.plot.getAxis(side)
-            offset = axis.style["tickTextOffset"][0 if side in ("left", "right") else 1] + max(0, axis.style["tickLength"])
+            offset = axis.style["tickTextOffset"][0 if side == "left" else 1] + max(0, axis.style["tickLength"])
             title = axis.label.boundingRect().height() * 0.8 if axis.label.isVisible() else 0.0
-            if side in ("left", "right"):
-                widest = max((metrics.horizontalAdvance(t) for t in left_labels), default=0) if side == "left" else digits
+            if side == "left":
+                widest = max((metrics.horizontalAdvance(t) for t in left_labels), default=0)
                 axis.setWidth(int(widest + offset + title + 2))
             else:
                 axis.setHeight(int(metrics.height() + offset + title))

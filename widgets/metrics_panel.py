@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QFontDatabase
+from PySide6.QtWidgets import QApplication, QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from core.arch.formats import bytes_per_value
 from core.arch.model import Architecture
@@ -25,7 +26,8 @@ from core.counts import (
     model_counts,
 )
 from widgets.mla_costs import show_mla_costs
-from widgets.style import set_style, set_tip
+from widgets.steady import SteadyLabel
+from widgets.style import set_colour, set_style, set_tip
 
 BETTER = "#059669"
 MAX_EXACT_CHARS = 19  # "123,456,789,012,345" (below 10^15) shows in full; larger in e-notation, exact in the tip
@@ -97,25 +99,40 @@ class MetricsPanel(QWidget):
         set_style(self.delta_header, f"color: {GREY};")
         grid.addWidget(self.delta_header, 1, 3)
         grid.setColumnStretch(1, 1)
-        self.values: dict[str, QLabel] = {}
-        self.shorts: dict[str, QLabel] = {}
-        self.deltas: dict[str, QLabel] = {}
-        self._name_labels: dict[str, QLabel] = {}
+        self.values: dict[str, SteadyLabel] = {}
+        self.shorts: dict[str, SteadyLabel] = {}
+        self.deltas: dict[str, SteadyLabel] = {}
+        self._name_labels: dict[str, SteadyLabel] = {}
         for row, (key, title) in enumerate(self.ROWS, start=2):
-            name = QLabel(title)
-            value, short, delta = QLabel(), QLabel(), QLabel()
-            value.setStyleSheet("font-family: monospace;")
-            for w in (value, short):
-                w.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            grid.addWidget(name, row, 0)
-            grid.addWidget(value, row, 1)
-            grid.addWidget(short, row, 2)
-            grid.addWidget(delta, row, 3)
+            name = SteadyLabel(title)
+            value, short, delta = SteadyLabel(), SteadyLabel(), SteadyLabel()  # new figures relay nothing
+            value.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+            for w in (name, value, short, delta):  # copied from a menu: a selectable label paints 10x slower
+                self._add_copy_actions(w, value)
+            for col, w in enumerate((name, value, short, delta)):  # a fixed-size label sits left, not centred
+                grid.addWidget(w, row, col, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
             self.values[key], self.shorts[key], self.deltas[key] = value, short, delta
             self._name_labels[key] = name
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.box)
+
+    def _add_copy_actions(self, label: QLabel, value: QLabel) -> None:
+        copy_value = QAction("Copy this figure", label)
+        copy_value.triggered.connect(lambda: QApplication.clipboard().setText(value.text()))
+        copy_all = QAction("Copy all costs (tab-separated)", label)
+        copy_all.triggered.connect(lambda: QApplication.clipboard().setText(self.table_text()))
+        label.addActions([copy_value, copy_all])
+        label.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+
+    def table_text(self) -> str:
+        """The rows on show as tab-separated lines: name, exact value, short value, change against the baseline."""
+        lines = [f"{self.box.title()}\t\t\t{self.delta_header.text()}"]
+        for key, _ in self.ROWS:
+            if not self._name_labels[key].isHidden():
+                lines.append("\t".join(w.text() for w in (self._name_labels[key], self.values[key], self.shorts[key],
+                                                            self.deltas[key])))
+        return "\n".join(lines)
 
     def _show_row(self, key: str, visible: bool) -> None:
         for w in (self._name_labels[key], self.values[key], self.shorts[key], self.deltas[key]):
@@ -131,7 +148,7 @@ class MetricsPanel(QWidget):
         self.shorts[key].setText(short)
         text, colour = delta or ("", "")
         self.deltas[key].setText(text)
-        set_style(self.deltas[key], f"color: {colour};" if colour else "")
+        set_colour(self.deltas[key], colour)
         for w in (self.values[key], self.shorts[key], self._name_labels[key]):
             set_tip(w, tip)
         set_tip(self.deltas[key], f"{text} {self.delta_header.text()}: {tip}" if text else tip)

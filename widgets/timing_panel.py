@@ -22,7 +22,7 @@ from core.cpu_load import BUSY_CORES
 from core.mla_counts import forms_summary
 from core.noise import ratio_ci
 from widgets.steady import keep_room, reserve_lines
-from widgets.style import set_style
+from widgets.style import set_colour
 
 
 def busy_note(t: dict[str, Any]) -> str:
@@ -120,24 +120,24 @@ class TimingPanel(QWidget):
         """A new configuration is waiting to be timed: the figures below are the previous one's, greyed."""
         self.labels["state"].setText("timed once the settings stop changing… (the figures below are the previous "
                                      "configuration's)" if self.timing else "timed once the settings stop changing…")
-        set_style(self.labels["state"], "color: #6b7280;")
+        set_colour(self.labels["state"], "#6b7280")
         self._stale(True)
 
     def _stale(self, stale: bool) -> None:
         for key in ("device", "layer", "tflops", "qkv", "phases", "forms"):
-            set_style(self.labels[key], "color: #9ca3af;" if stale else "")
+            set_colour(self.labels[key], "#9ca3af" if stale else "")
 
     def show_unmeasured(self) -> None:
         """Live timing is off: nothing measured until the user asks."""
         self.busy.hide()
         self.measure.show()
         self.labels["state"].setText("not measured: live timing is off; press Measure now (Ctrl+M) to time it.")
-        set_style(self.labels["state"], "color: #6b7280;")
+        set_colour(self.labels["state"], "#6b7280")
 
     def show_measuring(self, device_label: str) -> None:
         self.measure.hide()
         self.labels["state"].setText(f"measuring on {device_label}…")
-        set_style(self.labels["state"], "color: #2563eb;")
+        set_colour(self.labels["state"], "#2563eb")
         self.busy.show()
 
     def show_error(self, message: str, skipped: bool = False) -> None:
@@ -146,7 +146,7 @@ class TimingPanel(QWidget):
         self.timing = None
         self.measure.setVisible(skipped)
         self.labels["state"].setText(message)
-        set_style(self.labels["state"], "color: #b45309;" if skipped else "color: #dc2626;")
+        set_colour(self.labels["state"], "#b45309" if skipped else "#dc2626")
         for key in ("device", "layer", "tflops", "qkv", "phases", "forms"):
             self.labels[key].setText("–")
 
@@ -161,7 +161,7 @@ class TimingPanel(QWidget):
         cpu = " — CPU run (GPU figures differ)" if t["device"] == "cpu" else ""
         busy = busy_note(t)
         self.labels["state"].setText(f"measured {config_text}{cpu}{busy}")
-        set_style(self.labels["state"], "color: #b45309;" if t["device"] == "cpu" else "color: #059669;")
+        set_colour(self.labels["state"], "#b45309" if t["device"] == "cpu" else "#059669")
         kernel = t.get("kernel", "SDPA")
         # A window or sinks: flex_attention on CUDA; blockwise SDPA once T >= 2W, SDPA with a mask below, elsewhere.
         masked = (" · flex_attention" if kernel.startswith("flex") else " · blockwise" if kernel.startswith("blockwise")

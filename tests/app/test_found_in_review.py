@@ -10,6 +10,7 @@ from core.config import AttentionConfig
 from core.models.source import shipped_unavailable_reason
 from core.workspace import MAX_PINS
 from sandbox.window_fit import fit_to_screen
+from widgets.style import text_colour
 
 TEXT = "The chef who trained in Lucknow cooked biryani"
 needs_models = pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the [models] extra is missing")
@@ -71,7 +72,7 @@ def test_stale_views_say_they_are_being_updated(make_window):
     w = make_window()
     w.timing.show_waiting()
     assert "previous configuration's" in w.timing.labels["state"].text()
-    assert "#9ca3af" in w.timing.labels["layer"].styleSheet()  # the old figures are greyed
+    assert text_colour(w.timing.labels["layer"]) == "#9ca3af"  # the old figures are greyed
     shown = w.last_heatmaps
     w.last_heatmaps = replace(shown, config=shown.config.with_(seq_len=shown.config.seq_len + 1))  # an older view
     w._on_updating_timeout()

@@ -1,11 +1,12 @@
 """The drag-time economies: tile titles planned once, layout requests stopped only when nothing moved."""
 
-from PySide6.QtCore import QEvent
-from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPalette
+from PySide6.QtWidgets import QApplication, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from widgets.mosaic import plan_layout
-from widgets.steady import LayoutFirewall
+from widgets.steady import LayoutFirewall, SteadyLabel
+from widgets.style import set_colour
 from widgets.tile_titles import TileTitles
 
 
@@ -107,3 +108,55 @@ def test_a_firewall_sized_by_its_host_passes_up_a_new_minimum_but_not_a_wrapped_
     content.setMinimumHeight(500)
     request()
     assert asked == [1]  # a new minimum does
+
+
+def _layout_requests(widget: QWidget) -> list[int]:
+    """Counts the LayoutRequest events the widget receives from now on."""
+    seen: list[int] = []
+
+    class Watch(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+            if event.type() == QEvent.Type.LayoutRequest:
+                seen.append(1)
+            return False
+
+    watch = Watch(widget)
+    widget.installEventFilter(watch)
+    return seen
+
+
+def test_a_steady_label_relays_nothing_for_a_text_that_fits_and_widens_for_one_that_does_not(qtbot):
+    box = QWidget()
+    grid = QGridLayout(box)
+    label = SteadyLabel("123,456 B")
+    grid.addWidget(QLabel("KV cache"), 0, 0)
+    grid.addWidget(label, 0, 1)
+    qtbot.addWidget(box)
+    box.show()
+    QApplication.processEvents()
+    requests = _layout_requests(box)
+    label.setText("654,321 B")  # as wide: the grid does not run again
+    QApplication.processEvents()
+    assert requests == [] and label.text() == "654,321 B"
+    longer = "123,456,789,012,345 B"
+    label.setText(longer)  # wider: the label grows, once, and shows all of it
+    QApplication.processEvents()
+    assert len(requests) >= 1
+    assert label.width() >= QFontMetrics(label.font()).horizontalAdvance(longer)
+    assert label.width() >= QLabel(longer).sizeHint().width() - 1  # what a plain label would ask for
+    requests.clear()
+    label.setText("1 B")  # shorter: the room stays, nothing moves
+    QApplication.processEvents()
+    assert requests == []
+
+
+def test_a_steady_label_keeps_its_tip_and_colour_without_a_style_sheet(qtbot):
+    label = SteadyLabel("-66.7%")
+    qtbot.addWidget(label)
+    label.setToolTip("2 x K x h x bytes")
+    set_colour(label, "#059669")
+    assert label.toolTip() == "2 x K x h x bytes" and label.styleSheet() == ""
+    assert label.palette().color(QPalette.ColorRole.WindowText) == QColor("#059669")
+    set_colour(label, "")
+    assert label.palette().color(QPalette.ColorRole.WindowText) == QApplication.palette().color(
+        QPalette.ColorRole.WindowText)

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from PySide6.QtWidgets import QApplication
 
 from core.config import AttentionConfig, valid_n_heads, valid_n_kv_heads
 from core.counts import flop_counts, format_bytes, kv_cache_bytes, param_counts
@@ -122,6 +123,15 @@ def test_metrics_show_the_exact_engine_values(qtbot, cfg):
     assert m.values["intensity"].text() == f"{f.attention / moved:,.1f}"
     assert f"{(cfg.kv_heads / cfg.n_heads - 1):+.1%}" in m.deltas["kv_total"].text()
     assert "n_kv_heads" in m.values["k"].toolTip()
+    # The figures are copied from their menu (a selectable label painted 10x slower at every slider step).
+    copy_figure, copy_all = m.values["kv_total"].actions()
+    copy_figure.trigger()
+    assert QApplication.clipboard().text() == f"{kv.bytes_total:,} B"
+    copy_all.trigger()
+    rows = {line.split("\t")[0]: line.split("\t")[1:] for line in QApplication.clipboard().text().splitlines()}
+    assert rows["KV cache, B x T x L"] == [f"{kv.bytes_total:,} B", format_bytes(kv.bytes_total),
+                                          m.deltas["kv_total"].text()]
+    assert rows["W_k params"][0] == f"{p.k:,}" and "q_a_proj params" not in rows  # the rows on show only
 
 
 def test_heatmap_hover_text_reads_the_probability(qtbot):
