@@ -29,10 +29,10 @@ class SteadyLabel(QLabel):
     """A one-line label for a figure that changes at every slider step, at the least cost a step can have:
 
     - its room only grows: QLabel.setText asks its layout to run again unless the label's size is fixed, and the
-      costs grid's 27 rows of figures relaid the grid at every step (4 ms of an 8 ms stall in bench/live_latency.py's
-      drag). Its size is fixed, and widened when a text needs more. The width needed is the text's advance plus what
-      the label adds around it, learnt from one sizeHint (a selectable label's sizeHint lays out a text document:
-      0.13 ms, 80 of them a step);
+      costs grid's 27 rows of figures relaid the grid at every step (4 ms within the longest stalls of
+      bench/live_latency.py's drag). Its size is fixed, and widened when a text needs more. The width needed is the
+      text's advance plus what the label adds around it, learnt from one sizeHint (which lays out the text: up to
+      0.13 ms, for 80 labels a step);
     - its tooltip is kept here and shown when asked for: QWidget.setToolTip sends an event per call;
     - its colour is set with widgets.style.set_colour, the palette's, not a style sheet's."""
 
