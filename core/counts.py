@@ -296,8 +296,9 @@ def format_bytes(n: float) -> str:
 
 
 def format_count(n: float) -> str:
-    """2359296 -> '2.36M'."""
-    for div, suffix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
-        if abs(n) >= div:
-            return f"{n / div:.3g}{suffix}"
+    """2359296 -> '2.36M'. The unit follows the value rounded to 3 figures: 999,999 is '1M', not '1e+03K'."""
+    rounded = float(f"{n:.3g}")
+    for div, suffix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if abs(rounded) >= div:
+            return f"{rounded / div:.3g}{suffix}"
     return f"{n:.0f}" if float(n).is_integer() else f"{n:.3g}"

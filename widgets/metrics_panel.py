@@ -118,7 +118,7 @@ class MetricsPanel(QWidget):
         lay.addWidget(self.box)
 
     def _add_copy_actions(self, label: QLabel, value: QLabel) -> None:
-        copy_value = QAction("Copy this figure", label)
+        copy_value = QAction("Copy this row's exact figure", label)
         copy_value.triggered.connect(lambda: QApplication.clipboard().setText(value.text()))
         copy_all = QAction("Copy all costs (tab-separated)", label)
         copy_all.triggered.connect(lambda: QApplication.clipboard().setText(self.table_text()))

@@ -140,8 +140,8 @@ class TimingPanel(QWidget):
         case, 2026-12-03: median ratios 1.05-1.14 with it, 0.99-1.08 without, two paired runs)."""
         self.measure.hide()
         cpu = device_label == "CPU"
-        self.labels["state"].setText(f"measuring on {device_label}…" + (" (the window keeps still meanwhile: an "
-                                                                         "animation would take CPU time from it)"
+        self.labels["state"].setText(f"measuring on {device_label}…" + (" (no progress animation: it would take CPU "
+                                                                         "time from the figure; the window stays live)"
                                                                          if cpu else ""))
         set_colour(self.labels["state"], "#2563eb")
         self.busy.setVisible(not cpu)

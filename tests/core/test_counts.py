@@ -130,3 +130,6 @@ def test_formatting():
     assert format_bytes(1536) == "1.5 KiB"
     assert format_bytes(512) == "512 B"
     assert format_count(2_359_296) == "2.36M"
+    # Rounded to 3 figures first, then the unit (found by a hostile review: 999,999,999,999 read "1e+03G").
+    assert format_count(999_999_999_999) == "1T" and format_count(999_600) == "1M" and format_count(999_400) == "999K"
+    assert format_count(1.99998e19) == "20E" and format_count(999.7) == "1K" and format_count(-999_999) == "-1M"

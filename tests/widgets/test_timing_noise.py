@@ -32,6 +32,6 @@ def test_nothing_animates_while_the_cpu_is_measured(qtbot):
     qtbot.addWidget(panel)
     panel.show()
     panel.show_measuring("CPU")
-    assert panel.busy.isHidden() and "keeps still" in panel.labels["state"].text()
+    assert panel.busy.isHidden() and "no progress animation" in panel.labels["state"].text()
     panel.show_measuring("CUDA")  # a GPU timing does not share the window's cores: the bar says it is busy
     assert panel.busy.isVisible() and panel.labels["state"].text() == "measuring on CUDA…"
