@@ -98,7 +98,7 @@ def long_timing(w, cfg=BIG) -> int:
 
 @pytest.mark.parametrize("stuck", [True, False])
 def test_a_newer_request_stops_the_timing_in_progress_and_its_result_never_arrives(make_window, qtbot, stuck):
-    """Not stuck: calls of microseconds, so the timing hears of the newer request between two and stops by
+    """Not stuck: calls of milliseconds, so the timing hears of the newer request between two and stops by
     itself. Stuck: the worker is frozen (SIGSTOP) as in a kernel call that never returns: it is killed after
     KILL_AFTER_S and the spare takes its place."""
     w = make_window(sync=False, kind="process")
@@ -108,8 +108,10 @@ def test_a_newer_request_stops_the_timing_in_progress_and_its_result_never_arriv
     w.runner.timing_ready.connect(lambda o: ready.append(o.request_id))
     w.runner.failed.connect(failures.append)
     # Stuck: a layer whose every call takes seconds, so the timing is surely in progress when it is frozen
-    # (a small layer's 200 repeats can be over by then). Not stuck: a small one, stopped between repeats.
-    rid = long_timing(w) if stuck else long_timing(w, SMALL.with_(seq_len=60))
+    # (a small layer's 200 repeats can be over by then). Not stuck: calls of milliseconds, stopped between repeats;
+    # the 64-wide layer of microseconds finished its whole timing before the newer request in a full run on 2 cores
+    # (it reported, then the newer one: ready [3, 4]).
+    rid = long_timing(w) if stuck else long_timing(w, SMALL.with_(d_model=512, seq_len=512))
     qtbot.waitUntil(lambda: rid in started, timeout=60000)
     busy_pid = w.runner._timing.process.pid
     if stuck:
@@ -122,7 +124,7 @@ def test_a_newer_request_stops_the_timing_in_progress_and_its_result_never_arriv
             w.runner.kills, w.runner._timing.jobs, [f.message for f in failures], started, rid)
     try:
         qtbot.waitUntil(lambda: w.runner.is_idle() and len(ready) == 1, timeout=120000)
-    except pytestqt.exceptions.TimeoutError as e:  # once in a full run on 2 cores (2026-12-03): say what the runner did
+    except pytestqt.exceptions.TimeoutError as e:  # say what the runner did (it found the race above)
         raise AssertionError(f"idle {w.runner.is_idle()}, ready {ready}, started {started}, rid {rid}, failures "
                              f"{[f.message for f in failures]}, timing jobs {w.runner._timing and w.runner._timing.jobs}, "
                              f"main jobs {w.runner._main.jobs}, spare {w.runner._spare}") from e
