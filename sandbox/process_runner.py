@@ -276,8 +276,8 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong, W
             now_idle = self.is_idle()
             self._changed.notify_all()
             # Said under the lock, as _give_up says its own: each reader thread posts its death's sentence in the
-            # order the deaths were handled (said after the lock, the third start's "could not start" once arrived
-            # before the second's "a new one has started", and the window ended on the wrong sentence).
+            # order the deaths were handled (said after the lock, the second start's "a new one has started" once
+            # arrived after the third's "could not start", and the window ended on the wrong sentence).
             self._say(death_message(cause, stages, reloading, role))
         for key in lost_loads:  # the picker stops waiting: the user can pick it again
             self.failed.emit(Failure(-1, "model", f"the compute worker stopped while loading {key}; pick it again "
