@@ -168,6 +168,8 @@ class LayoutControls(QGroupBox):
 
     def set_kind(self, kind: str) -> None:
         """An MLA layer has no head width of its own to set, no q/k norm, window or sinks: only its KV format."""
+        if kind == self.kind:
+            return  # five rows shown again at every slider step relaid the folded box (a layout request a step)
         self.kind = kind
         standard = kind == "standard"
         for row in (self.head_dim, self.head_row, self.layers_row, self.window, self.sinks_row):

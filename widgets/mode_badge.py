@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QWidget
 
@@ -19,13 +20,28 @@ class ModeBadge(QLabel):
         bold.setBold(True)
         # Room for the usual badges, so MHA/GQA/MQA switches move nothing; a longer one (MLA's) widens the row
         # while it is shown and gives the room back (a 1024-wide window must still fit).
-        self.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(" GQA-16 (group 16) ") + 12)  # + 6 px padding a side
+        self.room = QFontMetrics(bold).horizontalAdvance(" GQA-16 (group 16) ") + 12  # + 6 px padding a side
 
     def show_config(self, cfg: AttentionConfig) -> None:
-        self.setText(f" {cfg.mode_label} ")
         set_style(self, f"background:{COLOURS[cfg.mode]}; color:white; border-radius:4px; font-weight:bold; "
                         "padding:2px 6px;")
+        self.setText(f" {cfg.mode_label} ")
+        self._fit()
         set_tip(self, f"{cfg.n_heads} query heads share {cfg.kv_heads} key/value heads: {cfg.group_size} query "
                       "head(s) per KV head." if cfg.mla is None else
                       f"{cfg.n_heads} heads, each with its own key and value rebuilt from one latent of "
                       f"{cfg.mla.latent_width} values a token.")
+
+    def _fit(self) -> None:
+        """A fixed size, so a new text that fits asks no layout to run (a relayout of the side panel at every
+        slider step otherwise): the usual badges' room, or the text's own when it needs more (MLA's), given
+        back when it no longer does."""
+        hint = self.sizeHint()
+        size = (max(self.room, hint.width()), hint.height())
+        if (self.minimumWidth(), self.minimumHeight(), self.maximumWidth(), self.maximumHeight()) != size * 2:
+            self.setFixedSize(*size)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange) and self.text():
+            self._fit()  # the style sheet's bold font, once polished

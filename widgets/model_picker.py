@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.models.choices import ModelShape
+from widgets.style import set_tip
 from widgets.wheel import FocusCombo, FocusSpin
 
 RANDOM = "random"
@@ -158,16 +159,19 @@ class ModelPicker(QWidget):
             return
         mixed = local is not None and any(local)
         self.layer.setEnabled(mixed)
-        with QSignalBlocker(self.layer):
-            self.layer.setRange(0, len(local) - 1 if mixed and local else 0)
+        top = len(local) - 1 if mixed and local else 0
+        if self.layer.maximum() != top:
+            with QSignalBlocker(self.layer):
+                self.layer.setRange(0, top)
+        suffix = ""
         if mixed and local:
             kinds = "".join("L" if flag else "G" for flag in local[:64]) + ("…" if len(local) > 64 else "")
-            self.layer.setToolTip(f"The layer the heatmaps, per-layer costs and timing show: layer "
-                                  f"{self.layer.value()} is {'local' if local[self.layer.value()] else 'global'} "
-                                  f"(L local, G global: {kinds}). PgUp/PgDn")
-            self.layer.setSuffix("  local" if local[self.layer.value()] else "  global")
-        else:
-            self.layer.setSuffix("")
+            set_tip(self.layer, f"The layer the heatmaps, per-layer costs and timing show: layer "
+                                f"{self.layer.value()} is {'local' if local[self.layer.value()] else 'global'} "
+                                f"(L local, G global: {kinds}). PgUp/PgDn")
+            suffix = "  local" if local[self.layer.value()] else "  global"
+        if self.layer.suffix() != suffix:  # setSuffix relays the box out even for the same text: at every slider step
+            self.layer.setSuffix(suffix)
 
     def show_error(self, message: str) -> None:
         self.combo.setEnabled(True)
