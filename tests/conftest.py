@@ -5,6 +5,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
+import sandbox  # noqa: E402, F401 (Qt's own event loop, as the app has it, for every test's QApplication)
+
 # `make test` runs a few hundred examples per property; the full run is
 # HYPOTHESIS_PROFILE=full .venv/bin/python -m pytest tests/property (10,000 configurations).
 settings.register_profile("ci", max_examples=300, deadline=None,
