@@ -40,7 +40,18 @@ def delta_text(value: float, baseline: float) -> tuple[str, str]:
     if baseline == value:
         return "=", GREY
     change = value / baseline - 1 if baseline else 0.0
-    return f"{change:+.1%}", BETTER if change < 0 else WORSE
+    return percent_change(change), BETTER if change < 0 else WORSE
+
+
+def percent_change(change: float) -> str:
+    """+0.25 -> '+25.0%'. More decimals where one would read as no change or as all of it gone: 3 KV heads
+    instead of 10,101 are '-99.97%', not '-100.0%'; a change of 1 in 10^7, '+1e-05%', not '+0.0%'."""
+    pct = change * 100
+    for decimals in range(1, 5):
+        text = f"{pct:+.{decimals}f}"
+        if float(text) not in (0.0, -100.0) or pct in (0.0, -100.0):
+            return text + "%"
+    return f"{pct:+.2g}%"
 
 
 @dataclass(frozen=True)
@@ -143,7 +154,8 @@ class MetricsPanel(QWidget):
             number, _, unit = value.partition(" ")
             tip = f"exactly {value}. {tip}"
             value = f"{int(number.replace(',', '')):.6e}" + (f" {unit}" if unit else "")
-            short = ""  # the e-notation says it already
+            if not unit:
+                short = ""  # a count's e-notation says it already; bytes keep theirs ('1.82 EiB' reads at a glance)
         self.values[key].setText(value)
         self.shorts[key].setText(short)
         text, colour = delta or ("", "")

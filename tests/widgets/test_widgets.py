@@ -6,7 +6,7 @@ from core.config import AttentionConfig, valid_n_heads, valid_n_kv_heads
 from core.counts import flop_counts, format_bytes, kv_cache_bytes, param_counts
 from widgets.config_panel import ConfigPanel
 from widgets.heatmap_view import HeatmapMosaic
-from widgets.metrics_panel import MetricsPanel
+from widgets.metrics_panel import MetricsPanel, delta_text
 from widgets.slider_spin import SliderSpin
 
 
@@ -161,7 +161,20 @@ def test_huge_counts_keep_the_panel_narrow_and_stay_exact_in_the_tooltip(qtbot):
     core = flop_counts(cfg).attention
     assert core > 10**20
     assert m.values["flops_core"].text() == f"{core:.6e}" and f"exactly {core:,}" in m.values["flops_core"].toolTip()
+    assert m.shorts["flops_core"].text() == ""  # a count's e-notation says it
+    total = kv_cache_bytes(cfg).bytes_total
+    assert total > 10**15 and m.shorts["kv_total"].text() == format_bytes(total)  # bytes keep theirs: '... EiB'
     assert m.minimumSizeHint().width() <= 430
+
+
+@pytest.mark.parametrize(("value", "baseline", "text"), [
+    (1, 4, "-75.0%"), (3, 2, "+50.0%"),
+    (3, 10101, "-99.97%"),  # not "-100.0%", which reads as no cache at all
+    (1 + 1e-7, 1, "+1e-05%"), (1 - 1e-7, 1, "-1e-05%"),  # not "+0.0%" / "-0.0%"
+    (1 + 3e-4, 1, "+0.03%"), (0, 7, "-100.0%"),
+])
+def test_a_change_never_reads_as_none_or_as_all_when_it_is_neither(value, baseline, text):
+    assert delta_text(value, baseline)[0] == text
 
 
 def test_a_typed_value_says_what_it_became_and_what_followed(qtbot):
