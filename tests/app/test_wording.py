@@ -1,9 +1,13 @@
 """Words and units a new user reads: per-token timing, bits, percentages, what an encoder lacks."""
 
+import numpy as np
 import pytest
 
+from core.config import AttentionConfig
 from core.models.source import shipped_unavailable_reason
 from core.presets import load_presets
+from sandbox.compute_types import HeatmapResult
+from sandbox.view_text import describe_view
 from widgets.timing_panel import ms
 
 TEXT = "The chef who trained in Lucknow cooked biryani"
@@ -61,3 +65,13 @@ def test_random_weights_say_what_they_show_and_offer_the_real_models(make_window
     assert w.models.key == "minilm-l6" and w.last_heatmaps.model is not None and not note.isVisible()
     w.models.use_random()
     assert note.isVisible()
+
+
+def test_the_view_line_counts_one_head_and_one_token_in_the_singular():
+    def line(n_heads: int, n_tokens: int) -> str:
+        cfg = AttentionConfig(d_model=64, n_heads=n_heads, n_kv_heads=n_heads, seq_len=n_tokens)
+        probs = np.full((n_heads, n_tokens, n_tokens), 1 / n_tokens, dtype=np.float32)
+        return describe_view(HeatmapResult(1, cfg, ["t"] * n_tokens, probs, n_tokens), None)
+
+    assert line(1, 1).startswith("1 head × 1 token of your text")
+    assert line(2, 3).startswith("2 heads × 3 tokens of your text")
