@@ -33,6 +33,12 @@ MIN_TICK_PX = 11  # token labels appear when each token gets at least this many 
 CHAR_PX = 7  # a tick label's width per character, at the default font
 
 
+def clip(token: str, chars: int) -> str:
+    """A token's axis label: whole when it fits in `chars`, else cut with an ellipsis, so a cut never reads as
+    the whole token (the hover and the head view give it in full)."""
+    return token if len(token) <= chars else token[: chars - 1] + "…"
+
+
 def gradient_pixmap(name: str, width: int = 120, height: int = 12) -> QPixmap:
     row = np.ascontiguousarray(np.repeat(lut(name)[None, :, :], height, axis=0))  # (h, 256, 3)
     img = QImage(row.data, 256, height, 256 * 3, QImage.Format.Format_RGB888).copy()
@@ -164,7 +170,7 @@ class HeatmapMosaic(QWidget):
         if tokens != self.tokens:
             self.readout.reset()  # another text or tokenizer: the last reading named tokens no longer shown
         if tokens != self.tokens and self.grid_axes is None:
-            self._keep_axis_room([t[:10] for t in tokens])
+            self._keep_axis_room([clip(t, 10) for t in tokens])
         self.probs, self.tokens, self.group_size = probs, tokens, group_size
         relayout = self.layout_ is None or (self.layout_.n_heads, self.layout_.n_tokens, self.layout_.group_size) != (
             n_heads, n_tokens, group_size) or cols != self._fixed_cols
@@ -345,13 +351,13 @@ class HeatmapMosaic(QWidget):
             return
         px = self.plot.getViewBox().viewPixelSize()[0]
         token_px = lay.upsample / px if px > 0 else 0.0
-        longest = max(len(t[:8]) for t in self.tokens)
+        longest = max(len(clip(t, 8)) for t in self.tokens)
         fits_x = token_px >= max(MIN_TICK_PX, CHAR_PX * longest + 4)  # labels side by side must not overlap
         fits_y = token_px >= MIN_TICK_PX
         u = lay.upsample
-        xs = [(lay.origin(c)[0] + (i + 0.5) * u, tok[:8]) for c in range(lay.cols)
+        xs = [(lay.origin(c)[0] + (i + 0.5) * u, clip(tok, 8)) for c in range(lay.cols)
               for i, tok in enumerate(self.tokens)] if fits_x else []
-        ys = [(lay.origin(r * lay.cols)[1] + (i + 0.5) * u, tok[:10]) for r in range(lay.rows)
+        ys = [(lay.origin(r * lay.cols)[1] + (i + 0.5) * u, clip(tok, 10)) for r in range(lay.rows)
               for i, tok in enumerate(self.tokens)] if fits_y else []
         self._set_ticks("bottom", xs, fits_x)
         self._set_ticks("left", ys, fits_y)

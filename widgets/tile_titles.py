@@ -23,6 +23,17 @@ def fitted(fm: object, candidates: list[str], room_px: float) -> str:
     return ""
 
 
+def uniform_titles(fm: object, titles: list[str], room_px: float) -> list[str]:
+    """Every tile's title in the longest form that fits all of them ("h3 · kv1", else "h3", else "3"), or none:
+    one form for the whole grid, so h10 and up do not lose the "· kv" that h0-h9 keep."""
+    forms = (lambda t: t, lambda t: t.split(" · ")[0], lambda t: t.split(" · ")[0].lstrip("h"))
+    for form in forms:
+        texts = [form(t) for t in titles]
+        if all(fm.horizontalAdvance(t) + 6 <= room_px for t in texts):  # type: ignore[attr-defined]
+            return texts
+    return [""] * len(titles)
+
+
 Planned = tuple[float, float, QStaticText, int, QStaticText | None, int, QColor]
 
 
@@ -77,9 +88,7 @@ class TileTitles(pg.GraphicsObject):
             return plan
         assert self._layout is not None
         plan = []
-        for head, title in enumerate(self._titles):
-            short = title.split(" · ")[0]
-            title = fitted(fm, [title, short, short.lstrip("h")], tile_px)  # "h3 · kv1", else "h3", else "103"
+        for head, title in enumerate(uniform_titles(fm, self._titles, tile_px)):
             if not title:
                 continue
             badge = self._badges[head] if head < len(self._badges) else None

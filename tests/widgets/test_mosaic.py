@@ -109,3 +109,38 @@ def test_the_axes_keep_their_room_whatever_grid_the_heads_make(qtbot):
     assert rooms()[0] > next(iter(seen))[0]  # longer tokens: a wider left axis
     # Tokens on two sides; no axis numbers the mosaic's pixels (the top and right ones did, from 2026-12-02).
     assert [s for s in ("left", "bottom", "top", "right") if m.plot.getAxis(s).isVisible()] == ["left", "bottom"]
+
+
+def test_a_long_token_is_cut_with_an_ellipsis_on_the_axes(qtbot):
+    from widgets.heatmap_view import HeatmapMosaic
+
+    m = HeatmapMosaic()
+    qtbot.addWidget(m)
+    m.resize(900, 700)
+    m.show()
+    qtbot.waitExposed(m)
+    long = "antidisestablishmentarianism" * 2  # 56 letters
+    m.set_data(np.full((1, 2, 2), 0.5, dtype=np.float32), ["a", long], 1)
+    m.glw.viewport().repaint()
+    left = [label for _, label in m._ticks["left"][0]]
+    bottom = [label for _, label in m._ticks["bottom"][0]]
+    assert left == ["a", long[:9] + "…"] and bottom == ["a", long[:7] + "…"]
+    m.set_data(np.full((1, 2, 2), 0.5, dtype=np.float32), ["a", long[:10]], 1)  # one that fits stays whole
+    assert [label for _, label in m._ticks["left"][0]] == ["a", long[:10]]
+
+
+def test_every_tile_title_takes_the_same_form(qtbot):
+    """h0-h9 kept "· kvN" where h10 and up lost it (each title fitted on its own)."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from widgets.tile_titles import uniform_titles
+
+    fm = QFontMetrics(QFont())
+    titles = [f"h{h} · kv{h // 4}" for h in range(12)]
+    room = fm.horizontalAdvance("h8 · kv2") + 6  # h0-h9's whole title fits, h10's does not
+    assert fm.horizontalAdvance("h10 · kv2") + 6 > room
+    assert uniform_titles(fm, titles, room) == [f"h{h}" for h in range(12)]
+    assert uniform_titles(fm, titles, fm.horizontalAdvance("h11 · kv2") + 6) == titles
+    numbers = [f"h{h}" for h in range(128)]
+    assert uniform_titles(fm, numbers, fm.horizontalAdvance("127") + 6) == [str(h) for h in range(128)]
+    assert uniform_titles(fm, numbers, fm.horizontalAdvance("127") + 5) == [""] * 128
