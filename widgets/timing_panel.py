@@ -173,8 +173,11 @@ class TimingPanel(QWidget):
         masked = (" · flex_attention" if kernel.startswith("flex") else " · blockwise" if kernel.startswith("blockwise")
                   else " + mask" if "explicit mask" in kernel else "")
         name = t["device_name"]
-        if t.get("threads"):  # "CPU (2 threads)" -> "CPU (1 of 2 threads)": the ones the timing ran on
-            name = re.sub(r"\((\d+) threads?\)", lambda m: f"({t['threads']} of {m.group(1)} threads)", name)
+        of_all = re.search(r"\((\d+) threads?\)", name)
+        fewer = ""  # "1 of 2 threads" beside the figure too: it does not compare with one on every thread
+        if t.get("threads") and of_all:  # "CPU (2 threads)" -> "CPU (1 of 2 threads)": the ones the timing ran on
+            name = name.replace(of_all.group(0), f"({t['threads']} of {of_all.group(1)} threads)")
+            fewer = f", on {t['threads']} of {of_all.group(1)} threads" if t["threads"] < int(of_all.group(1)) else ""
         self.labels["device"].setText(f"{name} · SDPA {t['backend']}{masked} · {t['dtype']}")
         self.labels["device"].setToolTip(f"The core ran as {kernel}, backend {t['backend']}, in the compute dtype "
                                          f"{t['dtype']} (a KV-cache format changes the bytes counted, not the "
@@ -183,7 +186,8 @@ class TimingPanel(QWidget):
                                          "flex_attention (CUDA) skip what lies outside the band.")
         iqr = (t["p75_ms"] - t["p25_ms"]) / t["median_ms"] if t["median_ms"] > 0 else 0.0
         self.labels["layer"].setText(
-            f"{ms(t['median_ms'])}  (p25 {ms(t['p25_ms'])} – p75 {ms(t['p75_ms'])}, IQR {iqr:.0%}, {t['reps']} reps)"
+            f"{ms(t['median_ms'])}  (p25 {ms(t['p25_ms'])} – p75 {ms(t['p75_ms'])}, IQR {iqr:.0%}, {t['reps']} reps"
+            f"{fewer})"
         )
         achieved = f"{t['tflops']:.3g} TFLOP/s layer · {t['core_tflops']:.3g} TFLOP/s core ({ms(t['core_median_ms'])})"
         if t.get("full_core_ms"):  # a local layer: what its window saves, in time against FLOPs

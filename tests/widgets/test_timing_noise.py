@@ -16,7 +16,11 @@ def test_threads_spread_and_a_busy_machine_are_said(qtbot):
     qtbot.addWidget(panel)
     panel.show_timing({**T, "threads": 1, "other_load": 0.02}, "MHA")
     assert panel.labels["device"].text().startswith("CPU (1 of 2 threads) ·")
-    assert "IQR 20%, 9 reps" in panel.labels["layer"].text()  # (2.3 - 1.9) / 2.0
+    assert "IQR 20%, 9 reps, on 1 of 2 threads)" in panel.labels["layer"].text()  # (2.3 - 1.9) / 2.0
+    panel.show_timing({**T, "threads": 2, "other_load": 0.02}, "MHA")  # every thread: nothing to say beside it
+    assert panel.labels["layer"].text().endswith("IQR 20%, 9 reps)")
+    assert panel.labels["device"].text().startswith("CPU (2 of 2 threads) ·")
+    panel.show_timing({**T, "threads": 1, "other_load": 0.02}, "MHA")
     assert "busy" not in panel.labels["state"].text()
     panel.show_timing({**T, "threads": 1, "other_load": 1.04}, "MHA")
     state = panel.labels["state"].text()
