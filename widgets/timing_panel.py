@@ -167,7 +167,7 @@ class TimingPanel(QWidget):
         cpu = " — CPU run (GPU figures differ)" if t["device"] == "cpu" else ""
         busy = busy_note(t)
         self.labels["state"].setText(f"measured {config_text}{cpu}{busy}")
-        set_colour(self.labels["state"], "#b45309" if t["device"] == "cpu" else "#059669")
+        set_colour(self.labels["state"], "#b45309" if busy else "#059669")  # amber is a warning's, as elsewhere
         kernel = t.get("kernel", "SDPA")
         # A window or sinks: flex_attention on CUDA; blockwise SDPA once T >= 2W, SDPA with a mask below, elsewhere.
         masked = (" · flex_attention" if kernel.startswith("flex") else " · blockwise" if kernel.startswith("blockwise")

@@ -3,6 +3,7 @@ warning when other processes kept the machine busy meanwhile."""
 
 from __future__ import annotations
 
+from widgets.style import text_colour
 from widgets.timing_panel import TimingPanel
 
 T = {"device": "cpu", "device_name": "CPU (2 threads)", "backend": "flash", "dtype": "float32", "median_ms": 2.0,
@@ -22,9 +23,11 @@ def test_threads_spread_and_a_busy_machine_are_said(qtbot):
     assert panel.labels["device"].text().startswith("CPU (2 of 2 threads) ·")
     panel.show_timing({**T, "threads": 1, "other_load": 0.02}, "MHA")
     assert "busy" not in panel.labels["state"].text()
+    assert text_colour(panel.labels["state"]) == "#059669"  # a CPU figure is a result, not a warning
     panel.show_timing({**T, "threads": 1, "other_load": 1.04}, "MHA")
     state = panel.labels["state"].text()
     assert "other processes kept 1.0 core busy meanwhile" in state and "measure again" in state
+    assert text_colour(panel.labels["state"]) == "#b45309"  # the warning's amber
     panel.show_timing(T, "MHA")  # a GPU-less older report without the fields: nothing claimed
     assert panel.labels["device"].text().startswith("CPU (2 threads) ·")
 
