@@ -26,7 +26,9 @@ from core.presets import load_presets
 from sandbox.export import ExportJob
 from sandbox.main_window import MainWindow
 
-IGNORED_QT = ("This plugin does not support propagateSizeHints",)
+# The second: a token of a script no installed font covers (MiniLM's vocabulary holds Bengali signs, and the induction
+# probe draws random tokens from it): this machine's fonts, not the window, which shows it as a box.
+IGNORED_QT = ("This plugin does not support propagateSizeHints", "OpenType support missing for")
 ODD_TEXTS = ["", " ", "a", "😀 emoji 🚀 tokens", "tab\tand\nnewline", "\x00\x01\x02 control", "x" * 300,
              "word " * 2000, "The chef who trained in Lucknow cooked biryani", "ünïcödé ﬁ ligature ß"]
 
@@ -215,11 +217,16 @@ class Soak:
     def kill_worker(self) -> None:
         """The kernel's OOM killer, or a segfault: a worker dies mid-work; the window must say so, keep
         its pins and serve the next change (the user's next move, here a request of what is shown)."""
-        deaths = self.w.runner.deaths
+        deaths, stopped = self.w.runner.deaths, self.w.runner.kills
         pins = [p.config for p in self.w.pins.pins]
         self.w.runner.kill_worker(self.rng.choice(["main", "timing"]))
         end = time.perf_counter() + 60
         while self.w.runner.deaths == deaths or not self.w.worker_status.last_death:
+            # The runner stopped a timing worker itself (still busy KILL_AFTER_S after a cancel): if that was the one
+            # killed here, its end is the runner's, rightly not said as a crash. The one path found where a kill goes
+            # unsaid, after a 5,000-action soak waited 60 s once for a sentence (2026-12-03); not reproduced since.
+            if self.w.runner.kills != stopped:
+                break
             if time.perf_counter() > end:
                 self.report.errors.append(f"no word of a killed worker at action {self.report.actions}")
                 return
