@@ -16,11 +16,10 @@ class ModeBadge(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("modeBadge")
-        bold = self.font()
-        bold.setBold(True)
         # Room for the usual badges, so MHA/GQA/MQA switches move nothing; a longer one (MLA's) widens the row
         # while it is shown and gives the room back (a 1024-wide window must still fit).
-        self.room = QFontMetrics(bold).horizontalAdvance(" GQA-16 (group 16) ") + 12  # + 6 px padding a side
+        self.room_text = " GQA-16 (group 16) "  # its advance + 12 px: the width the badge keeps at least
+        self._around: tuple[int, int] | None = None  # (width the label adds to its text's advance, height)
 
     def show_config(self, cfg: AttentionConfig) -> None:
         set_style(self, f"background:{COLOURS[cfg.mode]}; color:white; border-radius:4px; font-weight:bold; "
@@ -36,12 +35,17 @@ class ModeBadge(QLabel):
         """A fixed size, so a new text that fits asks no layout to run (a relayout of the side panel at every
         slider step otherwise): the usual badges' room, or the text's own when it needs more (MLA's), given
         back when it no longer does."""
-        hint = self.sizeHint()
-        size = (max(self.room, hint.width()), hint.height())
+        self.ensurePolished()  # the style sheet's bold font and padding
+        fm = QFontMetrics(self.font())
+        if self._around is None:  # learnt before the size is fixed: a style sheet's label hints at least its minimum
+            hint = self.sizeHint()
+            self._around = (hint.width() - fm.horizontalAdvance(self.text()), hint.height())
+        size = (max(fm.horizontalAdvance(self.room_text) + 12, fm.horizontalAdvance(self.text()) + self._around[0]),
+                self._around[1])
         if (self.minimumWidth(), self.minimumHeight(), self.maximumWidth(), self.maximumHeight()) != size * 2:
             self.setFixedSize(*size)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange) and self.text():
-            self._fit()  # the style sheet's bold font, once polished
+            self._fit()  # a new style sheet (its colour)

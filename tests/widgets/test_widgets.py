@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
+from core.arch.mla import MLADims
 from core.config import AttentionConfig, valid_n_heads, valid_n_kv_heads
 from core.counts import flop_counts, format_bytes, kv_cache_bytes, param_counts
 from widgets.config_panel import ConfigPanel
@@ -205,3 +206,27 @@ def test_values_up_to_the_configurations_maxima_reach_the_panel(qtbot):
     assert panel.config() == big
     panel.causal.setChecked(True)  # a later change keeps every value the panel shows
     assert panel.config() == big.with_(causal=True)
+
+
+def test_the_mode_badge_fits_its_text_and_gives_back_the_room_of_a_long_one(qtbot):
+    """Its size is fixed (a new text that fits asks no layout to run); an MLA badge widens it and, back to MHA,
+    the room is given back (it once kept MLA's width, and the window grew past 1024 px)."""
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto", "cpu"])
+    qtbot.addWidget(panel)
+    panel.show()
+
+    def needed() -> int:  # what a free label with the same style and text asks for
+        free = QLabel(panel.badge.text())
+        free.setStyleSheet(panel.badge.styleSheet())
+        free.ensurePolished()
+        return free.sizeHint().width()
+
+    start = panel.badge.width()
+    assert panel.badge.minimumWidth() == panel.badge.maximumWidth() == start >= needed()
+    for n_kv in (1, 2, 3, 6, 12):  # MQA, GQA-2, GQA-3, GQA-6, MHA: one room
+        panel.set_config(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=n_kv))
+        assert panel.badge.width() == start >= needed(), panel.badge.text()
+    panel.set_config(AttentionConfig(d_model=768, n_heads=12, mla=MLADims(0, 512, 64, 64, 64)))
+    assert "MLA" in panel.badge.text() and panel.badge.width() >= needed() > start
+    panel.set_config(AttentionConfig(d_model=768, n_heads=12))
+    assert panel.badge.text().strip() == "MHA" and panel.badge.width() == start
