@@ -284,7 +284,7 @@ def mask_bytes(cfg: AttentionConfig) -> int:
 
 def format_bytes(n: float) -> str:
     """1536 -> '1.5 KiB', binary units as memory is sold to engineers."""
-    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB"]  # 1.18e18 B read '1048 PiB' without EiB
     value = float(n)
     for unit in units:
         if abs(value) < 1024 or unit == units[-1]:
@@ -293,6 +293,12 @@ def format_bytes(n: float) -> str:
             return f"{value:.3g} {unit}" if abs(value) < 100 else f"{value:.0f} {unit}"
         value /= 1024
     return f"{value} B"
+
+
+def format_noun(n: float, noun: str) -> str:
+    """format_noun(1, "head") -> '1 head', (12, "head") -> '12 heads', (2.25, "head") -> '2.25 heads'."""
+    figure = f"{int(n):,}" if float(n).is_integer() else f"{n:.3g}"
+    return f"{figure} {noun}" if n == 1 else f"{figure} {noun}s"
 
 
 def format_count(n: float) -> str:

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
+from core.counts import format_noun
 from core.tokens import MAX_DISPLAY_TOKENS
 from sandbox.compute_types import HeatmapResult
-
-
-def count(n: int, noun: str) -> str:
-    """count(1, "head") -> '1 head', count(12, "head") -> '12 heads'."""
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def describe_view(result: HeatmapResult, model_name: str | None) -> str:
@@ -22,10 +18,10 @@ def describe_view(result: HeatmapResult, model_name: str | None) -> str:
                  else f"layer {result.model.layer}")
         cut = f" (showing the first {n} of {total})" if total > n else ""
         source = "the induction probe" if result.probe == "induction" else "your text, in its own tokenizer"
-        return (f"{model_name}, {where}: {count(cfg.n_heads, 'head')} × {count(total, 'token')} of {source}{cut}, {shown}. "
+        return (f"{model_name}, {where}: {format_noun(cfg.n_heads, 'head')} × {format_noun(total, 'token')} of {source}{cut}, {shown}. "
                 "Timing runs these shapes with random weights.")
     source = "the induction probe" if result.probe == "induction" else "your text"
-    parts = [f"{count(cfg.n_heads, 'head')} × {count(n, 'token')} of {source}"]
+    parts = [f"{format_noun(cfg.n_heads, 'head')} × {format_noun(n, 'token')} of {source}"]
     if total > n:
         limit = "seq_len" if n == cfg.seq_len else f"the {MAX_DISPLAY_TOKENS}-token display limit"
         parts.append(f"showing {n} of {total} tokens ({limit})")

@@ -11,6 +11,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QImage, QPixmap
 from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from core.counts import format_noun
 from widgets.cached_axis import CachedAxis
 from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP, DIVERGING, group_colour, lut
 from widgets.hover_readout import HoverReadout
@@ -269,14 +270,14 @@ class HeatmapMosaic(QWidget):
         if self.sharing:
             text = self.sharing
         elif g == 1:
-            text = f"{n_heads} heads, each with its own K and V (MHA): grey frames, no groups."
+            text = f"{format_noun(n_heads, 'head')}, each with its own K and V (MHA): grey frames, no groups."
         else:
             n_groups = n_heads // g
             swatches = " ".join(
                 f"<span style='color:rgb{group_colour(i)}'>■</span>kv{i} h{i * g}–{i * g + g - 1}"
                 for i in range(min(n_groups, 8))
             ) + (" …" if n_groups > 8 else "")
-            text = f"Frame = KV group, {g} heads to each of {n_groups} K/V heads: {swatches}"
+            text = f"Frame = KV group, {g} heads to each of {format_noun(n_groups, 'K/V head')}: {swatches}"
         if text != self.legend.text():
             self.legend.setText(text)
 

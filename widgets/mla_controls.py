@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QWidg
 
 from core.arch.mla import MLA_MAX, MLADims
 from core.config import AttentionConfig
-from core.counts import format_bytes, layer_kv_bytes_per_token
+from core.counts import format_bytes, format_noun, layer_kv_bytes_per_token
 from widgets.style import set_style
 from widgets.wheel import FocusCombo, FocusSpin
 
@@ -115,7 +115,8 @@ class MLAControls(QGroupBox):
             spec = cfg.layer_spec()
             m = cfg.mla
             self.note.setText(f"Caches {m.kv_lora_rank} + {m.qk_rope_head_dim} = {m.latent_width} values a token a "
-                              f"layer ({m.latent_width / (2 * m.v_head_dim):.3g} GQA heads of {m.v_head_dim}); "
+                              f"layer ({format_noun(float(f'{m.latent_width / (2 * m.v_head_dim):.3g}'), 'GQA head')} of "
+                              f"{m.v_head_dim}); "
                               f"{spec.n_heads} heads of q/k {m.qk_head_dim}, v {m.v_head_dim} rebuilt from it.")
         self.rows.setVisible(cfg.mla is not None)
 

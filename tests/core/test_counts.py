@@ -8,7 +8,14 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from core.attention import AttentionLayer
 from core.config import AttentionConfig
-from core.counts import flop_counts, format_bytes, format_count, kv_cache_bytes, param_counts
+from core.counts import (
+    flop_counts,
+    format_bytes,
+    format_count,
+    format_noun,
+    kv_cache_bytes,
+    param_counts,
+)
 from core.presets import find_preset
 
 CONFIGS = [
@@ -133,3 +140,8 @@ def test_formatting():
     # Rounded to 3 figures first, then the unit (found by a hostile review: 999,999,999,999 read "1e+03G").
     assert format_count(999_999_999_999) == "1T" and format_count(999_600) == "1M" and format_count(999_400) == "999K"
     assert format_count(1.99998e19) == "20E" and format_count(999.7) == "1K" and format_count(-999_999) == "-1M"
+    # Past 2^60 bytes an exbibyte unit (a review read "1048 PiB" for 1.18e18 B).
+    assert format_bytes(1_179_636_000_000_000_000) == f"{1_179_636_000_000_000_000 / 2**60:.3g} EiB" == "1.02 EiB"
+    assert format_bytes(5 * 2**50) == "5 PiB"
+    assert format_noun(1, "head") == "1 head" and format_noun(12, "head") == "12 heads"
+    assert format_noun(2.25, "GQA head") == "2.25 GQA heads" and format_noun(1.0, "K/V head") == "1 K/V head"

@@ -144,3 +144,16 @@ def test_every_tile_title_takes_the_same_form(qtbot):
     numbers = [f"h{h}" for h in range(128)]
     assert uniform_titles(fm, numbers, fm.horizontalAdvance("127") + 6) == [str(h) for h in range(128)]
     assert uniform_titles(fm, numbers, fm.horizontalAdvance("127") + 5) == [""] * 128
+
+
+def test_the_frame_legend_counts_one_head_and_one_kv_head_in_the_singular(qtbot):
+    from widgets.heatmap_view import HeatmapMosaic
+
+    m = HeatmapMosaic()
+    qtbot.addWidget(m)
+    m.set_data(np.full((1, 2, 2), 0.5, dtype=np.float32), ["a", "b"], 1)
+    assert m.legend.text().startswith("1 head, each with its own K and V")
+    m.set_data(np.full((4, 2, 2), 0.5, dtype=np.float32), ["a", "b"], 4)  # MQA: one K/V head for all four
+    assert "4 heads to each of 1 K/V head:" in m.legend.text()
+    m.set_data(np.full((4, 2, 2), 0.5, dtype=np.float32), ["a", "b"], 2)
+    assert "2 heads to each of 2 K/V heads:" in m.legend.text()
