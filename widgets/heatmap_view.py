@@ -24,7 +24,7 @@ from widgets.mosaic import (
     render_probs,
 )
 from widgets.pixmap_image import PixmapImageItem
-from widgets.tile_titles import TileTitles
+from widgets.tile_titles import TileTitles, clip
 from widgets.wheel import FocusCombo
 
 pg.setConfigOptions(antialias=False, imageAxisOrder="row-major")
@@ -32,12 +32,6 @@ pg.setConfigOptions(antialias=False, imageAxisOrder="row-major")
 AXES = ("left", "bottom")  # the tokens' axes (the queries down the left, the keys along the bottom)
 MIN_TICK_PX = 11  # token labels appear when each token gets at least this many pixels
 CHAR_PX = 7  # a tick label's width per character, at the default font
-
-
-def clip(token: str, chars: int) -> str:
-    """A token's axis label: whole when it fits in `chars`, else cut with an ellipsis, so a cut never reads as
-    the whole token (the hover and the head view give it in full)."""
-    return token if len(token) <= chars else token[: chars - 1] + "…"
 
 
 def gradient_pixmap(name: str, width: int = 120, height: int = 12) -> QPixmap:

@@ -1,5 +1,5 @@
 """Each tile's title (h3 · kv1) and role badge, all drawn by one item in one paint call (64 TextItems
-paint far slower), shortened or left out when a tile is too small for them."""
+paint far slower), shortened or left out when a tile is too small for them; and a token cut to fit an axis."""
 
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ def fitted(fm: object, candidates: list[str], room_px: float) -> str:
         if fm.horizontalAdvance(text) + 6 <= room_px:  # type: ignore[attr-defined]
             return text
     return ""
+
+
+def clip(token: str, chars: int) -> str:
+    """A token's axis label: whole when it fits in `chars`, else cut with an ellipsis, so a cut never reads as
+    the whole token (the hover and the head view give it in full)."""
+    return token if len(token) <= chars else token[: chars - 1] + "…"
 
 
 def uniform_titles(fm: object, titles: list[str], room_px: float) -> list[str]:
