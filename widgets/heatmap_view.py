@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -15,6 +14,7 @@ from core.counts import format_noun
 from widgets.cached_axis import CachedAxis
 from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP, DIVERGING, group_colour, lut
 from widgets.hover_readout import HoverReadout
+from widgets.maps_view import MapsView
 from widgets.mosaic import (
     MosaicLayout,
     colour_table,
@@ -38,17 +38,6 @@ def gradient_pixmap(name: str, width: int = 120, height: int = 12) -> QPixmap:
     row = np.ascontiguousarray(np.repeat(lut(name)[None, :, :], height, axis=0))  # (h, 256, 3)
     img = QImage(row.data, 256, height, 256 * 3, QImage.Format.Format_RGB888).copy()
     return QPixmap.fromImage(img).scaled(width, height)
-
-
-class MapsView(pg.GraphicsLayoutWidget):
-    """The maps' view, saying when it has painted."""
-
-    painted: Any = None  # the mosaic's signal, emitted after each paint
-
-    def paintEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
-        super().paintEvent(event)
-        if self.painted is not None:
-            self.painted.emit()
 
 
 class HeatmapMosaic(QWidget):
@@ -182,6 +171,7 @@ class HeatmapMosaic(QWidget):
             self.on_fit()
         self._update_legend()
         self._update_ticks()
+        self.glw.paint_later()
         return relayout
 
     def fit(self) -> None:
