@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -34,6 +35,14 @@ MIN_TICK_PX = 11  # token labels appear when each token gets at least this many 
 CHAR_PX = 7  # a tick label's width per character, at the default font
 
 
+@functools.lru_cache(maxsize=16)
+def mosaic_table(name: str) -> np.ndarray:
+    """The colour table of a colormap's mosaics, made once (0.1 ms a result, each drag step, otherwise)."""
+    table = colour_table(lut(name))
+    table.setflags(write=False)  # shared by every mosaic
+    return table
+
+
 def gradient_pixmap(name: str, width: int = 120, height: int = 12) -> QPixmap:
     row = np.ascontiguousarray(np.repeat(lut(name)[None, :, :], height, axis=0))  # (h, 256, 3)
     img = QImage(row.data, 256, height, 256 * 3, QImage.Format.Format_RGB888).copy()
@@ -60,8 +69,9 @@ class HeatmapMosaic(QWidget):
         self.plot.hideButtons()
         self.plot.setMenuEnabled(False)
         self.plot.getAxis("bottom").setStyle(tickTextOffset=2)
-        for side in AXES:  # token ticks: an SI prefix never applies, and finding
-            self.plot.getAxis(side).enableAutoSIPrefix(False)  # it re-set each label's HTML at every range change
+        for side in ("left", "bottom", "top", "right"):  # token ticks: an SI prefix never applies, and finding it
+            self.plot.getAxis(side).enableAutoSIPrefix(False)  # re-set each axis label's HTML at every range change
+            # (the hidden top and right axes too: 0.15 ms a result)
         self.image = PixmapImageItem()
         self.plot.addItem(self.image)
         self.titles = TileTitles()
@@ -225,14 +235,14 @@ class HeatmapMosaic(QWidget):
         if self.diverging:
             idx, m = diverging_index(self.probs)
             self.image.setImage(render_index(idx, self.layout_), autoLevels=False, levels=None,
-                                lut=colour_table(lut(DIVERGING)))
+                                lut=mosaic_table(DIVERGING))
             self.image.setRect(rect)
             self.bar.setPixmap(gradient_pixmap(DIVERGING))
             first, second = self.diff_names
             self.bar_text.setText(f"{-m:+.3f} ({second} larger) → 0 → {m:+.3f} ({first} larger)")
             return
         index, self.vmax = render_probs(self.probs, self.layout_, self.per_head)  # the max found once (1.3 M values)
-        self.image.setImage(index, autoLevels=False, levels=None, lut=colour_table(lut(self.colormap.currentText())))
+        self.image.setImage(index, autoLevels=False, levels=None, lut=mosaic_table(self.colormap.currentText()))
         self.image.setRect(rect)
         top = "each head's own max" if self.per_head else f"{float(self.vmax[0]):.3f}"
         self.bar_text.setText(f"0 → {top}")

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent
-from PySide6.QtGui import QFontMetrics
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QColor, QFontMetrics, QPainter
 from PySide6.QtWidgets import QLabel, QWidget
 
 from core.config import AttentionConfig
 from widgets.style import set_style, set_tip
 
 COLOURS = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3", "MLA": "#ea580c"}
+# One style sheet for every mode; the mode's colour is painted (paintEvent): a new style sheet re-polishes the label,
+# 0.4 ms at each MHA/GQA switch of a drag, in the same event-loop turn as the drag's step.
+STYLE = "color:white; font-weight:bold; padding:2px 6px;"
 
 
 class ModeBadge(QLabel):
@@ -20,10 +25,14 @@ class ModeBadge(QLabel):
         # while it is shown and gives the room back (a 1024-wide window must still fit).
         self.room_text = " GQA-16 (group 16) "  # its advance + 12 px: the width the badge keeps at least
         self._around: tuple[int, int] | None = None  # (width the label adds to its text's advance, height)
+        self.colour = QColor(COLOURS["MHA"])
+        set_style(self, STYLE)
 
     def show_config(self, cfg: AttentionConfig) -> None:
-        set_style(self, f"background:{COLOURS[cfg.mode]}; color:white; border-radius:4px; font-weight:bold; "
-                        "padding:2px 6px;")
+        colour = QColor(COLOURS[cfg.mode])
+        if colour != self.colour:
+            self.colour = colour
+            self.update()
         self.setText(f" {cfg.mode_label} ")
         self._fit()
         set_tip(self, f"{cfg.n_heads} query heads share {cfg.kv_heads} key/value heads: {cfg.group_size} query "
@@ -45,7 +54,16 @@ class ModeBadge(QLabel):
         if (self.minimumWidth(), self.minimumHeight(), self.maximumWidth(), self.maximumHeight()) != size * 2:
             self.setFixedSize(*size)
 
+    def paintEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(self.colour)
+        p.drawRoundedRect(self.rect(), 4, 4)
+        p.end()
+        super().paintEvent(event)  # the text, white, over it
+
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange) and self.text():
-            self._fit()  # a new style sheet (its colour)
+            self._fit()  # a new font

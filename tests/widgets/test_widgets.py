@@ -8,6 +8,7 @@ from core.counts import flop_counts, format_bytes, kv_cache_bytes, param_counts
 from widgets.config_panel import ConfigPanel
 from widgets.heatmap_view import HeatmapMosaic
 from widgets.metrics_panel import MetricsPanel, delta_text
+from widgets.mode_badge import COLOURS
 from widgets.slider_spin import SliderSpin
 
 
@@ -230,3 +231,16 @@ def test_the_mode_badge_fits_its_text_and_gives_back_the_room_of_a_long_one(qtbo
     assert "MLA" in panel.badge.text() and panel.badge.width() >= needed() > start
     panel.set_config(AttentionConfig(d_model=768, n_heads=12))
     assert panel.badge.text().strip() == "MHA" and panel.badge.width() == start
+
+
+def test_the_mode_badge_is_painted_in_its_mode_s_colour(qtbot):
+    """The colour is painted, not set by a style sheet per mode (a re-polish at every MHA/GQA switch of a drag)."""
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto", "cpu"])
+    qtbot.addWidget(panel)
+    panel.show()
+    sheet = panel.badge.styleSheet()
+    for n_kv, mode in ((1, "MQA"), (4, "GQA"), (12, "MHA"), (4, "GQA")):
+        panel.set_config(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=n_kv))
+        image = panel.badge.grab().toImage()
+        assert image.pixelColor(3, image.height() // 2).name() == COLOURS[mode], mode  # left of the text
+        assert panel.badge.styleSheet() == sheet
