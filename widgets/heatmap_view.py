@@ -25,6 +25,7 @@ from widgets.mosaic import (
     render_probs,
 )
 from widgets.pixmap_image import PixmapImageItem
+from widgets.steady import LayoutFirewall, SteadyLabel
 from widgets.tile_titles import TileTitles, clip
 from widgets.wheel import FocusCombo
 
@@ -88,7 +89,7 @@ class HeatmapMosaic(QWidget):
         self.scale.setToolTip("Shared: every tile on one 0-to-max scale, so heads compare. "
                               "Per head: each tile stretched to its own maximum, to see faint structure.")
         self.bar = QLabel()
-        self.bar_text = QLabel()
+        self.bar_text = SteadyLabel()  # a new scale's figure at every result: no layout request
         self.legend = QLabel()
         self.legend.setWordWrap(True)
         self.legend.setTextFormat(Qt.TextFormat.RichText)
@@ -111,7 +112,7 @@ class HeatmapMosaic(QWidget):
         lay.addWidget(self.title)
         lay.addWidget(self.controls)
         lay.addWidget(self.glw, 1)
-        lay.addWidget(self.legend)
+        lay.addWidget(LayoutFirewall(self.legend, wraps=True))  # new at each head count: no relayout of the mosaic
         self.roles_legend = QLabel("")
         self.roles_legend.setWordWrap(True)
         self.roles_legend.setTextFormat(Qt.TextFormat.RichText)

@@ -84,7 +84,7 @@ class HeatmapsTab(QWidget):
         self.split.splitterMoved.connect(self._on_split_splitter_moved)
         lay = QVBoxLayout(self)
         lay.addLayout(row)
-        lay.addWidget(info)
+        lay.addWidget(LayoutFirewall(info, wraps=True))  # the view's line, new at each result: no relayout of the tab
         lay.addWidget(note)
         lay.addWidget(self.split, 1)
 

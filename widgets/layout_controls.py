@@ -22,6 +22,7 @@ from core.arch.formats import KV_FORMAT_NOTES, KV_FORMATS
 from core.band import MAX_WINDOW
 from core.config import AttentionConfig
 from widgets.slider_spin import SliderSpin
+from widgets.steady import LayoutFirewall
 from widgets.wheel import FocusCombo
 
 HEAD_DIMS = [8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512]
@@ -97,7 +98,7 @@ class LayoutControls(QGroupBox):
         outer.setContentsMargins(6, 4, 6, 4)
         head = QHBoxLayout()
         head.addWidget(self.toggle)
-        head.addWidget(self.summary, 1)
+        head.addWidget(LayoutFirewall(self.summary, wraps=True), 1)  # new at each step: no relayout of the panel
         outer.addLayout(head)
         outer.addWidget(self.body)
         self.body.hide()

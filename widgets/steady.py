@@ -94,12 +94,18 @@ class LayoutFirewall(QWidget):
 
     sized_by_host: the widget above gives this one its size whatever it prefers (a tab page): only a new minimum,
     maximum or policy needs the layouts above, not a preferred size or a wrapped line (the Heatmaps tab's legend
-    wrapping to another line at a new head count repainted the whole tab widget at that step)."""
+    wrapping to another line at a new head count repainted the whole tab widget at that step).
 
-    def __init__(self, content: QWidget, parent: QWidget | None = None, sized_by_host: bool = False) -> None:
+    wraps: the content is a word-wrapped text given the width of its row: only its height at that width (a line
+    more or less) and its limits need the layouts above, not the preferred width a new text brings (a summary, the
+    view's line or the frame legend, new at every step of a drag, ran the layouts of the side panel or the tab)."""
+
+    def __init__(self, content: QWidget, parent: QWidget | None = None, sized_by_host: bool = False,
+                 wraps: bool = False) -> None:
         super().__init__(parent)
         self.content = content
         self.sized_by_host = sized_by_host
+        self.wraps = wraps
         content.setParent(self)
         # QScrollArea asks the policy (or a layout), not hasHeightForWidth(), whether the height follows the
         # width: without this its rows of wrapped text were squeezed instead of scrolled.
@@ -112,6 +118,9 @@ class LayoutFirewall(QWidget):
         c = self.content
         if self.sized_by_host:
             return (c.minimumSizeHint(), c.minimumSize(), c.maximumSize(), c.sizePolicy())
+        if self.wraps:
+            return (c.heightForWidth(max(1, self.width())), c.minimumSize(), c.maximumSize(), c.sizePolicy(),
+                    c.isHidden())
         # A word-wrapped label that takes another line changes heightForWidth, not the size hints.
         height_for_width = c.heightForWidth(max(1, self.width())) if c.hasHeightForWidth() else -1
         return (c.sizeHint(), c.minimumSizeHint(), c.minimumSize(), c.maximumSize(), c.sizePolicy(), height_for_width)

@@ -160,3 +160,40 @@ def test_a_steady_label_keeps_its_tip_and_colour_without_a_style_sheet(qtbot):
     set_colour(label, "")
     assert label.palette().color(QPalette.ColorRole.WindowText) == QApplication.palette().color(
         QPalette.ColorRole.WindowText)
+
+
+def test_a_wrapping_firewall_passes_up_another_line_but_not_a_new_text_of_as_many_lines(qtbot):
+    """wraps=True: a new summary of the same line count runs no layout above (a plain firewall passed up the preferred
+    width each new text brings); a text that takes another line does, and the row grows to show it all."""
+    label = QLabel("head_dim 64, q/k norm")
+    label.setWordWrap(True)
+    outer = QWidget()
+    wall = LayoutFirewall(label, wraps=True)
+    lay = QVBoxLayout(outer)
+    lay.addWidget(wall)
+    lay.addWidget(QLabel("the row below"))
+    lay.addStretch(1)  # the rows take their own heights
+    qtbot.addWidget(outer)
+    outer.resize(300, 200)
+    outer.show()
+    qtbot.waitUntil(lambda: wall.width() > 200)
+    asked = []
+    original = wall.updateGeometry
+    wall.updateGeometry = lambda: (asked.append(1), original())
+    one_line = wall.height()
+    for text in ("head_dim 128 (own), q/k norm", "MHA", "52 local W 1024 + 10 global"):  # one line each at 300 px
+        label.setText(text)
+        wall.event(QEvent(QEvent.Type.LayoutRequest))
+    assert asked == []
+    plain = LayoutFirewall(QLabel("MHA"))  # without wraps, a new text's preferred width goes up
+    plain.content.setWordWrap(True)
+    plain.resize(300, 40)
+    plain_asked = []
+    plain.updateGeometry = lambda: plain_asked.append(1)
+    plain.content.setText("52 local W 1024 + 10 global")
+    plain.event(QEvent(QEvent.Type.LayoutRequest))
+    assert plain_asked == [1]
+    label.setText("head_dim 128 (own), q/k norm, 52 local W 1024 + 10 global, sinks, KV q8_0 and a little more")
+    wall.event(QEvent(QEvent.Type.LayoutRequest))
+    assert asked == [1]
+    qtbot.waitUntil(lambda: wall.height() >= label.heightForWidth(wall.width()) > one_line)  # nothing clipped
