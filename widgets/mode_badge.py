@@ -13,8 +13,9 @@ from widgets.style import set_style, set_tip
 
 COLOURS = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3", "MLA": "#ea580c"}
 # One style sheet for every mode; the mode's colour is painted (paintEvent): a new style sheet re-polishes the label,
-# 0.4 ms at each MHA/GQA switch of a drag, in the same event-loop turn as the drag's step.
-STYLE = "color:white; font-weight:bold; padding:2px 6px;"
+# 0.4 ms at each MHA/GQA switch of a drag, in the same event-loop turn as the drag's step. The selector keeps the
+# white text off the badge's tooltip, which Qt styles with the sheet of the widget that shows it.
+STYLE = "QLabel#modeBadge { color:white; font-weight:bold; padding:2px 6px; }"
 
 
 class ModeBadge(QLabel):

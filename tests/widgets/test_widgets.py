@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication, QLabel, QToolTip
 
 from core.arch.mla import MLADims
 from core.config import AttentionConfig, valid_n_heads, valid_n_kv_heads
@@ -244,3 +245,20 @@ def test_the_mode_badge_is_painted_in_its_mode_s_colour(qtbot):
         image = panel.badge.grab().toImage()
         assert image.pixelColor(3, image.height() // 2).name() == COLOURS[mode], mode  # left of the text
         assert panel.badge.styleSheet() == sheet
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support raise")  # the offscreen platform, showing the tip
+def test_the_mode_badge_s_tooltip_keeps_the_tooltip_s_own_dark_text(qtbot):
+    """Qt styles a tooltip with the style sheet of the widget that shows it: the badge's white text once reached
+    its pale-yellow tooltip (white on yellow)."""
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto", "cpu"])
+    qtbot.addWidget(panel)
+    panel.show()
+    QToolTip.showText(panel.badge.mapToGlobal(panel.badge.rect().center()), panel.badge.toolTip(), panel.badge)
+    tips = [w for w in QApplication.topLevelWidgets() if w.objectName() == "qtooltip_label" and w.isVisible()]
+    assert tips
+    tips[0].ensurePolished()
+    text = tips[0].palette().color(QPalette.ColorRole.WindowText)
+    base = tips[0].palette().color(QPalette.ColorRole.ToolTipBase)
+    QToolTip.hideText()
+    assert text.lightness() < 128 and base.lightness() > 128, (text.name(), base.name())
