@@ -4,7 +4,13 @@ pyqtgraph's ImageItem turns an index image and its colour table into an Indexed8
 to drawImage, which converts every pixel to the screen's format at every paint: 3 ms of a 4 ms
 repaint of the opening mosaic, and again for each hover or zoom repaint. Converted once, the paint is a
 scaled blit of a native pixmap. An index image with a 256-colour table becomes its QImage without
-ImageItem.render's checks and its colour list built anew each time (0.5 ms a new image)."""
+ImageItem.render's checks and its colour list built anew each time (0.5 ms a new image).
+
+QPainter draws nothing of an image with a side over MAX_SIDE px (a mosaic of 576 heads can pass it): such an
+image is drawn from every k-th pixel (nearest, as an index image must be: the mean of two colour indices is a
+third colour), over the whole image's rectangle. pyqtgraph's answer, auto-downsampling, averages the indices
+into floats that its own render then refuses (levels are required for float input) and stays on for every later
+image: the maps went blank for good."""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage, QPainter, QPixmap
 
+MAX_SIDE = 2**15 - 1
 
 @lru_cache(maxsize=16)
 def colour_list(table: bytes) -> list[int]:
@@ -31,6 +38,10 @@ class PixmapImageItem(pg.ImageItem):
         self._pixmap_of: QImage | None = None  # the QImage the pixmap was made from
         self._rendered_from: np.ndarray | None = None
 
+    def setImage(self, image: Any = None, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+        kwargs.setdefault("autoDownsample", False)  # pyqtgraph turns it on past MAX_SIDE, for good
+        super().setImage(image, *args, **kwargs)
+
     def render(self) -> None:
         img, table = self.image, self.lut
         if not (isinstance(table, np.ndarray) and table.shape == (256, 3) and table.dtype == np.uint8
@@ -38,7 +49,8 @@ class PixmapImageItem(pg.ImageItem):
                 and self.levels is None and not self.autoDownsample):
             super().render()
             return
-        img = np.ascontiguousarray(img)
+        ky, kx = (-(-side // MAX_SIDE) for side in img.shape)  # ceil: 1 for any side Qt can draw
+        img = np.ascontiguousarray(img[::ky, ::kx])  # (h, w) -> (ceil(h / ky), ceil(w / kx))
         qimage = QImage(img.data, img.shape[1], img.shape[0], img.strides[0], QImage.Format.Format_Indexed8)
         qimage.setColorTable(colour_list(table.tobytes()))
         self._rendered_from = img  # the QImage reads this buffer
