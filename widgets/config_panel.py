@@ -119,7 +119,7 @@ class ConfigPanel(QWidget):
         row.addWidget(self.bias_which)
         row.addStretch(1)
         row.addWidget(self.badge)
-        self.bias_row = QWidget()  # hidden for an MLA layer, which has no biases
+        self.bias_row = QWidget()
         self.bias_row.setLayout(row)
         row.setContentsMargins(0, 0, 0, 0)
         form.addRow("", self.bias_row)
@@ -215,7 +215,9 @@ class ConfigPanel(QWidget):
         cfg = self._cfg
         self.badge.show_config(cfg)
         self.arch_form.setRowVisible(self.n_kv_heads, cfg.mla is None)  # MLA: one K and V per head, from the latent
-        self.bias_row.setVisible(cfg.mla is None)
+        for w in (self.bias, self.bias_which):  # an MLA layer has no biases; the badge beside them stays
+            w.setVisible(cfg.mla is None)
+        self.mla_controls.show_note(cfg)  # its head count follows n_heads
         self.layout_controls.set_kind(cfg.attention)
         self.mla_controls.d_model = cfg.d_model  # a first switch to MLA fits its ranks to this width
         notes = cfg.head_dim_warnings()

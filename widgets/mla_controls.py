@@ -112,13 +112,17 @@ class MLAControls(QGroupBox):
         if cfg.mla is not None:
             self._last = cfg.mla
             self.write_dims(cfg.mla)
-            spec = cfg.layer_spec()
-            m = cfg.mla
-            self.note.setText(f"Caches {m.kv_lora_rank} + {m.qk_rope_head_dim} = {m.latent_width} values a token a "
-                              f"layer ({format_noun(float(f'{m.latent_width / (2 * m.v_head_dim):.3g}'), 'GQA head')} of "
-                              f"{m.v_head_dim}); "
-                              f"{spec.n_heads} heads of q/k {m.qk_head_dim}, v {m.v_head_dim} rebuilt from it.")
         self.rows.setVisible(cfg.mla is not None)
+
+    def show_note(self, cfg: AttentionConfig) -> None:
+        """What an MLA layer caches and rebuilds; the panel calls it at every change (n_heads is in it)."""
+        m = cfg.mla
+        if m is None:
+            return
+        self.note.setText(f"Caches {m.kv_lora_rank} + {m.qk_rope_head_dim} = {m.latent_width} values a token a layer "
+                          f"({format_noun(float(f'{m.latent_width / (2 * m.v_head_dim):.3g}'), 'GQA head')} of "
+                          f"{m.v_head_dim}); {cfg.layer_spec().n_heads} heads of q/k {m.qk_head_dim}, "
+                          f"v {m.v_head_dim} rebuilt from it.")
 
 
 def fitting_dims(d_model: int) -> MLADims:

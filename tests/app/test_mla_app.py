@@ -42,8 +42,12 @@ def test_deepseek_v3_preset_shows_its_projections_latent_and_badge(make_window):
     assert m.values["mla_equiv"].text() == "2.25"
     assert m.values["kv_token"].text() == f"{1152 * 61:,} B"
     assert panel.badge.text().strip() == "MLA (latent 512 + rope 64)"
-    assert not panel.n_kv_heads.isVisible() and not panel.bias_row.isVisible()
+    assert not panel.n_kv_heads.isVisible() and not panel.bias.isVisible() and not panel.bias_which.isVisible()
+    assert panel.badge.isVisible()  # it sits beside the biases: it once went with them
     assert panel.mla_controls.rows.isVisible() and panel.mla_controls.spins["kv_lora_rank"].value() == 512
+    assert f"; {ref.num_heads} heads of q/k {ref.qk_head_dim}, v {ref.v_head_dim} rebuilt" in panel.mla_controls.note.text()
+    panel.n_heads.spin.setValue(64)  # the note follows n_heads (it once kept the preset's 128)
+    assert "; 64 heads of q/k 192" in panel.mla_controls.note.text() and w.config().n_heads == 64
 
 
 def test_switching_the_type_says_what_moved_and_comes_back(make_window):
