@@ -90,6 +90,7 @@ class HeatmapMosaic(QWidget):
                               "Per head: each tile stretched to its own maximum, to see faint structure.")
         self.bar = QLabel()
         self.bar_text = SteadyLabel()  # a new scale's figure at every result: no layout request
+        self.bar_text.setToolTip(self.scale.toolTip())
         self.legend = QLabel()
         self.legend.setWordWrap(True)
         self.legend.setTextFormat(Qt.TextFormat.RichText)
@@ -245,8 +246,7 @@ class HeatmapMosaic(QWidget):
         index, self.vmax = render_probs(self.probs, self.layout_, self.per_head)  # the max found once (1.3 M values)
         self.image.setImage(index, autoLevels=False, levels=None, lut=mosaic_table(self.colormap.currentText()))
         self.image.setRect(rect)
-        top = "each head's own max" if self.per_head else f"{float(self.vmax[0]):.3f}"
-        self.bar_text.setText(f"0 → {top}")
+        self.bar_text.setText(f"0 → {'max' if self.per_head else f'{float(self.vmax[0]):.3f}'}")  # fits 1024 px
 
     def set_badges(self, badges: list[tuple[str, str] | None], legend: str, tooltip: str = "") -> None:
         """One (text, colour) or None per tile, and the legend that explains them."""

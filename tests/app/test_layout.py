@@ -44,6 +44,16 @@ def test_1024x700_holds_head_dim_warnings_without_clipping(make_window):
     assert w.width() == 1024 and w.minimumSizeHint().width() <= 1024 and left_fits(w)
 
 
+def test_1024x700_holds_the_per_head_scale(make_window):
+    """Its figure once read "0 → each head's own max" and made the window 1,085 px wide at least."""
+    w = make_window(text=TEXT, config=AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=64))
+    w.resize(1024, 700)
+    w.mosaic.scale.setCurrentIndex(w.mosaic.scale.findText("per-head scale"))
+    settle()
+    assert w.mosaic.per_head and w.width() == 1024 and w.minimumSizeHint().width() <= 1024 and left_fits(w)
+    assert w.mosaic.bar_text.text() == "0 → max" and "Per head" in w.mosaic.bar_text.toolTip()
+
+
 @pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the [models] extra is missing")
 def test_1024x700_holds_a_changed_real_model_side_by_side(make_window):
     w = make_window(text=TEXT)
