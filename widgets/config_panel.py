@@ -35,13 +35,14 @@ from widgets.mla_controls import MLAControls, switch_attention
 from widgets.mode_badge import ModeBadge
 from widgets.preset_match import PresetMatch
 from widgets.slider_spin import SliderSpin
-from widgets.steady import keep_room, reserve_lines
+from widgets.steady import reserve_lines
 from widgets.style import set_style
 from widgets.wheel import FocusCombo
 
 D_MODEL_CHOICES = list(range(32, 16384 + 1, 32))
 POW2 = [2**i for i in range(0, 18)]  # 1 .. 131072
 FREE_HEADS = list(range(1, 257))  # n_heads with a head width of its own
+NOTICE_HINT = "When one value forces another, or a value is refused, this line says why."
 
 
 
@@ -87,12 +88,13 @@ class ConfigPanel(QWidget):
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
         set_style(self.warnings, "color: #b45309;")
-        self.notice_label = QLabel()  # the last forced move or refused value, in full (the status bar cuts it)
+        # The last forced move or refused value, in full (the status bar cuts it). Always shown, two lines high,
+        # with a hint until the first notice: a first notice shown into a hidden row relaid and repainted the whole
+        # side panel (16-20 ms, the longest stall of a drag; QFormLayout gives a hidden row no room, kept or not).
+        self.notice_label = QLabel(NOTICE_HINT)
         self.notice_label.setWordWrap(True)
         set_style(self.notice_label, "color: #6b7280;")
-        keep_room(self.notice_label)  # a notice coming and going during a drag moves nothing below it
         reserve_lines(self.notice_label, 2)  # most notices take two lines at this panel's width
-        self.notice_label.hide()
         self._forced: set[str] = set()  # which of n_heads, n_kv_heads the panel moved away from the intent
         self._tick_notes = ""  # forced moves said during the change being handled
         self.last_notice = ""
@@ -231,14 +233,13 @@ class ConfigPanel(QWidget):
             self.preset.setCurrentIndex(match)
         if match == 0 and self.last_notice.startswith("Preset "):  # the preset's note no longer describes this
             self.last_notice = ""
-            self.notice_label.hide()
+            self.notice_label.setText(NOTICE_HINT)
         self._refresh_choice_tips()
 
     # -- slots -------------------------------------------------------------------------------
     def _say(self, text: str) -> None:
         self.last_notice = text
         self.notice_label.setText(text)
-        self.notice_label.show()
         self.notice.emit(text)
 
     def _head_choices(self, d_model: int, tied: bool | None = None) -> list[int]:

@@ -180,6 +180,23 @@ def test_a_change_never_reads_as_none_or_as_all_when_it_is_neither(value, baseli
     assert delta_text(value, baseline)[0] == text
 
 
+def test_the_first_notice_moves_nothing(qtbot):
+    """Its line is there from the start, with a hint: a first notice shown into a hidden row relaid and repainted the
+    whole side panel at a drag's first forced move (QFormLayout gives a hidden row no room, kept or not)."""
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto"])
+    qtbot.addWidget(panel)
+    panel.show()
+    QApplication.processEvents()
+    hint = panel.notice_label.text()
+    places = [(w.geometry().getRect()) for w in (panel.notice_label, panel.n_layers, panel.badge)]
+    height = panel.sizeHint().height()
+    panel.n_heads.spin.setValue(6)  # n_kv_heads 4 does not divide 6: it is forced, and said
+    QApplication.processEvents()
+    assert "n_kv_heads is 3, not your 4" in panel.notice_label.text() != hint and panel.notice_label.isVisible()
+    assert [(w.geometry().getRect()) for w in (panel.notice_label, panel.n_layers, panel.badge)] == places
+    assert panel.sizeHint().height() == height
+
+
 def test_a_typed_value_says_what_it_became_and_what_followed(qtbot):
     panel = ConfigPanel(AttentionConfig(d_model=8192, n_heads=64, n_kv_heads=8), ["auto"])
     qtbot.addWidget(panel)
