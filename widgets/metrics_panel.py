@@ -30,7 +30,8 @@ from widgets.steady import SteadyLabel
 from widgets.style import set_colour, set_style, set_tip
 
 BETTER = "#059669"
-MAX_EXACT_CHARS = 19  # "123,456,789,012,345" (below 10^15) shows in full; larger in e-notation, exact in the tip
+MAX_EXACT_CHARS = 17  # "1,234,567,890,123" (below 10^13: Llama 3 8B's 8k prefill) shows in full; larger in
+# e-notation, exact in the tip (wider figures made DeepSeek-V3's panel, and the window, wider than a 1024 px screen)
 WORSE = "#dc2626"
 GREY = "#6b7280"
 
@@ -71,6 +72,11 @@ class CostContext:
         return cls(cfg.architecture(), cfg.mha().architecture(), min(layer, cfg.n_layers - 1))
 
 
+def exact(label: QLabel) -> str:
+    """A label's figure in full: the exact one a value in e-notation stands for."""
+    return getattr(label, "exact", None) or label.text()
+
+
 class MetricsPanel(QWidget):
     """One row per metric: name, exact value, short value, delta against the baseline."""
 
@@ -92,12 +98,15 @@ class MetricsPanel(QWidget):
         ("mla_decode", "MLA decode FLOP/byte"),
     ]
     PROJECTIONS = ("q", "k", "v", "q_a", "q_a_norm", "q_b", "kv_a", "kv_a_norm", "kv_b", "o")
+    # Rows with nothing to compare against: their short figure also takes the change's column (DeepSeek-V3's
+    # "128 + 64", "of width 128" and "naive 0.5" widened the panel, and the window past 1024 px).
+    NO_BASELINE = ("head_dim", "mla_kv", "mla_equiv", "mla_decode")
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.box = QGroupBox("Costs (per layer unless stated)")
         grid = QGridLayout(self.box)
-        grid.setHorizontalSpacing(10)
+        grid.setHorizontalSpacing(6)  # 10 made the window wider than 1024 px at the largest figures
         grid.setVerticalSpacing(2)
         self.scope = QLabel("")
         self.scope.setWordWrap(True)
@@ -121,7 +130,8 @@ class MetricsPanel(QWidget):
             for w in (name, value, short, delta):  # copied from a menu: a selectable label paints 10x slower
                 self._add_copy_actions(w, value)
             for col, w in enumerate((name, value, short, delta)):  # a fixed-size label sits left, not centred
-                grid.addWidget(w, row, col, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+                span = 2 if w is short and key in self.NO_BASELINE else 1  # "of width 128" in a column of "24 MiB"s
+                grid.addWidget(w, row, col, 1, span, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
             self.values[key], self.shorts[key], self.deltas[key] = value, short, delta
             self._name_labels[key] = name
         lay = QVBoxLayout(self)
@@ -130,7 +140,7 @@ class MetricsPanel(QWidget):
 
     def _add_copy_actions(self, label: QLabel, value: QLabel) -> None:
         copy_value = QAction("Copy this row's exact figure", label)
-        copy_value.triggered.connect(lambda: QApplication.clipboard().setText(value.text()))
+        copy_value.triggered.connect(lambda: QApplication.clipboard().setText(exact(value)))
         copy_all = QAction("Copy all costs (tab-separated)", label)
         copy_all.triggered.connect(lambda: QApplication.clipboard().setText(self.table_text()))
         label.addActions([copy_value, copy_all])
@@ -141,15 +151,16 @@ class MetricsPanel(QWidget):
         lines = [f"{self.box.title()}\t\t\t{self.delta_header.text()}"]
         for key, _ in self.ROWS:
             if not self._name_labels[key].isHidden():
-                lines.append("\t".join(w.text() for w in (self._name_labels[key], self.values[key], self.shorts[key],
+                lines.append("\t".join(exact(w) for w in (self._name_labels[key], self.values[key], self.shorts[key],
                                                             self.deltas[key])))
         return "\n".join(lines)
 
     def _show_row(self, key: str, visible: bool) -> None:
         for w in (self._name_labels[key], self.values[key], self.shorts[key], self.deltas[key]):
-            w.setVisible(visible)
+            w.setVisible(visible and not (w is self.deltas[key] and key in self.NO_BASELINE))
 
     def _set(self, key: str, value: str, short: str, tip: str, delta: tuple[str, str] | None = None) -> None:
+        self.values[key].exact = value  # what the copy actions copy
         if len(value) > MAX_EXACT_CHARS:  # a 22-digit count would widen the panel past a 1024 px screen
             number, _, unit = value.partition(" ")
             tip = f"exactly {value}. {tip}"

@@ -54,6 +54,29 @@ def test_1024x700_holds_the_per_head_scale(make_window):
     assert w.mosaic.bar_text.text() == "0 → max" and "Per head" in w.mosaic.bar_text.toolTip()
 
 
+def test_1024x700_holds_deepseek_v3_and_the_largest_figures(make_window):
+    """DeepSeek-V3's MLA rows ("128 + 64", "of width 128", "naive 0.5") and an 18-digit FLOP count once made the
+    window 1,051 px wide at least, and a label's room only grows: it stayed so after another preset."""
+    from core.config import MAXIMA
+    from core.presets import find_preset
+
+    w = make_window(text=TEXT, config=AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=64),
+                    live_timing=False)  # the costs are the point, not a DeepSeek-V3 layer's timing
+    w.resize(1024, 700)
+    for name in ("DeepSeek-V3", "Gemma 2 9B", "GPT-2 small"):
+        for extra in ({}, {"seq_len": MAXIMA["seq_len"], "batch_size": MAXIMA["batch_size"]}):
+            w.config_panel.set_config(find_preset(name).apply(w.config()).with_(**extra))
+            w.refresh_costs()
+            settle()
+            assert w.width() == 1024 and w.minimumSizeHint().width() <= 1024 and left_fits(w), (name, extra)
+    assert w.metrics.shorts["mla_equiv"].isHidden()  # GPT-2 small has no MLA rows
+    flops = w.metrics.values["flops_model"]
+    assert "e+" in flops.text() and "exactly" in flops.toolTip()  # 10^13 and over: e-notation, exact in the tip
+    flops.actions()[0].trigger()  # "Copy this row's exact figure": the exact one, not its e-notation
+    copied = QApplication.clipboard().text()
+    assert f"exactly {copied}." in flops.toolTip() and f"{int(copied.replace(',', '')):.6e}" == flops.text()
+
+
 @pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the [models] extra is missing")
 def test_1024x700_holds_a_changed_real_model_side_by_side(make_window):
     w = make_window(text=TEXT)
