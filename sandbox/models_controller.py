@@ -225,7 +225,13 @@ class ModelController(QObject):
         view, s = result.model, self.shape
         if view is None or view.after is None or s is None:
             return None
-        return plan_layout(s.n_heads, len(result.tokens), s.n_heads // s.n_kv_heads, aspect=1.0).cols
+        T = len(result.tokens)
+        cols = plan_layout(s.n_heads, T, s.n_heads // s.n_kv_heads, aspect=1.0).cols
+        changed = view.after.shape[0]  # (H', T, T)
+        own = plan_layout(changed, T, result.config.group_size, aspect=1.0)
+        if -(-changed // cols) > 2 * own.rows:  # 576 heads in SmolLM2's 3 columns: a strip too thin to see
+            return None  # each side its own grid
+        return cols
 
     def show(self, result: HeatmapResult) -> None:
         view = result.model

@@ -220,6 +220,19 @@ def test_trained_and_changed_heads_side_by_side_share_grid_badges_and_zoom(make_
     assert x0 <= 0 and x1 >= left.layout_.width and y1 >= left.layout_.height and same_zoom()
 
 
+def test_many_more_changed_heads_than_trained_get_a_grid_of_their_own(make_window):
+    """576 heads in the trained layer's 3 columns made a strip 192 tiles tall, thinner than a pixel at 1024 x 700."""
+    w = make_window(text=TEXT)
+    w.models.load("smollm2-135m")
+    w.config_panel.n_heads.spin.setValue(576)
+    left, right = w.models.original, w.mosaic
+    assert w.last_heatmaps.model.after.shape[0] == 576 and left.isVisible()
+    assert (left.layout_.cols, left.layout_.rows) == (3, 3)  # the trained layer's own grid
+    assert right.layout_.rows <= 2 * right.layout_.cols  # not 3 columns of 192 rows
+    w.config_panel.n_heads.spin.setValue(9)  # back to as many heads: one grid for both again
+    assert (right.layout_.cols, right.layout_.rows) == (left.layout_.cols, left.layout_.rows) == (3, 3)
+
+
 def test_the_trained_side_follows_the_colormap_and_scale_at_once(make_window):
     w = make_window()
     w.mosaic.colormap.setCurrentText("magma")
