@@ -185,7 +185,8 @@ class ConfigPanel(QWidget):
     def _write(self, cfg: AttentionConfig) -> None:
         blockers = [QSignalBlocker(w) for w in (self.dtype, self.phase, self.causal, self.bias, self.bias_which)]
         self.d_model.set_value(cfg.d_model)
-        self.n_heads.set_choices(self._head_choices(cfg.d_model, cfg.head_dim_tied), cfg.n_heads)
+        heads = self._head_choices(cfg.d_model, cfg.head_dim_tied)  # cfg is valid: its count is shown, not snapped
+        self.n_heads.set_choices(heads if cfg.n_heads in heads else [*heads, cfg.n_heads], cfg.n_heads)
         self.n_kv_heads.set_choices(self._kv_choices(cfg.n_heads), cfg.kv_heads)
         self.seq_len.set_value(cfg.seq_len)
         self.batch_size.set_value(cfg.batch_size)
@@ -231,8 +232,8 @@ class ConfigPanel(QWidget):
             match = chosen
         with QSignalBlocker(self.preset):
             self.preset.setCurrentIndex(match)
-        if match == 0 and self.last_notice.startswith("Preset "):  # the preset's note no longer describes this
-            self.last_notice = ""
+        if self.last_notice.startswith("Preset ") and (match == 0 or self.preset.itemData(match) is not self._chosen):
+            self.last_notice = ""  # its note no longer describes this (Custom, or DeepSeek-V3's layers at 64 heads)
             self.notice_label.setText(NOTICE_HINT)
         self._refresh_choice_tips()
 

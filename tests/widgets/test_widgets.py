@@ -197,6 +197,29 @@ def test_the_first_notice_moves_nothing(qtbot):
     assert panel.sizeHint().height() == height
 
 
+def test_a_switch_to_mla_shows_the_heads_the_layer_has(qtbot):
+    """576 heads (d_model 576, head_dim 1) switched to MLA, whose slider runs 1-256 with a head width of its own: the
+    box showed 256 while the layer, its badge and its heatmaps had 576."""
+    panel = ConfigPanel(AttentionConfig(d_model=576, n_heads=576, n_kv_heads=64), ["auto"])
+    qtbot.addWidget(panel)
+    panel.mla_controls.kind.setCurrentIndex(1)  # MLA
+    cfg = panel.config()
+    assert cfg.mla is not None and panel.n_heads.value() == cfg.n_heads == 576
+    assert panel.n_heads.spin.value() == 576 and "576 heads" in panel.last_notice
+
+
+def test_a_preset_s_note_goes_when_the_layers_become_another_preset_s(qtbot):
+    """DeepSeek-V3 at 64 heads is Kimi K2's layer: the line kept saying "Preset DeepSeek-V3: ... 128 heads"."""
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto"])
+    qtbot.addWidget(panel)
+    panel.preset.setCurrentIndex(panel.preset.findText("DeepSeek-V3"))
+    panel.preset.activated.emit(panel.preset.currentIndex())
+    assert panel.notice_label.text().startswith("Preset DeepSeek-V3")
+    panel.n_heads.spin.setValue(64)
+    assert panel.preset.currentText() != "DeepSeek-V3" and not panel.notice_label.text().startswith("Preset DeepSeek")
+    assert panel.last_notice == "" or panel.last_notice.startswith("Preset " + panel.preset.currentText())
+
+
 def test_a_typed_value_says_what_it_became_and_what_followed(qtbot):
     panel = ConfigPanel(AttentionConfig(d_model=8192, n_heads=64, n_kv_heads=8), ["auto"])
     qtbot.addWidget(panel)
