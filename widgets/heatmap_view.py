@@ -87,7 +87,8 @@ class HeatmapMosaic(QWidget):
         self.scale = FocusCombo()
         self.scale.addItems(["shared scale", "per-head scale"])
         self.scale.setToolTip("Shared: every tile on one 0-to-max scale, so heads compare. "
-                              "Per head: each tile stretched to its own maximum, to see faint structure.")
+                              "Per head: each tile stretched to its own maximum, to see faint structure (a query "
+                              "with one key to read, the first under a causal mask, weighs it 1.0: left out).")
         self.bar = QLabel()
         self.bar_text = SteadyLabel()  # a new scale's figure at every result: no layout request
         self.bar_text.setToolTip(self.scale.toolTip())

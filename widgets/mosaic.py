@@ -98,13 +98,23 @@ def colour_table(colormap_lut: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.vstack([colormap_lut[pick], BACKGROUND[None], GROUP_COLOURS]), dtype=np.uint8)
 
 
+def head_tops(probs: np.ndarray) -> np.ndarray:
+    """probs (H, T, T) -> each head's largest weight (H,), over the queries that had more than one key to read:
+    a query with one (the first under a causal mask) always weighs it 1.0, which made every head's own scale the
+    shared one. A head with no other query keeps its 1.0."""
+    rows = probs.max(axis=2) if probs.size else np.ones((len(probs), 1), np.float32)  # (H, T): each query's top
+    spread = np.where(rows < 1.0 - 1e-6, rows, -1.0)  # (H, T): a single key's 1.0 left out
+    top = spread.max(axis=1)  # (H,)
+    return np.where(top > 0, top, rows.max(axis=1)).astype(np.float32)
+
+
 def scale_to_index(probs: np.ndarray, per_head: bool, vmax: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """probs (H, T, T) -> colormap levels 0..LEVELS-1 as uint8 (H, T, T), and the top of the scale per head (H,).
     vmax fixes the top of a shared scale (two mosaics on one scale)."""
     if vmax is not None:
         vmax = np.full(len(probs), vmax)
     elif per_head:
-        vmax = probs.reshape(len(probs), -1).max(axis=1)  # (H,)
+        vmax = head_tops(probs)  # (H,)
     else:
         vmax = np.full(len(probs), probs.max() if probs.size else 1.0)
     vmax = np.where(vmax > 0, vmax, 1.0).astype(np.float32)
@@ -136,12 +146,12 @@ def render_probs(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False
     if vmax is not None:
         top = np.full(len(probs), vmax, dtype=np.float32)
     elif per_head:
-        top = probs.reshape(len(probs), -1).max(axis=1)  # (H,)
+        top = head_tops(probs)  # (H,)
     else:
         top = np.full(len(probs), probs.max() if probs.size else 1.0, dtype=np.float32)
     top = np.where(top > 0, top, 1.0).astype(np.float32)
     scale = ((LEVELS - 1) / top).astype(np.float32)  # (H,)
-    if vmax is not None:  # a fixed top: larger values are clipped to it (a float pass only in this case)
+    if vmax is not None or per_head:  # larger values are clipped to the top (a float pass only in these cases)
         probs = np.minimum(probs, top[:, None, None])
     return _paint_tiles(probs, layout, scale), top
 

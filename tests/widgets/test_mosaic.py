@@ -8,7 +8,9 @@ from widgets.mosaic import (
     BACKGROUND,
     LEVELS,
     colour_table,
+    head_tops,
     plan_layout,
+    render_index,
     render_mosaic,
     render_rgb,
     scale_to_index,
@@ -67,6 +69,21 @@ def test_scale_shared_vs_per_head():
     assert idx[1, 0, 0] == LEVELS - 1 and idx[0, 0, 0] == (LEVELS - 1) // 2 and np.all(vmax == 1)
     idx, vmax = scale_to_index(probs, per_head=True)
     assert idx[0, 0, 0] == LEVELS - 1 and list(vmax) == [0.5, 1.0]
+
+
+def test_a_per_head_scale_leaves_out_a_query_with_one_key_to_read():
+    """Under a causal mask the first query weighs its only key 1.0: every head's own top was 1.0, and the per-head
+    scale looked exactly like the shared one."""
+    head = np.array([[1.0, 0, 0], [0.3, 0.7, 0], [0.2, 0.2, 0.6]], np.float32)
+    probs = np.stack([head, head * [[1], [0.5], [0.5]]])  # (2, 3, 3): the second head's spread rows halved
+    tops = head_tops(probs)
+    assert list(tops) == pytest.approx([0.7, 0.35])
+    idx, vmax = scale_to_index(probs, per_head=True)
+    assert list(vmax) == pytest.approx([0.7, 0.35]) and idx[0, 0, 0] == idx[0, 1, 1] == idx[1, 1, 1] == LEVELS - 1
+    assert idx[0, 2, 2] == int(0.6 / 0.7 * (LEVELS - 1))
+    lay = plan_layout(2, 3)
+    assert np.array_equal(render_mosaic(probs, lay, per_head=True), render_index(idx, lay))  # both paths agree
+    assert list(head_tops(np.eye(3, dtype=np.float32)[None])) == [1.0]  # only single-key rows: its 1.0 stays
 
 
 def test_colour_table_keeps_the_colormap_ends_and_adds_frames():
