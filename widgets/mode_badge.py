@@ -9,6 +9,7 @@ from PySide6.QtGui import QColor, QFontMetrics, QPainter
 from PySide6.QtWidgets import QLabel, QWidget
 
 from core.config import AttentionConfig
+from core.counts import format_noun
 from widgets.style import set_style, set_tip
 
 COLOURS = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3", "MLA": "#ea580c"}
@@ -36,8 +37,8 @@ class ModeBadge(QLabel):
             self.update()
         self.setText(f" {cfg.mode_label} ")
         self._fit()
-        set_tip(self, f"{cfg.n_heads} query heads share {cfg.kv_heads} key/value heads: {cfg.group_size} query "
-                      "head(s) per KV head." if cfg.mla is None else
+        set_tip(self, f"{format_noun(cfg.n_heads, 'query head')} share {format_noun(cfg.kv_heads, 'key/value head')}: "
+                      f"{format_noun(cfg.group_size, 'query head')} per KV head." if cfg.mla is None else
                       f"{cfg.n_heads} heads, each with its own key and value rebuilt from one latent of "
                       f"{cfg.mla.latent_width} values a token.")
 

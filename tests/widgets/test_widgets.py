@@ -302,3 +302,7 @@ def test_the_mode_badge_s_tooltip_keeps_the_tooltip_s_own_dark_text(qtbot):
     base = tips[0].palette().color(QPalette.ColorRole.ToolTipBase)
     QToolTip.hideText()
     assert text.lightness() < 128 and base.lightness() > 128, (text.name(), base.name())
+    panel.set_config(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=1))
+    assert panel.badge.toolTip() == "12 query heads share 1 key/value head: 12 query heads per KV head."
+    panel.set_config(AttentionConfig(d_model=768, n_heads=12))
+    assert panel.badge.toolTip().endswith(": 1 query head per KV head.")  # it once said "head(s)"
