@@ -27,6 +27,7 @@ from sandbox.compute_types import ComputeRequest, Failure, HeatmapResult, Timing
 from sandbox.costs_refresh import CostsRefresh
 from sandbox.export import ExportJob
 from sandbox.export_controller import ExportController
+from sandbox.frame_pacer import FramePacer
 from sandbox.frontier_tab import FrontierTab
 from sandbox.long_tab import LongTab
 from sandbox.menus import TAB_TIPS, build_menus
@@ -192,7 +193,8 @@ class MainWindow(QMainWindow):
         self.config_panel.device_changed.connect(lambda _d: self.request())
         self.config_panel.notice.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.text.textChanged.connect(lambda _t: self.request())
-        self.runner.heatmaps_ready.connect(self._on_runner_heatmaps_ready)
+        self.pacer = FramePacer(self._on_runner_heatmaps_ready, self.runner, self)  # at most one mosaic a frame
+        self.runner.heatmaps_ready.connect(self.pacer.offer)
         self.runner.timing_started.connect(self._on_runner_timing_started)
         self.runner.timing_ready.connect(self._on_runner_timing_ready)
         self.runner.failed.connect(self._on_runner_failed)

@@ -66,6 +66,10 @@ class ComputeRunner(RunnerSignals):
     def force_sync(self, on: bool = True) -> None:
         self._sync = on
 
+    @property
+    def paced(self) -> bool:  # type: ignore[override]  (RunnerSignals' class attribute)
+        return not self._sync
+
     def submit(self, request: ComputeRequest) -> int:
         with self._lock:
             self._latest += 1

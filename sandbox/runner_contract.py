@@ -26,6 +26,7 @@ class RunnerSignals(QObject):
     worker_died = Signal(str)  # one sentence for the window: what stopped, and that nothing was lost
 
     _latest = 0  # the newest request id; each runner counts it up in submit()
+    paced = True  # the window shows its heatmaps at most once a frame (sandbox/frame_pacer.py); not in sync mode
 
     @property
     def latest_id(self) -> int:
