@@ -40,7 +40,7 @@ class DecodeView(QWidget):
             p.showGrid(x=True, y=True, alpha=0.25)
             p.setMenuEnabled(False)
         self.strip.setMenuEnabled(False)
-        self.strip_image = PixmapImageItem()
+        self.strip_image = PixmapImageItem(reduce="max")  # past 32,767 keys a lone peak stays drawn
         self.strip.addItem(self.strip_image)
         self.head = QComboBox()
         self.head.setToolTip("Whose attention the strip shows: one head, or the mean of the layer's heads")

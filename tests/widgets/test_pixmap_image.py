@@ -40,3 +40,53 @@ def test_an_image_past_qt_s_32767_pixel_side_still_paints_and_so_does_the_next_o
     frame = view.grab().toImage()
     c = frame.pixelColor(frame.width() // 2, frame.height() // 2)
     assert c.red() == 128 and not item.autoDownsample
+
+
+def striped(h: int, w: int) -> np.ndarray:
+    """Each row its own grey: index (7 x row) mod 256, so a row drawn in another's place shows."""
+    return np.repeat(((np.arange(h) * 7) % 256).astype(np.uint8)[:, None], w, axis=1)
+
+
+def test_a_zoomed_part_of_an_image_past_32767_px_shows_its_own_rows_not_every_kth(qtbot):
+    """Drawn whole, a 40,000-row image is every 2nd row; zoomed to ten rows, each row on screen must be its own
+    (a zoomed tile of the Layers overview showed other rows, and hover named another weight than the pixel)."""
+    view = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(view)
+    view.resize(300, 300)
+    box = view.addViewBox()
+    box.invertY(True)  # as the maps' boxes are
+    item = PixmapImageItem()
+    box.addItem(item)
+    img = striped(40000, 20)
+    item.setImage(img, autoLevels=False, levels=None, lut=grey_table())
+    view.show()
+    for top in (1001, 30001):  # an odd row: the whole image's every-2nd-row drawing has none of them
+        box.setRange(xRange=(0, 20), yRange=(top, top + 10), padding=0)
+        frame = view.grab().toImage()
+        for row in range(top, top + 10):
+            y = box.mapViewToDevice(pg.Point(10, row + 0.5))
+            shown = frame.pixelColor(round(y.x()), round(y.y())).red()
+            assert shown == img[row, 0], f"row {row}: drew {shown}, its own grey is {img[row, 0]}"
+    box.autoRange(padding=0)  # the whole image again: drawn reduced, and still drawn
+    frame = view.grab().toImage()
+    assert len({frame.pixelColor(150, y).red() for y in range(20, 280, 7)}) > 5
+
+
+def test_a_strip_past_32767_keys_keeps_its_one_bright_key_with_the_max_reducer(qtbot):
+    view = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(view)
+    view.resize(400, 100)
+    box = view.addViewBox()
+    view.show()
+    img = np.zeros((4, 40001), dtype=np.uint8)
+    img[:, 12345] = 255  # one odd key holds all the weight: every-2nd-key drawing never reads it
+    drawn = {}
+    for how in ("nearest", "max"):
+        item = PixmapImageItem(reduce=how)
+        box.addItem(item)
+        item.setImage(img, autoLevels=False, levels=None, lut=grey_table())
+        box.autoRange(padding=0)
+        frame = view.grab().toImage()
+        drawn[how] = any(frame.pixelColor(x, frame.height() // 2).red() == 255 for x in range(frame.width()))
+        box.removeItem(item)
+    assert drawn == {"nearest": False, "max": True}
