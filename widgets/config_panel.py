@@ -29,9 +29,9 @@ from core.config import (
 )
 from core.models.choices import ModelShape
 from core.presets import LAYOUT_DEFAULTS, load_presets
-from widgets.config_tips import TIPS, model_tips, why_choices
+from widgets.config_tips import TIPS, model_tips, refresh_choice_tips, why_choices
 from widgets.layout_controls import LayoutControls
-from widgets.mla_controls import MLAControls, switch_attention
+from widgets.mla_controls import MLAControls, switch_attention, switch_key
 from widgets.mode_badge import ModeBadge
 from widgets.preset_match import PresetMatch
 from widgets.slider_spin import SliderSpin
@@ -43,7 +43,8 @@ D_MODEL_CHOICES = list(range(32, 16384 + 1, 32))
 POW2 = [2**i for i in range(0, 18)]  # 1 .. 131072
 FREE_HEADS = list(range(1, 257))  # n_heads with a head width of its own
 NOTICE_HINT = "When one value forces another, or a value is refused, this line says why."
-
+CUSTOM_NOTE = ("Custom: every control is yours to move. The list names a preset while the layers are exactly its own; "
+               "change any of them and it says Custom.")
 
 
 class ConfigPanel(QWidget):
@@ -99,6 +100,7 @@ class ConfigPanel(QWidget):
         self._tick_notes = ""  # forced moves said during the change being handled
         self.last_notice = ""
         self._chosen = None  # the preset last picked: named while the layers still are its own
+        self._switched: tuple[object, ...] = ()  # the layer an attention switch's notice describes (switch_key)
         self._preset_match = PresetMatch([self.preset.itemData(i) for i in range(1, self.preset.count())])
         # What the user chose, kept while d_model (or a real model's shape) forces other values.
         self._intent = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}
@@ -201,7 +203,7 @@ class ConfigPanel(QWidget):
         self.mla_controls.write(cfg)
         del blockers
         self._cfg = cfg
-        self._intent = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}  # a preset, pin or model chose these
+        self._intent, self._forced = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}, set()  # a preset, pin, model
         self._refresh_labels()
 
     def _read(self) -> AttentionConfig:
@@ -232,10 +234,13 @@ class ConfigPanel(QWidget):
             match = chosen
         with QSignalBlocker(self.preset):
             self.preset.setCurrentIndex(match)
-        if self.last_notice.startswith("Preset ") and (match == 0 or self.preset.itemData(match) is not self._chosen):
-            self.last_notice = ""  # its note no longer describes this (Custom, or DeepSeek-V3's layers at 64 heads)
+        stale_preset = self.last_notice.startswith("Preset ") and (match == 0 or self.preset.itemData(match)
+                                                                    is not self._chosen)  # Custom, or V3 at 64 heads
+        stale_switch = self.last_notice.startswith("Attention ") and self._switched != switch_key(cfg)  # "N heads"
+        if stale_preset or stale_switch:
+            self.last_notice = ""  # it no longer describes what the controls show
             self.notice_label.setText(NOTICE_HINT)
-        self._refresh_choice_tips()
+        refresh_choice_tips({n: getattr(self, n) for n in ('n_heads', 'n_kv_heads')}, self.why_choices)
 
     # -- slots -------------------------------------------------------------------------------
     def _say(self, text: str) -> None:
@@ -315,15 +320,6 @@ class ConfigPanel(QWidget):
         self._say(f"{name} {typed} is not possible here; it is {kept}, the nearest allowed ({listed}). "
                   f"{self.why_choices(name)}{moves} The layer is {self._cfg.mode_label}.")
 
-    def _refresh_choice_tips(self) -> None:
-        """A slider with a single allowed value is disabled; its tooltip says why."""
-        for name in ("n_heads", "n_kv_heads"):
-            control = getattr(self, name)
-            if len(control.choices()) == 1:
-                control.slider.setToolTip(f"Only {control.value()} is possible: " + self.why_choices(name))
-            else:
-                control.slider.setToolTip(control.spin.toolTip())
-
     def _on_d_model_changed(self, d_model: int) -> None:
         self._tick_notes = ""
         old, wanted = self.n_heads.value(), self._intent["n_heads"]
@@ -377,6 +373,7 @@ class ConfigPanel(QWidget):
             return
         self.set_config(cfg)
         self._say(message)
+        self._switched = switch_key(cfg)
 
     def _on_control_changed(self, *_: object) -> None:
         try:
@@ -393,7 +390,10 @@ class ConfigPanel(QWidget):
 
     def _on_preset_activated(self, index: int) -> None:
         preset = self.preset.itemData(index)
-        if preset is None:
+        if preset is None:  # Custom: the layers are the user's already; the list names a preset while they match one
+            self._chosen = None
+            self._refresh_labels()
+            self._say(CUSTOM_NOTE if self.preset.currentIndex() else "Custom: every control is yours to move.")
             return
         self._chosen = preset
         self.set_config(preset.apply(self._cfg))

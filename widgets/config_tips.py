@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from core.models.choices import ModelShape
 
 TIPS = {
@@ -45,3 +47,12 @@ def model_tips(shape: ModelShape | None) -> dict[str, str]:
                        "Parameters stay the same.",
             "phase": "An encoder reads its whole input at once: it has no decode step and no KV cache."
                      if shape.kind == "encoder" else TIPS["phase"]}
+
+
+def refresh_choice_tips(controls: dict, why: Callable[[str], str]) -> None:
+    """controls: name -> SliderSpin. A slider with a single allowed value is disabled; its tooltip says why."""
+    for name, control in controls.items():
+        if len(control.choices()) == 1:
+            control.slider.setToolTip(f"Only {control.value()} is possible: " + why(name))
+        else:
+            control.slider.setToolTip(control.spin.toolTip())

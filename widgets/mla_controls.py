@@ -121,7 +121,7 @@ class MLAControls(QGroupBox):
             return
         self.note.setText(f"Caches {m.kv_lora_rank} + {m.qk_rope_head_dim} = {m.latent_width} values a token a layer "
                           f"({format_noun(float(f'{m.latent_width / (2 * m.v_head_dim):.3g}'), 'GQA head')} of "
-                          f"{m.v_head_dim}); {cfg.layer_spec().n_heads} heads of q/k {m.qk_head_dim}, "
+                          f"{m.v_head_dim}); {format_noun(cfg.layer_spec().n_heads, 'head')} of q/k {m.qk_head_dim}, "
                           f"v {m.v_head_dim} rebuilt from it.")
 
 
@@ -141,14 +141,19 @@ def switch_attention(cfg: AttentionConfig, dims: MLADims | None) -> tuple[Attent
     if dims is not None:
         new = cfg.with_(mla=dims, n_kv_heads=None, explicit_head_dim=None, bias=False, qk_norm=False, window=None,
                         layer_pattern="global", sinks=False)
-        return new, (f"Attention MLA: {H} heads, each key and value rebuilt from a {dims.latent_width}-value latent "
+        return new, (f"Attention MLA: {format_noun(H, 'head')}, each key and value rebuilt from a {dims.latent_width}-value latent "
                      f"(n_kv_heads follows n_heads); biases, q/k norm, window and sinks are off. {kv_move(cfg, new)}")
     width = cfg.mla.v_head_dim if cfg.mla is not None else cfg.head_dim
     tied = cfg.d_model % H == 0
     new = cfg.with_(mla=None, n_kv_heads=H, explicit_head_dim=None if tied else width)
-    return new, (f"Attention standard: MHA of {H} heads, head_dim "
+    return new, (f"Attention standard: MHA of {format_noun(H, 'head')}, head_dim "
                  + (f"{cfg.d_model // H} (d_model / n_heads). " if tied else f"{width} (its own, as MLA's values). ")
                  + kv_move(cfg, new))
+
+
+def switch_key(cfg: AttentionConfig) -> tuple[object, ...]:
+    """What an attention switch's sentence names: while these stay, it still describes the layer."""
+    return cfg.d_model, cfg.n_heads, cfg.mla, cfg.kv_format
 
 
 def kv_move(old: AttentionConfig, new: AttentionConfig) -> str:

@@ -104,7 +104,7 @@ class LayerSpec:
         legend): '' for a standard layer."""
         if self.mla is None:
             return ""
-        return (f"{self.n_heads} heads, each key and value rebuilt from one shared latent of {self.mla.latent_width} "
+        return (f"{self.n_heads} head{'s' if self.n_heads != 1 else ''}, each key and value rebuilt from one shared latent of {self.mla.latent_width} "
                 "values a token (MLA): grey frames, no groups.")
 
     @property

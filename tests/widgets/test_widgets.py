@@ -306,3 +306,50 @@ def test_the_mode_badge_s_tooltip_keeps_the_tooltip_s_own_dark_text(qtbot):
     assert panel.badge.toolTip() == "12 query heads share 1 key/value head: 12 query heads per KV head."
     panel.set_config(AttentionConfig(d_model=768, n_heads=12))
     assert panel.badge.toolTip().endswith(": 1 query head per KV head.")  # it once said "head(s)"
+
+
+def test_a_preset_or_pin_ends_what_was_forced_and_no_back_notice_follows(qtbot):
+    """n_heads forced by d_model, then a pin: the next n_heads move said "n_heads 16 is back, as you chose it", of an
+    intent the pin had already replaced."""
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto"])
+    qtbot.addWidget(panel)
+    panel.d_model.spin.setValue(512)  # 12 does not divide 512: n_heads is forced
+    assert "not your 12" in panel.last_notice
+    panel.set_config(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4))  # a pin of 12 / 4
+    panel.n_heads.spin.setValue(16)
+    assert "is back" not in panel.last_notice
+
+
+def test_an_attention_switch_s_notice_goes_when_the_heads_it_names_change(qtbot):
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto"])
+    qtbot.addWidget(panel)
+    panel.mla_controls.kind.setCurrentIndex(1)  # MLA
+    assert panel.last_notice.startswith("Attention MLA: 12 heads")
+    panel.seq_len.spin.setValue(256)  # the workload: the layer it names is the same
+    assert panel.last_notice.startswith("Attention MLA: 12 heads")
+    panel.n_heads.spin.setValue(6)
+    assert panel.config().n_heads == 6 and "12 heads" not in panel.notice_label.text()
+
+
+def test_picking_custom_keeps_the_layers_and_says_what_the_list_shows(qtbot):
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto"])
+    qtbot.addWidget(panel)
+    panel.preset.setCurrentIndex(panel.preset.findText("DeepSeek-V3"))
+    panel.preset.activated.emit(panel.preset.currentIndex())
+    cfg = panel.config()
+    panel.preset.setCurrentIndex(0)
+    panel.preset.activated.emit(0)  # Custom
+    assert panel.config() == cfg and panel.last_notice.startswith("Custom: every control is yours")
+    assert "names a preset while the layers are exactly its own" in panel.last_notice  # why it says DeepSeek-V3
+    assert panel.preset.currentText() == "DeepSeek-V3"
+
+
+def test_one_head_reads_as_one_head(qtbot):
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=1, n_kv_heads=1), ["auto"])
+    qtbot.addWidget(panel)
+    assert panel.badge.toolTip().startswith("1 query head shares 1 key/value head")
+    panel.mla_controls.kind.setCurrentIndex(1)  # MLA
+    cfg = panel.config()
+    assert cfg.n_heads == 1 and panel.last_notice.startswith("Attention MLA: 1 head, each")
+    assert panel.badge.toolTip().startswith("1 head, each") and "1 heads" not in panel.mla_controls.note.text()
+    assert cfg.layer_spec().kv_sharing.startswith("1 head, each")
