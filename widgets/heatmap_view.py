@@ -19,6 +19,7 @@ from widgets.maps_view import MapsView
 from widgets.mosaic import (
     MosaicLayout,
     colour_table,
+    diverging_caption,
     diverging_index,
     plan_layout,
     render_index,
@@ -241,8 +242,7 @@ class HeatmapMosaic(QWidget):
                                 lut=mosaic_table(DIVERGING))
             self.image.setRect(rect)
             self.bar.setPixmap(gradient_pixmap(DIVERGING))
-            first, second = self.diff_names
-            self.bar_text.setText(f"{-m:+.3f} ({second} larger) → 0 → {m:+.3f} ({first} larger)")
+            self.bar_text.setText(diverging_caption(m, *self.diff_names))
             return
         index, self.vmax = render_probs(self.probs, self.layout_, self.per_head)  # the max found once (1.3 M values)
         self.image.setImage(index, autoLevels=False, levels=None, lut=mosaic_table(self.colormap.currentText()))

@@ -124,12 +124,18 @@ def scale_to_index(probs: np.ndarray, per_head: bool, vmax: float | None = None)
 
 
 def diverging_index(diff: np.ndarray) -> tuple[np.ndarray, float]:
-    """diff (H, T, T) in [-m, m] -> levels (H, T, T) uint8 with 0 at the middle level, and m."""
+    """diff (H, T, T) in [-m, m] -> levels (H, T, T) uint8 with 0 at the middle level, and m (0.0: no difference)."""
     m = float(np.abs(diff).max()) if diff.size else 0.0
-    m = m if m > 0 else 1.0
-    idx = (diff / m + 1.0) * ((LEVELS - 1) / 2.0)  # (H, T, T)
+    idx = (diff / (m if m > 0 else 1.0) + 1.0) * ((LEVELS - 1) / 2.0)  # (H, T, T)
     np.clip(idx, 0, LEVELS - 1, out=idx)
     return np.rint(idx).astype(np.uint8), m
+
+
+def diverging_caption(m: float, first: str, second: str) -> str:
+    """The difference scale's words: its ends, or that there is no difference to scale (two identical pins)."""
+    if m == 0:
+        return f"0 everywhere: {first} and {second} attend exactly alike"
+    return f"{-m:+.3f} ({second} larger) → 0 → {m:+.3f} ({first} larger)"
 
 
 def render_mosaic(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False,

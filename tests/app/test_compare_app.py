@@ -56,6 +56,8 @@ def test_diff_of_a_pin_with_itself_is_all_zeros(make_window):
     w.pins.pin_current()
     dialog = w.pins.open_diff(0, 1)
     assert np.all(dialog.mosaic.probs == 0) and "head by head" in dialog.note.text()
+    # No difference has no scale to draw: the bar said "-1.000 → 0 → +1.000", a range no cell reached.
+    assert dialog.mosaic.bar_text.text() == "0 everywhere: A and B attend exactly alike"
     dialog.close()
 
 
