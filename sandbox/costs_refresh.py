@@ -4,15 +4,24 @@ slider step never stands between the worker's result and its paint (bench/live_l
 
 "Painted" means the maps' own paint, not the slot that set them: Qt paints every dirty widget of the window in one
 pass, so costs set between the slot and that pass were painted with the maps (7-10 ms in one pass, measured);
-now the maps paint, the heartbeat of the event loop runs, then the costs change and paint (1-2 ms)."""
+now the maps paint, the heartbeat of the event loop runs, then the costs change and paint (1-2 ms).
+
+In a drag the costs change at most every COSTS_GAP_MS: each refresh and its paint (2-4 ms of a 4 ms drag step) fell
+beside a step's own work and a paint in one event-loop turn, the drag's longest stalls; 20 a second still read as
+live (bench/live_latency.py's max_stall with the maps paced (sandbox/frame_pacer.py), 7 runs with costs after every
+maps paint: 7.5-15.5 ms, median 9.2; 6 runs at most every 50 ms: 5.5-13.0, median 6.9). A lone change's costs still
+follow its maps' paint at once."""
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
 COSTS_WAIT_MS = 40
+COSTS_GAP_MS = 50  # a drag's costs at most this often
 
 
 class CostsRefresh(QObject):
@@ -30,8 +39,10 @@ class CostsRefresh(QObject):
         self.after_paint.setSingleShot(True)
         self.after_paint.setInterval(0)
         self.after_paint.timeout.connect(self.run_if_due)
+        self._last = -math.inf  # perf_counter() at the last refresh
 
     def run(self) -> None:
+        self._last = time.perf_counter()
         self.due = self.shown = False
         self.timer.stop()
         self.after_paint.stop()
@@ -60,9 +71,9 @@ class CostsRefresh(QObject):
             return
         self.shown = True
         if not painted_later:
-            self.after_paint.start()
+            self.after_paint.start(0)
 
     def maps_painted(self) -> None:
-        """The maps have painted: the costs in the turn after this one."""
+        """The maps have painted: the costs in the turn after this one, or COSTS_GAP_MS after the last refresh."""
         if self.due and self.shown:
-            self.after_paint.start()
+            self.after_paint.start(math.ceil(max(0.0, COSTS_GAP_MS - (time.perf_counter() - self._last) * 1e3)))
