@@ -7,9 +7,16 @@ helpers give such widgets a room that does not change with their content."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize
+import math
+import time
+import weakref
+
+from PySide6.QtCore import QEvent, QSize, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QToolTip, QWidget
+from shiboken6 import isValid as shiboken_valid
+
+SETTLE_MS = 400  # the texts have settled: no label has taken a text this long
 
 
 def keep_room(widget: QWidget) -> None:
@@ -28,11 +35,13 @@ def reserve_lines(label: QLabel, lines: int) -> None:
 class SteadyLabel(QLabel):
     """A one-line label for a figure that changes at every slider step, at the least cost a step can have:
 
-    - its room only grows: QLabel.setText asks its layout to run again unless the label's size is fixed, and the
-      costs grid's 27 rows of figures relaid the grid at every step (4 ms within the longest stalls of
-      bench/live_latency.py's drag). Its size is fixed, and widened when a text needs more. The width needed is the
-      text's advance plus what the label adds around it, learnt from one sizeHint (which lays out the text: up to
-      0.13 ms, for 80 labels a step);
+    - its room grows at once and shrinks only once the texts have settled: QLabel.setText asks its layout to run
+      again unless the label's size is fixed, and the costs grid's 27 rows of figures relaid the grid at every step
+      (4 ms within the longest stalls of bench/live_latency.py's drag). Its size is fixed, and widened when a text
+      needs more. A label with room to spare gives it back SETTLE_MS after the last text any such label took (one
+      relayout at rest, not one a step): rooms that only grew kept each row at its widest over a session, and the
+      sum passed a 1024 px screen. The width needed is the text's advance plus what the label adds around it,
+      learnt from one sizeHint (which lays out the text: up to 0.13 ms, for 80 labels a step);
     - its tooltip is kept here and shown when asked for: QWidget.setToolTip sends an event per call;
     - its colour is set with widgets.style.set_colour, the palette's, not a style sheet's."""
 
@@ -70,7 +79,7 @@ class SteadyLabel(QLabel):
             self._around = None
             self._fit()
 
-    def _fit(self) -> None:
+    def _fit(self, shrink: bool = False) -> None:
         text = self.text()
         if not text:
             return
@@ -79,8 +88,46 @@ class SteadyLabel(QLabel):
             hint = super().sizeHint()
             self._around = (hint.width() - advance, hint.height())
         width, height = advance + self._around[0], self._around[1]
-        if width > self.minimumWidth() or height > self.minimumHeight():
+        if shrink:
+            if (width, height) != (self.minimumWidth(), self.minimumHeight()):
+                self.setFixedSize(width, height)
+        elif width > self.minimumWidth() or height > self.minimumHeight():
             self.setFixedSize(max(width, self.minimumWidth()), max(height, self.minimumHeight()))
+        elif width < self.minimumWidth():
+            _SETTLE.later(self)
+
+
+class _Settle:
+    """One timer for every SteadyLabel with room to spare: SETTLE_MS after the last text such a label took, each
+    gives its room back. Restarted by a timestamp, not per text (80 labels take a text at each step of a drag)."""
+
+    def __init__(self) -> None:
+        self.labels: weakref.WeakSet[SteadyLabel] = weakref.WeakSet()
+        self.last = 0.0
+        self.timer: QTimer | None = None  # made with the first label: a QTimer needs the application
+
+    def later(self, label: SteadyLabel) -> None:
+        self.labels.add(label)
+        self.last = time.perf_counter()
+        if self.timer is None:
+            self.timer = QTimer()
+            self.timer.setSingleShot(True)
+            self.timer.timeout.connect(self._fire)
+        if not self.timer.isActive():
+            self.timer.start(SETTLE_MS)
+
+    def _fire(self) -> None:
+        left_ms = SETTLE_MS - (time.perf_counter() - self.last) * 1e3
+        if left_ms > 1 and self.timer is not None:
+            self.timer.start(math.ceil(left_ms))  # a text came since: wait for the texts to settle
+            return
+        labels, self.labels = list(self.labels), weakref.WeakSet()
+        for label in labels:
+            if shiboken_valid(label):
+                label._fit(shrink=True)
+
+
+_SETTLE = _Settle()
 
 
 class LayoutFirewall(QWidget):
