@@ -92,7 +92,7 @@ class DecodeView(QWidget):
         if not s:
             return
         x = np.array([t.step for t in s], dtype=float)
-        self.kv.setTitle("KV cache, whole model (bytes)")
+        self.kv.setTitle("KV cache, all layers, bytes")
         self.kv.setLabel("bottom", "step (0: the prompt)")
         self.kv.clear()
         self.kv.plot(x, [t.kv_bytes for t in s], pen=pg.mkPen("#38bdf8", width=2), symbol="o", symbolSize=4)
@@ -145,11 +145,11 @@ class DecodeView(QWidget):
         med = np.array([p["median_ms"] for p in pts])
         self.strip.setVisible(False)
         self.kv.clear()
-        self.kv.setTitle("KV cache the step reads, this layer (bytes)")
+        self.kv.setTitle("KV cache read per step, B")  # short: two titles side by side fit a 1024 px window
         self.kv.setLabel("bottom", "tokens of context")
         self.kv.plot(ctx, [p["kv_bytes"] for p in pts], pen=pg.mkPen("#38bdf8", width=2), symbol="o", symbolSize=5)
         self.time.clear()
-        self.time.setTitle("Decode step, ms (median, p25–p75 bars)")
+        self.time.setTitle("Step time, ms (p25–p75)")
         self.time.setLabel("bottom", "tokens of context")
         self.time.plot(ctx, med, pen=None, symbol="o", symbolSize=6, symbolBrush="#f59e0b")
         self.time.addItem(pg.ErrorBarItem(x=ctx, y=med, top=np.array([p["p75_ms"] for p in pts]) - med,

@@ -159,8 +159,7 @@ class LongPanel(QWidget):
         side = QWidget()
         sv = QVBoxLayout(side)
         sv.setContentsMargins(0, 0, 0, 0)
-        sv.addWidget(QLabel("Where the view is"))
-        sv.addWidget(self.map.mini)
+        sv.addWidget(self.map.mini)  # no title above it (its tooltip says what it is): the map's 22 px taller
         self.every_layer = QPushButton("Every layer…")
         self.every_layer.setToolTip("A real model's sink, band, beyond and distance for every layer x head over the same "
                                     "text and tokens, in one forward: shown in the Roles tab (Score: long …)")
@@ -168,7 +167,7 @@ class LongPanel(QWidget):
         self.every_layer.clicked.connect(self.layers_requested.emit)
         sv.addWidget(self.every_layer)
         sv.addStretch(1)
-        side.setMinimumHeight(self.map.mini.height() + 56)  # its title and button never run over the mini-map
+        side.setMinimumHeight(self.map.mini.height() + 34)  # the button never runs over the mini-map
         below = QWidget()
         bv = QHBoxLayout(below)
         bv.setContentsMargins(0, 0, 0, 0)

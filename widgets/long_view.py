@@ -33,6 +33,7 @@ from widgets.long_render import (
     index_image,
     mosaic_index,
 )
+from widgets.long_tile_labels import TileLabels
 from widgets.pixmap_image import PixmapImageItem
 from widgets.wheel import FocusCombo
 
@@ -84,8 +85,9 @@ class LongMapView(QWidget):
         self.plot.addItem(self.detail)
         self.mini = pg.GraphicsLayoutWidget()
         self.mini.setBackground("#1e1e1e")
-        self.mini.setFixedSize(120, 120)
-        self.mini.setToolTip("The whole map; the white frame is the part shown. Click to go there. Grey: keys no "
+        self.mini.setFixedSize(100, 100)  # small: in a 700 px window every pixel under the map is one the map lacks
+        self.mini.setToolTip("Where the view is: the whole map; the white frame is the part shown. Click to go there. "
+                             "Grey: keys no "
                              "query of the cell may read (the future, or beyond a window); max pooling keeps a "
                              "one-token column (a sink) visible at any size.")
         self.mini_plot = self.mini.addPlot()
@@ -126,7 +128,7 @@ class LongMapView(QWidget):
         lay.addWidget(self.glw, 1)
         lay.addLayout(legend)
         lay.addWidget(self.readout)
-        self.tile_labels: list[pg.TextItem] = []  # head names on the mosaic's tiles
+        self.tile_labels = TileLabels(self.plot)  # head names on the mosaic's tiles
         self.view: Any = None  # the LongView of the overview shown
         self.zoom: Any = None  # the LongView of the zoom shown over it
         self.tiles: Tiles | None = None  # the mosaic's layout, when every head is shown
@@ -286,21 +288,10 @@ class LongMapView(QWidget):
 
     def _label_tiles(self) -> None:
         """Each mosaic tile's head, at its corner (as the Heatmaps tab titles its tiles)."""
-        for item in self.tile_labels:
-            self.plot.removeItem(item)
-        self.tile_labels = []
-        if self.tiles is None or self.view is None:
-            return
-        n = self.view.pooled.shape[0]
-        g = max(1, n // max(1, self.view.n_kv_heads))
-        for h in range(n):
-            x, y = self.tiles.origin(h)
-            item = pg.TextItem(f"h{h}" + (f" · kv{h // g}" if g > 1 else ""), color="#f8fafc", fill="#000000aa",
-                               anchor=(0, 0))
-            item.setPos(x, y)
-            item.setZValue(20)
-            self.plot.addItem(item)
-            self.tile_labels.append(item)
+        n = self.view.pooled.shape[0] if self.view is not None else 0
+        g = max(1, n // max(1, self.view.n_kv_heads)) if self.view is not None else 1
+        self.tile_labels.show(self.tiles if n else None, [f"h{h}" + (f" · kv{h // g}" if g > 1 else "")
+                                                          for h in range(n)])
 
     def _ask_region(self) -> None:
         """Once a zoom or pan rests: the region again at full resolution, if the overview's cells are coarser."""
