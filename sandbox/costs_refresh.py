@@ -71,9 +71,13 @@ class CostsRefresh(QObject):
             return
         self.shown = True
         if not painted_later:
-            self.after_paint.start(0)
+            self.after_paint.start(self._gap_left_ms())
 
     def maps_painted(self) -> None:
         """The maps have painted: the costs in the turn after this one, or COSTS_GAP_MS after the last refresh."""
         if self.due and self.shown:
-            self.after_paint.start(math.ceil(max(0.0, COSTS_GAP_MS - (time.perf_counter() - self._last) * 1e3)))
+            self.after_paint.start(self._gap_left_ms())
+
+    def _gap_left_ms(self) -> int:
+        """0 after a pause; in a drag, what is left of COSTS_GAP_MS since the last refresh."""
+        return math.ceil(max(0.0, COSTS_GAP_MS - (time.perf_counter() - self._last) * 1e3))

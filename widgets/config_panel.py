@@ -29,7 +29,7 @@ from core.config import (
 )
 from core.models.choices import ModelShape
 from core.presets import LAYOUT_DEFAULTS, load_presets
-from widgets.config_tips import TIPS, model_tips, refresh_choice_tips, why_choices
+from widgets.config_tips import CUSTOM_NOTE, TIPS, model_tips, refresh_choice_tips, why_choices
 from widgets.layout_controls import LayoutControls
 from widgets.mla_controls import MLAControls, switch_attention, switch_key
 from widgets.mode_badge import ModeBadge
@@ -43,8 +43,6 @@ D_MODEL_CHOICES = list(range(32, 16384 + 1, 32))
 POW2 = [2**i for i in range(0, 18)]  # 1 .. 131072
 FREE_HEADS = list(range(1, 257))  # n_heads with a head width of its own
 NOTICE_HINT = "When one value forces another, or a value is refused, this line says why."
-CUSTOM_NOTE = ("Custom: every control is yours to move. The list names a preset while the layers are exactly its own; "
-               "change any of them and it says Custom.")
 
 
 class ConfigPanel(QWidget):
@@ -204,6 +202,8 @@ class ConfigPanel(QWidget):
         del blockers
         self._cfg = cfg
         self._intent, self._forced = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}, set()  # a preset, pin, model
+        self.last_notice = ""  # what the last setting's moves said no longer holds (a caller says what this one does)
+        self.notice_label.setText(NOTICE_HINT)
         self._refresh_labels()
 
     def _read(self) -> AttentionConfig:
@@ -320,16 +320,16 @@ class ConfigPanel(QWidget):
         self._say(f"{name} {typed} is not possible here; it is {kept}, the nearest allowed ({listed}). "
                   f"{self.why_choices(name)}{moves} The layer is {self._cfg.mode_label}.")
 
+    def _snap_heads(self, choices: list[int]) -> list[str]:
+        """Put n_heads at the allowed value nearest the user's choice, then n_kv_heads; say why when they differ."""
+        old, wanted = self.n_heads.value(), self._intent["n_heads"]
+        new = self.n_heads.set_choices(choices, wanted)
+        why = f"{wanted} does not divide d_model {self.d_model.value()} (head_dim = d_model / n_heads must be whole)."
+        return ([f"n_heads is {new}, not your {wanted}: {why}"] if old != new != wanted else []) + self._snap_kv(new)
+
     def _on_d_model_changed(self, d_model: int) -> None:
         self._tick_notes = ""
-        old, wanted = self.n_heads.value(), self._intent["n_heads"]
-        new = self.n_heads.set_choices(self._head_choices(d_model), wanted)
-        notes = []
-        if new != old and new != wanted:
-            notes.append(f"n_heads is {new}, not your {wanted}: {wanted} does not divide d_model {d_model} "
-                         f"(head_dim = d_model / n_heads must be whole).")
-        notes += self._snap_kv(new)
-        self._say_moves(notes)
+        self._say_moves(self._snap_heads(self._head_choices(d_model)))
         self._on_control_changed()
 
     def _on_n_heads_changed(self, n_heads: int) -> None:
@@ -350,8 +350,8 @@ class ConfigPanel(QWidget):
             if not tied:  # back to the user's own width, or start at today's tied one
                 own = self.layout_controls.own_head_dim
                 self.layout_controls.head_dim.set_value(own if own is not None else self._cfg.head_dim)
-            self.n_heads.set_choices(self._head_choices(self.d_model.value(), tied), self._intent["n_heads"])
-            self._snap_kv(self.n_heads.value())
+            self._tick_notes = ""
+            self._say_moves(self._snap_heads(self._head_choices(self.d_model.value(), tied)))
         self._on_control_changed()
 
     def _on_attention_changed(self) -> None:
@@ -359,8 +359,8 @@ class ConfigPanel(QWidget):
         try:
             dims = self.mla_controls.dims()
         except ValueError as exc:  # an odd rope width: said, and the last valid widths are back
-            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
             self._write(self._cfg)
+            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
             return
         if (dims is None) == (self._cfg.mla is None):
             self._on_control_changed()
@@ -368,8 +368,8 @@ class ConfigPanel(QWidget):
         try:
             cfg, message = switch_attention(self._cfg, dims)
         except ValueError as exc:  # q8_0 on the head width the other type would have: said, nothing changes
-            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
             self._write(self._cfg)
+            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
             return
         self.set_config(cfg)
         self._say(message)
@@ -379,8 +379,8 @@ class ConfigPanel(QWidget):
         try:
             cfg = self._read()
         except ValueError as exc:  # a window without a causal mask, q4_0 on head_dim 80, ...: nothing is lost
-            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
             self._write(self._cfg)
+            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
             return
         self._cfg = cfg
         self.bias_which.setEnabled(self.bias.isChecked() and self.shape is None)
@@ -391,9 +391,8 @@ class ConfigPanel(QWidget):
     def _on_preset_activated(self, index: int) -> None:
         preset = self.preset.itemData(index)
         if preset is None:  # Custom: the layers are the user's already; the list names a preset while they match one
-            self._chosen = None
             self._refresh_labels()
-            self._say(CUSTOM_NOTE if self.preset.currentIndex() else "Custom: every control is yours to move.")
+            self._say(CUSTOM_NOTE)
             return
         self._chosen = preset
         self.set_config(preset.apply(self._cfg))

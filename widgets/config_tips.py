@@ -24,6 +24,10 @@ TIPS = {
     "preset": "Fill the architecture from a known model or the seeds' size table.",
 }
 
+# Picking Custom in the Preset list (the layers stay; the list names a preset while they are exactly one's own).
+CUSTOM_NOTE = ("Custom: every control is yours to move. The list names a preset while the layers are exactly its own; "
+               "change any of them and it says Custom.")
+
 
 def why_choices(name: str, shape: ModelShape | None, d_model: int, heads: int) -> str:
     """Why the n_heads or n_kv_heads slider offers only the values it does (a real model's shape, or divisors)."""

@@ -153,7 +153,7 @@ def switch_attention(cfg: AttentionConfig, dims: MLADims | None) -> tuple[Attent
 
 def switch_key(cfg: AttentionConfig) -> tuple[object, ...]:
     """What an attention switch's sentence names: while these stay, it still describes the layer."""
-    return cfg.d_model, cfg.n_heads, cfg.mla, cfg.kv_format
+    return cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.mla, cfg.kv_format
 
 
 def kv_move(old: AttentionConfig, new: AttentionConfig) -> str:

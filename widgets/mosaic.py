@@ -125,6 +125,7 @@ def scale_to_index(probs: np.ndarray, per_head: bool, vmax: float | None = None)
 
 def diverging_index(diff: np.ndarray) -> tuple[np.ndarray, float]:
     """diff (H, T, T) in [-m, m] -> levels (H, T, T) uint8 with 0 at the middle level, and m (0.0: no difference)."""
+    diff = np.nan_to_num(diff, nan=0.0)  # an undefined weight (a row with nothing to read) differs by nothing
     m = float(np.abs(diff).max()) if diff.size else 0.0
     idx = (diff / (m if m > 0 else 1.0) + 1.0) * ((LEVELS - 1) / 2.0)  # (H, T, T)
     np.clip(idx, 0, LEVELS - 1, out=idx)
@@ -135,7 +136,8 @@ def diverging_caption(m: float, first: str, second: str) -> str:
     """The difference scale's words: its ends, or that there is no difference to scale (two identical pins)."""
     if m == 0:
         return f"0 everywhere: {first} and {second} attend exactly alike"
-    return f"{-m:+.3f} ({second} larger) → 0 → {m:+.3f} ({first} larger)"
+    end = f"{m:.3f}" if m >= 0.01 else f"{m:.2e}"  # a difference of 1e-9 is not "0.000": its cells are full colour
+    return f"-{end} ({second} larger) → 0 → +{end} ({first} larger)"
 
 
 def render_mosaic(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False,

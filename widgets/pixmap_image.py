@@ -119,11 +119,13 @@ class PixmapImageItem(pg.ImageItem):
             return False
         steps = []
         for lo, hi, scale in ((y0, y1, scales[0]), (x0, x1, scales[1])):
-            fit = 1 if scale >= 1 else math.floor(1 / scale)  # a device pixel shows one of every `fit` pixels
+            # nearest: a device pixel shows one of every `fit` pixels (floor: none skipped that Qt would draw);
+            # max: blocks of a device pixel or more (ceil), so Qt's own scaling never skips a block's peak
+            fit = 1 if scale >= 1 else (math.ceil if self.reduce == "max" else math.floor)(1 / scale)
             steps.append(max(fit, -(-(hi - lo) // (MAX_SIDE - 1))))  # - 1: room for the step grid's start below
         sy, sx = steps
         if self.reduce == "max":
-            whole_is_same = (sy, sx) == (1, 1) and self._step == (1, 1)
+            whole_is_same = min(scales) >= 1 and self._step == (1, 1)
         else:
             whole_is_same = sy >= self._step[0] and sx >= self._step[1]
         if whole_is_same:

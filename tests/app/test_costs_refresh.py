@@ -96,3 +96,22 @@ def test_a_drag_s_costs_come_at_most_every_gap_and_a_lone_change_s_at_once(qtbot
     qtbot.waitUntil(lambda: time.perf_counter() - runs[1] > COSTS_GAP_MS / 1e3, timeout=2000)
     change_painted()  # after a pause
     assert costs.after_paint.interval() == 0
+
+
+def test_with_the_maps_hidden_a_drag_s_costs_still_keep_their_gap(qtbot):
+    """Another tab in front: the costs came in the next turn after each result (every 16 ms of a 4 ms drag)."""
+    import time
+
+    from sandbox.costs_refresh import COSTS_GAP_MS, CostsRefresh
+
+    runs = []
+    costs = CostsRefresh(lambda: runs.append(time.perf_counter()))
+    costs.timer.setInterval(600000)
+    costs.changed(False)
+    costs.maps_shown(painted_later=False)
+    qtbot.waitUntil(lambda: len(runs) == 1, timeout=2000)
+    costs.changed(False)
+    costs.maps_shown(painted_later=False)  # the next step of the drag, at once
+    assert costs.after_paint.interval() > COSTS_GAP_MS / 2
+    qtbot.waitUntil(lambda: len(runs) == 2, timeout=2000)
+    assert runs[1] - runs[0] >= 0.9 * COSTS_GAP_MS / 1e3

@@ -174,3 +174,17 @@ def test_the_frame_legend_counts_one_head_and_one_kv_head_in_the_singular(qtbot)
     assert "4 heads to each of 1 K/V head:" in m.legend.text()
     m.set_data(np.full((4, 2, 2), 0.5, dtype=np.float32), ["a", "b"], 2)
     assert "2 heads to each of 2 K/V heads:" in m.legend.text()
+
+
+def test_a_tiny_difference_is_captioned_with_its_size_and_nan_differs_by_nothing():
+    from widgets.mosaic import diverging_caption, diverging_index
+
+    diff = np.zeros((1, 3, 3), dtype=np.float32)
+    diff[0, 1, 1] = 1e-9  # rounding noise: its cell is drawn at the end colour, so the scale must say how small
+    idx, m = diverging_index(diff)
+    assert idx[0, 1, 1] == idx.max() and m == pytest.approx(1e-9)
+    assert diverging_caption(m, "A", "B") == "-1.00e-09 (B larger) → 0 → +1.00e-09 (A larger)"
+    assert diverging_caption(0.25, "A", "B") == "-0.250 (B larger) → 0 → +0.250 (A larger)"
+    diff[0, 2, 0] = np.nan
+    idx, m = diverging_index(diff)
+    assert np.isfinite(m) and idx[0, 2, 0] == idx[0, 0, 0]  # the middle level: no difference

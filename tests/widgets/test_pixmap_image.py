@@ -72,6 +72,30 @@ def test_a_zoomed_part_of_an_image_past_32767_px_shows_its_own_rows_not_every_kt
     assert len({frame.pixelColor(150, y).red() for y in range(20, 280, 7)}) > 5
 
 
+@pytest.mark.parametrize("keys", [700, 1500, 40001])
+def test_a_strip_wider_than_its_view_keeps_every_lone_bright_key_with_the_max_reducer(qtbot, keys):
+    """Keys 13 apart, each alone: at 0.55 screen px a key (700 keys) the blocks were narrower than a pixel and
+    Qt's own scaling skipped 35 of 58 peaks; past 32,767 keys every-2nd-key drawing skipped odd ones."""
+    view = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(view)
+    view.resize(400, 100)
+    box = view.addViewBox()
+    view.show()
+    img = np.zeros((4, keys), dtype=np.uint8)
+    peaks = np.arange(5, keys, max(13, keys // 40))
+    img[:, peaks] = 255
+    item = PixmapImageItem(reduce="max")
+    box.addItem(item)
+    item.setImage(img, autoLevels=False, levels=None, lut=grey_table())
+    box.autoRange(padding=0)
+    frame = view.grab().toImage()
+    y = frame.height() // 2
+    for key in peaks:
+        x = box.mapViewToDevice(pg.Point(key + 0.5, 2)).x()
+        near = [frame.pixelColor(px, y).red() for px in range(max(0, round(x) - 1), min(frame.width(), round(x) + 2))]
+        assert max(near) == 255, f"key {key} of {keys}: no bright pixel near x={x:.1f}"
+
+
 def test_a_strip_past_32767_keys_keeps_its_one_bright_key_with_the_max_reducer(qtbot):
     view = pg.GraphicsLayoutWidget()
     qtbot.addWidget(view)

@@ -353,3 +353,43 @@ def test_one_head_reads_as_one_head(qtbot):
     assert cfg.n_heads == 1 and panel.last_notice.startswith("Attention MLA: 1 head, each")
     assert panel.badge.toolTip().startswith("1 head, each") and "1 heads" not in panel.mla_controls.note.text()
     assert cfg.layer_spec().kv_sharing.startswith("1 head, each")
+
+
+def test_notices_that_no_longer_hold_go(qtbot):
+    """Found by a hostile review: each of these notices outlived what it described."""
+    base = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=64, n_layers=12)
+    panel = ConfigPanel(base, ["auto"])
+    qtbot.addWidget(panel)
+    panel.mla_controls.kind.setCurrentIndex(1)
+    panel.mla_controls.kind.setCurrentIndex(0)  # back to standard: "Attention standard: MHA of 12 heads ..."
+    assert panel.last_notice.startswith("Attention standard: MHA of 12 heads")
+    panel.n_kv_heads.spin.setValue(1)  # MQA now: the sentence's "MHA" and its KV bytes are wrong
+    assert panel.config().mode == "MQA" and "MHA of 12 heads" not in panel.notice_label.text()
+
+    panel = ConfigPanel(base, ["auto"])
+    qtbot.addWidget(panel)
+    panel.d_model.spin.setValue(800)  # forces n_heads and n_kv_heads: "... Your 12 and 4 come back when it fits."
+    assert "come back when it fits" in panel.last_notice
+    panel.set_config(base.with_(d_model=1024, n_heads=16, n_kv_heads=8))  # a pin loaded: that can no longer happen
+    assert "come back" not in panel.notice_label.text() and panel.last_notice == ""
+
+    panel = ConfigPanel(base, ["auto"])
+    qtbot.addWidget(panel)
+    mistral = panel.preset.findText("Mistral 7B")  # its layers are Llama 3 8B's
+    panel.preset.setCurrentIndex(mistral)
+    panel.preset.activated.emit(mistral)
+    panel.preset.setCurrentIndex(0)
+    panel.preset.activated.emit(0)  # Custom: the list names the preset picked, not the first with these layers
+    assert panel.preset.currentText() == "Mistral 7B" and panel.last_notice.startswith("Custom:")
+
+
+def test_the_head_dim_lock_names_the_n_heads_it_forces(qtbot):
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=10, n_kv_heads=10, seq_len=64, n_layers=2,
+                                        explicit_head_dim=64), ["auto"])
+    qtbot.addWidget(panel)
+    panel.layout_controls.lock.setChecked(True)  # 10 does not divide 768: n_heads moves, and says so
+    cfg = panel.config()
+    assert cfg.n_heads != 10 and 768 % cfg.n_heads == 0
+    assert f"n_heads is {cfg.n_heads}, not your 10: 10 does not divide d_model 768" in panel.last_notice
+    panel.layout_controls.lock.setChecked(False)  # its own width again: the user's 10 is back, and said
+    assert panel.config().n_heads == 10 and "n_heads 10" in panel.last_notice and "back" in panel.last_notice
