@@ -286,8 +286,8 @@ class ConfigPanel(QWidget):
         new = self.n_kv_heads.set_choices(self._kv_choices(n_heads), wanted)
         if new == old or new == wanted:
             return []
-        if self.shape and wanted > new:
-            why = self.shape.why_not_more_kv()
+        if self.shape:  # a real model's KV heads re-split with its heads: more cannot be made, others not all
+            why = self.shape.why_not_more_kv() if wanted > new else self.shape.why_kv_choices(n_heads)
         else:
             why = f"{wanted} does not divide n_heads {n_heads}."
         return [f"n_kv_heads is {new}, not your {wanted}: {why}"]

@@ -393,3 +393,18 @@ def test_the_head_dim_lock_names_the_n_heads_it_forces(qtbot):
     assert f"n_heads is {cfg.n_heads}, not your 10: 10 does not divide d_model 768" in panel.last_notice
     panel.layout_controls.lock.setChecked(False)  # its own width again: the user's 10 is back, and said
     assert panel.config().n_heads == 10 and "n_heads 10" in panel.last_notice and "back" in panel.last_notice
+
+
+def test_a_real_model_s_forced_kv_heads_give_the_model_s_reason_not_a_false_divisor(qtbot):
+    """SmolLM2 (9 heads, 3 KV heads) at 576 heads: n_kv_heads became 64 "because 3 does not divide n_heads 576",
+    which it does; the real reason is that its KV heads re-split with the heads (576 x P / 9, P dividing 3)."""
+    from core.models.choices import ModelShape
+
+    panel = ConfigPanel(AttentionConfig(d_model=576, n_heads=9, n_kv_heads=3), ["auto"])
+    qtbot.addWidget(panel)
+    shape = ModelShape("SmolLM2-135M", "causal", 30, 9, 3, 64, 576, False)
+    panel.set_model_shape(shape)
+    panel.n_heads.spin.setValue(576)
+    assert panel.config().kv_heads == min(shape.kv_choices(576)) == 64
+    assert "does not divide" not in panel.last_notice
+    assert "With 576 heads only 64, 192 KV heads can be reached" in panel.last_notice
