@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from core.counts import format_bytes, format_count
+from core.counts import format_bytes, format_count, format_noun
 from core.noise import Ratio, ratio_ci
 
 # (label, section, key, kind, lower_is_better). kind: count, bytes, gb, ms, rate, bits, percent, loss, text.
@@ -260,7 +260,7 @@ def attention_diff(a: np.ndarray, a_tokens: list[str], b: np.ndarray, b_tokens: 
     h = min(ha, hb)
     diff = a[:h] - b[:h]  # (h, T, T)
     if ha == hb:
-        return diff, f"{a_name} minus {b_name}, head by head ({h} heads)."
+        return diff, f"{a_name} minus {b_name}, head by head ({format_noun(h, 'head')})."
     more, extra = (a_name, ha - h) if ha > hb else (b_name, hb - h)
     return diff, (f"{a_name} has {ha} query heads and {b_name} has {hb}: heads 0–{h - 1} are matched by index; "
                   f"the last {extra} heads of {more} have no partner and are not shown.")

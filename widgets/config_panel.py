@@ -29,7 +29,8 @@ from core.config import (
 )
 from core.models.choices import ModelShape
 from core.presets import LAYOUT_DEFAULTS, load_presets
-from widgets.config_tips import CUSTOM_NOTE, TIPS, model_tips, refresh_choice_tips, why_choices
+from widgets import config_tips
+from widgets.config_tips import CUSTOM_NOTE, TIPS, model_tips, why_choices
 from widgets.layout_controls import LayoutControls
 from widgets.mla_controls import MLAControls, switch_attention, switch_key
 from widgets.mode_badge import ModeBadge
@@ -202,8 +203,7 @@ class ConfigPanel(QWidget):
         del blockers
         self._cfg = cfg
         self._intent, self._forced = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}, set()  # a preset, pin, model
-        self.last_notice = ""  # what the last setting's moves said no longer holds (a caller says what this one does)
-        self.notice_label.setText(NOTICE_HINT)
+        self._clear_notice()  # what the last setting's moves said no longer holds (a caller says what this one does)
         self._refresh_labels()
 
     def _read(self) -> AttentionConfig:
@@ -238,9 +238,8 @@ class ConfigPanel(QWidget):
                                                                     is not self._chosen)  # Custom, or V3 at 64 heads
         stale_switch = self.last_notice.startswith("Attention ") and self._switched != switch_key(cfg)  # "N heads"
         if stale_preset or stale_switch:
-            self.last_notice = ""  # it no longer describes what the controls show
-            self.notice_label.setText(NOTICE_HINT)
-        refresh_choice_tips({n: getattr(self, n) for n in ('n_heads', 'n_kv_heads')}, self.why_choices)
+            self._clear_notice()  # it no longer describes what the controls show
+        config_tips.refresh_choice_tips({n: getattr(self, n) for n in ('n_heads', 'n_kv_heads')}, self.why_choices)
 
     # -- slots -------------------------------------------------------------------------------
     def _say(self, text: str) -> None:
@@ -295,17 +294,17 @@ class ConfigPanel(QWidget):
     def _say_moves(self, notes: list[str]) -> None:
         """Name every forced move; when the forced values come back to the user's, say that once."""
         now = {"n_heads": self.n_heads.value(), "n_kv_heads": self.n_kv_heads.value()}
+        self._forced, text = config_tips.moves_notice(notes, now, self._intent, self._forced)
         if notes:
-            self._forced = {name for name in now if now[name] != self._intent[name]}
-            wanted = " and ".join(f"{self._intent[n]}" for n in ("n_heads", "n_kv_heads") if n in self._forced)
-            self._tick_notes = " ".join(notes) + f" Your {wanted} come{'s' if len(self._forced) == 1 else ''} back " \
-                                                 "when it fits." if self._forced else " ".join(notes)
-            self._say(self._tick_notes)
-        elif self._forced and all(now[n] == self._intent[n] for n in self._forced):
-            back = " and ".join(f"{n} {self._intent[n]}" for n in ("n_heads", "n_kv_heads") if n in self._forced)
-            self._forced = set()
-            self._say(f"{back} {'is' if ' and ' not in back else 'are'} back, as you chose "
-                      f"{'it' if ' and ' not in back else 'them'}.")
+            self._tick_notes = text
+        if text:
+            self._say(text)
+        elif "back, as you chose" in self.last_notice:  # moves_notice's "n_kv_heads 4 is back": moved since
+            self._clear_notice()
+
+    def _clear_notice(self) -> None:
+        self.last_notice = ""
+        self.notice_label.setText(NOTICE_HINT)
 
     def why_choices(self, name: str) -> str:
         """Why the n_heads or n_kv_heads slider offers only the values it does."""
@@ -341,6 +340,7 @@ class ConfigPanel(QWidget):
     def _on_n_kv_heads_changed(self, n_kv_heads: int) -> None:
         self._tick_notes = ""
         self._intent["n_kv_heads"] = n_kv_heads
+        self._say_moves([])
         self._on_control_changed()
 
     def _on_layout_changed(self) -> None:

@@ -28,6 +28,24 @@ TIPS = {
 CUSTOM_NOTE = ("Custom: every control is yours to move. The list names a preset while the layers are exactly its own; "
                "change any of them and it says Custom.")
 
+HEAD_NAMES = ("n_heads", "n_kv_heads")
+
+
+def moves_notice(notes: list[str], now: dict[str, int], intent: dict[str, int],
+                 forced: set[str]) -> tuple[set[str], str]:
+    """One change's forced moves (notes), named, with the user's values that come back when they fit; with no move,
+    that the forced values are back once they are. -> (the names still forced, the sentence or "")."""
+    if notes:
+        forced = {n for n in HEAD_NAMES if now[n] != intent[n]}
+        wanted = " and ".join(f"{intent[n]}" for n in HEAD_NAMES if n in forced)
+        tail = f" Your {wanted} come{'s' if len(forced) == 1 else ''} back when it fits." if forced else ""
+        return forced, " ".join(notes) + tail
+    if forced and all(now[n] == intent[n] for n in forced):
+        back = " and ".join(f"{n} {intent[n]}" for n in HEAD_NAMES if n in forced)
+        one = " and " not in back
+        return set(), f"{back} {'is' if one else 'are'} back, as you chose {'it' if one else 'them'}."
+    return forced, ""
+
 
 def why_choices(name: str, shape: ModelShape | None, d_model: int, heads: int) -> str:
     """Why the n_heads or n_kv_heads slider offers only the values it does (a real model's shape, or divisors)."""

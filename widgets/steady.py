@@ -12,7 +12,7 @@ import time
 import weakref
 
 from PySide6.QtCore import QEvent, QSize, QTimer
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 from shiboken6 import isValid as shiboken_valid
 
@@ -187,6 +187,13 @@ class LayoutFirewall(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
         self.content.setGeometry(0, 0, self.width(), self.height())
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        """Shown again (its tab in front): its hints once more, up the layouts. A text set while it was hidden asked
+        no visible layout to run, and a header that took a second line stayed one line high, clipped."""
+        super().showEvent(event)
+        self._hints = self._current_hints()
+        self.updateGeometry()
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.LayoutRequest:

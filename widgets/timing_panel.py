@@ -155,6 +155,8 @@ class TimingPanel(QWidget):
         set_colour(self.labels["state"], "#b45309" if skipped else "#dc2626")
         for key in ("device", "layer", "tflops", "qkv", "phases", "forms"):
             self.labels[key].setText("–")
+        for w in (self.labels["forms"], self.names["forms"]):  # an MLA layer's row, shown again by its next timing
+            w.hide()
 
     def show_timing(self, t: dict[str, Any], config_text: str, batch: int = 1, seq_len: int = 1,
                     decodes: bool = True) -> None:

@@ -170,3 +170,12 @@ def test_the_type_is_locked_while_a_real_model_is_open_and_a_q8_0_switch_is_refu
     panel.set_model_shape(ModelShape("SmolLM2-135M", "causal", 30, 9, 3, 64, 576, False))
     assert not panel.mla_controls.isEnabled() and w.config().mla is None and w.config().kv_heads == 3
     assert panel.mla_controls.kind.currentIndex() == 0
+
+
+def test_a_failed_timing_after_an_mla_one_leaves_no_mla_forms_row(make_window):
+    """MLA timed (its forms row shown), then a standard layer whose timing fails: the row stayed, reading "–"."""
+    w = make_window(text=TEXT, config=TINY)
+    assert w.timing.labels["forms"].isVisibleTo(w.timing) and w.timing.names["forms"].isVisibleTo(w.timing)
+    w.config_panel.mla_controls.kind.setCurrentIndex(0)  # standard
+    w.timing.show_error("timing failed: out of memory")
+    assert not w.timing.labels["forms"].isVisibleTo(w.timing) and not w.timing.names["forms"].isVisibleTo(w.timing)

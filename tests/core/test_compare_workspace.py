@@ -45,7 +45,8 @@ def test_diff_with_itself_is_zero_and_mismatches_are_explained_or_refused():
     rng = np.random.default_rng(0)
     a = rng.random((8, 5, 5), dtype=np.float32)
     d, note = attention_diff(a, list("abcde"), a, list("abcde"))
-    assert np.all(d == 0) and "head by head" in note
+    assert np.all(d == 0) and note == "A minus B, head by head (8 heads)."
+    assert attention_diff(a[:1], list("abcde"), a[:1], list("abcde"))[1] == "A minus B, head by head (1 head)."
     d, note = attention_diff(a, list("abcde"), a[:4], list("abcde"))
     assert d.shape == (4, 5, 5) and "matched by index" in note and "last 4 heads of A" in note
     with pytest.raises(ValueError, match="different tokens"):

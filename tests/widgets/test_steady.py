@@ -204,3 +204,30 @@ def test_a_wrapping_firewall_passes_up_another_line_but_not_a_new_text_of_as_man
     wall.event(QEvent(QEvent.Type.LayoutRequest))
     assert asked == [1]
     qtbot.waitUntil(lambda: wall.height() >= label.heightForWidth(wall.width()) > one_line)  # nothing clipped
+
+
+def test_a_wrapped_text_set_while_its_tab_is_hidden_has_its_lines_when_shown(qtbot):
+    """A model opened from the Compare tab: the Heatmaps tab's header took a second line while hidden, and was one
+    line high, clipped, when its tab came back to the front."""
+    from PySide6.QtWidgets import QTabWidget
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    page = QWidget()
+    label = QLabel("one short line")
+    label.setWordWrap(True)
+    lay = QVBoxLayout(page)
+    lay.addWidget(LayoutFirewall(label, wraps=True))
+    lay.addStretch(1)
+    tabs.addTab(page, "Heatmaps")
+    tabs.addTab(QWidget(), "Compare")
+    tabs.resize(300, 300)
+    tabs.show()
+    QApplication.processEvents()
+    tabs.setCurrentIndex(1)
+    QApplication.processEvents()
+    label.setText("a header long enough to take three or four lines at this width, as a real model's name, layer, "
+                  "heads and tokens do")
+    QApplication.processEvents()
+    tabs.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: label.height() >= label.heightForWidth(label.width()) > 20, timeout=2000)

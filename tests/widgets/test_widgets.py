@@ -408,3 +408,13 @@ def test_a_real_model_s_forced_kv_heads_give_the_model_s_reason_not_a_false_divi
     assert panel.config().kv_heads == min(shape.kv_choices(576)) == 64
     assert "does not divide" not in panel.last_notice
     assert "With 576 heads only 64, 192 KV heads can be reached" in panel.last_notice
+
+
+def test_an_is_back_notice_goes_once_the_user_moves_a_head_count_again(qtbot):
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto"])
+    qtbot.addWidget(panel)
+    panel.n_heads.spin.setValue(1)  # n_kv_heads forced from 4 to 1
+    panel.n_heads.spin.setValue(12)
+    assert panel.last_notice == "n_kv_heads 4 is back, as you chose it."
+    panel.n_kv_heads.spin.setValue(2)  # the user's own move: the sentence no longer describes the slider
+    assert panel.config().kv_heads == 2 and "is back" not in panel.notice_label.text()
