@@ -20,23 +20,23 @@ class FakeRunner:
         return request_id == self.latest_id
 
 
-def test_a_lone_result_is_shown_at_once(qtbot):
-    runner, shown = FakeRunner(), []
+def paced(*request_ids: int, paced: bool = True) -> tuple[FakeRunner, FramePacer, list]:
+    """A pacer offered each request's result as the request is made, at once one after another."""
+    runner, shown = FakeRunner(paced), []
     pacer = FramePacer(shown.append, runner)
-    runner.latest_id = 1
-    pacer.offer(Result(1))
+    for rid in request_ids:
+        runner.latest_id = rid
+        pacer.offer(Result(rid))
+    return runner, pacer, shown
+
+
+def test_a_lone_result_is_shown_at_once(qtbot):
+    _runner, pacer, shown = paced(1)
     assert shown == [Result(1)] and not pacer.holding()
 
 
 def test_a_result_within_a_frame_waits_for_its_end_and_the_newest_of_them_is_shown(qtbot):
-    runner, shown = FakeRunner(), []
-    pacer = FramePacer(shown.append, runner)
-    runner.latest_id = 1
-    pacer.offer(Result(1))
-    runner.latest_id = 2
-    pacer.offer(Result(2))
-    runner.latest_id = 3
-    pacer.offer(Result(3))
+    _runner, pacer, shown = paced(1, 2, 3)
     assert shown == [Result(1)] and pacer.holding()  # both came within the frame of the first
     assert 0 < pacer.timer.interval() <= FRAME_MS + 1
     qtbot.waitUntil(lambda: not pacer.holding(), timeout=2000)
@@ -44,12 +44,7 @@ def test_a_result_within_a_frame_waits_for_its_end_and_the_newest_of_them_is_sho
 
 
 def test_a_held_result_a_newer_request_made_stale_is_dropped_and_the_next_result_shown_as_it_comes(qtbot):
-    runner, shown = FakeRunner(), []
-    pacer = FramePacer(shown.append, runner)
-    runner.latest_id = 1
-    pacer.offer(Result(1))
-    runner.latest_id = 2
-    pacer.offer(Result(2))
+    runner, pacer, shown = paced(1, 2)
     runner.latest_id = 3  # a newer request, its result not come yet
     with qtbot.waitSignal(pacer.timer.timeout, timeout=2000):
         pass
@@ -59,11 +54,7 @@ def test_a_held_result_a_newer_request_made_stale_is_dropped_and_the_next_result
 
 
 def test_a_synchronous_runner_is_never_paced(qtbot):
-    runner, shown = FakeRunner(paced=False), []
-    pacer = FramePacer(shown.append, runner)
-    for rid in (1, 2, 3):
-        runner.latest_id = rid
-        pacer.offer(Result(rid))
+    _runner, pacer, shown = paced(1, 2, 3, paced=False)
     assert shown == [Result(1), Result(2), Result(3)] and not pacer.holding()
 
 
