@@ -104,8 +104,9 @@ class LayerSpec:
         legend): '' for a standard layer."""
         if self.mla is None:
             return ""
-        return (f"{self.n_heads} head{'s' if self.n_heads != 1 else ''}, each key and value rebuilt from one shared latent of {self.mla.latent_width} "
-                "values a token (MLA): grey frames, no groups.")
+        heads = f"{self.n_heads} head{'s' if self.n_heads != 1 else ''}"  # core.counts.format_noun imports this module
+        return (f"{heads}, each key and value rebuilt from one shared latent of {self.mla.latent_width} values a "
+                "token (MLA): grey frames, no groups.")
 
     @property
     def kv_width(self) -> int:
