@@ -77,13 +77,16 @@ def rss_mb() -> float:
 
 
 def settle(app: QApplication, w: MainWindow, timeout_s: float = 120.0) -> None:
-    """Process events until the worker is idle and its results are delivered."""
+    """Process events until the worker is idle, its results are delivered and the window's deferred work is done: a
+    result held to a frame's end (sandbox/frame_pacer.py), the costs that follow the maps (up to 50 ms in a burst,
+    sandbox/costs_refresh.py). processEvents returns at once with only timers pending: an idle runner alone let one
+    checkpoint in 101 read the costs before they came (a stale view that was not)."""
     end = time.perf_counter() + timeout_s
     while time.perf_counter() < end:
         app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
-        if w.runner.is_idle():
+        if w.runner.is_idle() and not w.pacer.holding() and not w.costs.due:
             app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
-            if w.runner.is_idle():
+            if w.runner.is_idle() and not w.pacer.holding() and not w.costs.due:
                 return
     raise TimeoutError("the worker did not become idle")
 
