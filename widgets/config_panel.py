@@ -36,7 +36,7 @@ from widgets.mla_controls import MLAControls, switch_attention, switch_key
 from widgets.mode_badge import ModeBadge
 from widgets.preset_match import PresetMatch
 from widgets.slider_spin import SliderSpin
-from widgets.steady import reserve_lines
+from widgets.steady import LayoutFirewall, reserve_lines
 from widgets.style import set_style
 from widgets.wheel import FocusCombo
 
@@ -127,7 +127,7 @@ class ConfigPanel(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         form.addRow("", self.bias_row)
         form.addRow(self.warnings)
-        form.addRow(self.notice_label)
+        form.addRow(LayoutFirewall(self.notice_label, wraps=True))  # a new notice of as many lines relays nothing
         work = QGroupBox("Workload")
         wform = QFormLayout(work)
         wform.addRow("seq_len", self.seq_len)

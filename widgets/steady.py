@@ -165,9 +165,9 @@ class LayoutFirewall(QWidget):
         c = self.content
         if self.sized_by_host:
             return (c.minimumSizeHint(), c.minimumSize(), c.maximumSize(), c.sizePolicy())
-        if self.wraps:
-            return (c.heightForWidth(max(1, self.width())), c.minimumSize(), c.maximumSize(), c.sizePolicy(),
-                    c.isHidden())
+        if self.wraps:  # the height a layout gives it: its lines, within its limits (a notice reserving two lines)
+            height = min(max(c.heightForWidth(max(1, self.width())), c.minimumHeight()), c.maximumHeight())
+            return (height, c.minimumSize(), c.maximumSize(), c.sizePolicy(), c.isHidden())
         # A word-wrapped label that takes another line changes heightForWidth, not the size hints.
         height_for_width = c.heightForWidth(max(1, self.width())) if c.hasHeightForWidth() else -1
         return (c.sizeHint(), c.minimumSizeHint(), c.minimumSize(), c.maximumSize(), c.sizePolicy(), height_for_width)

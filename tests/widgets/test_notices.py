@@ -115,3 +115,32 @@ def test_an_is_back_notice_goes_once_the_user_moves_a_head_count_again(qtbot):
     assert panel.last_notice == "n_kv_heads 4 is back, as you chose it."
     panel.n_kv_heads.spin.setValue(2)  # the user's own move: the sentence no longer describes the slider
     assert panel.config().kv_heads == 2 and "is back" not in panel.notice_label.text()
+
+
+def test_a_new_notice_of_as_many_lines_relays_nothing_above_it(qtbot):
+    """A drag across forced moves changed the notice at every other step, and each new text relaid the Architecture
+    box, the side panel and the config panel (0.35 ms a time, inside the drag's longest stalls)."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication, QGroupBox
+
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto"])
+    qtbot.addWidget(panel)
+    panel.resize(400, 800)  # the side panel's width: every notice here takes the two lines the line reserves
+    panel.show()
+    for _ in range(3):  # the first show's layout requests, each posted by the last
+        QApplication.processEvents()
+    box = panel.findChildren(QGroupBox)[0]
+    seen = []
+
+    class Requests(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+            if obj is box and event.type() == QEvent.Type.LayoutRequest:
+                seen.append(panel.last_notice)
+            return False
+
+    spy = Requests()
+    box.installEventFilter(spy)
+    for heads in (6, 12, 6):  # 4 does not divide 6: n_kv_heads forced, then back, then forced again
+        panel.n_heads.spin.setValue(heads)
+        QApplication.processEvents()
+    assert "not your 4" in panel.last_notice and seen == []
