@@ -21,11 +21,13 @@ FRAME_MS = 16.0  # one frame of a 60 Hz screen
 
 
 class FramePacer(QObject):
-    def __init__(self, show: Callable[[object], None], runner: QObject, parent: QObject | None = None) -> None:
+    def __init__(self, show: Callable[[object], None], runner: QObject, parent: QObject | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         """show: the window's slot for a runner's HeatmapResult; runner: is_current(request_id), and `paced`
-        (False for a synchronous runner)."""
+        (False for a synchronous runner); clock: seconds (a test's own, so a busy machine cannot reorder it)."""
         super().__init__(parent)
         self._show = show
+        self._clock = clock
         self._runner = runner
         self._held: object | None = None  # the newest result that came within a frame of the last one shown
         self._last = -math.inf  # perf_counter() when a result was last shown
@@ -40,7 +42,7 @@ class FramePacer(QObject):
 
     def offer(self, result: object) -> None:
         """A result from the runner (HeatmapResult): shown now, or at the end of this frame."""
-        wait_ms = FRAME_MS - (time.perf_counter() - self._last) * 1e3
+        wait_ms = FRAME_MS - (self._clock() - self._last) * 1e3
         if wait_ms <= 0 or not self._runner.paced:
             self._held = None
             self.timer.stop()
@@ -56,5 +58,5 @@ class FramePacer(QObject):
             self._apply(result)  # else a newer request's result is on its way, and is shown when it comes
 
     def _apply(self, result: object) -> None:
-        self._last = time.perf_counter()
+        self._last = self._clock()
         self._show(result)

@@ -20,10 +20,14 @@ class FakeRunner:
         return request_id == self.latest_id
 
 
+NOW = [0.0]  # the pacers' clock in these tests, in seconds: a busy machine's pauses between two offers do not count
+
+
 def paced(*request_ids: int, paced: bool = True) -> tuple[FakeRunner, FramePacer, list]:
-    """A pacer offered each request's result as the request is made, at once one after another."""
+    """A pacer offered each request's result as the request is made, all at one instant of its clock."""
     runner, shown = FakeRunner(paced), []
-    pacer = FramePacer(shown.append, runner)
+    NOW[0] += 1.0  # long after any earlier test's results
+    pacer = FramePacer(shown.append, runner, clock=lambda: NOW[0])
     for rid in request_ids:
         runner.latest_id = rid
         pacer.offer(Result(rid))
@@ -49,6 +53,7 @@ def test_a_held_result_a_newer_request_made_stale_is_dropped_and_the_next_result
     with qtbot.waitSignal(pacer.timer.timeout, timeout=2000):
         pass
     assert shown == [Result(1)] and not pacer.holding()  # the window never shows a stale view
+    NOW[0] += FRAME_MS / 1e3
     pacer.offer(Result(3))  # the frame is over: at once
     assert shown == [Result(1), Result(3)]
 
