@@ -141,7 +141,8 @@ def switch_attention(cfg: AttentionConfig, dims: MLADims | None) -> tuple[Attent
     if dims is not None:
         new = cfg.with_(mla=dims, n_kv_heads=None, explicit_head_dim=None, bias=False, qk_norm=False, window=None,
                         layer_pattern="global", sinks=False)
-        return new, (f"Attention MLA: {format_noun(H, 'head')}, each key and value rebuilt from a {dims.latent_width}-value latent "
+        return new, (f"Attention MLA: {format_noun(H, 'head')}, each key and value rebuilt from a "
+                     f"{dims.latent_width}-value latent "
                      f"(n_kv_heads follows n_heads); biases, q/k norm, window and sinks are off. {kv_move(cfg, new)}")
     width = cfg.mla.v_head_dim if cfg.mla is not None else cfg.head_dim
     tied = cfg.d_model % H == 0

@@ -37,7 +37,8 @@ class ModeBadge(QLabel):
             self.update()
         self.setText(f" {cfg.mode_label} ")
         self._fit()
-        set_tip(self, f"{format_noun(cfg.n_heads, 'query head')} share{'s' * (cfg.n_heads == 1)} {format_noun(cfg.kv_heads, 'key/value head')}: "
+        share = "shares" if cfg.n_heads == 1 else "share"
+        set_tip(self, f"{format_noun(cfg.n_heads, 'query head')} {share} {format_noun(cfg.kv_heads, 'key/value head')}: "
                       f"{format_noun(cfg.group_size, 'query head')} per KV head." if cfg.mla is None else
                       f"{format_noun(cfg.n_heads, 'head')}, each with its own key and value rebuilt from one latent of "
                       f"{cfg.mla.latent_width} values a token.")

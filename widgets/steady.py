@@ -109,7 +109,7 @@ class _Settle:
     def later(self, label: SteadyLabel) -> None:
         self.labels.add(label)
         self.last = time.perf_counter()
-        if self.timer is None:
+        if self.timer is None or not shiboken_valid(self.timer):  # a new QApplication (tests) deleted the old one
             self.timer = QTimer()
             self.timer.setSingleShot(True)
             self.timer.timeout.connect(self._fire)
