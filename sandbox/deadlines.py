@@ -44,7 +44,8 @@ class Deadlines:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
             heapq.heappush(self._heap, (deadline.at, next(self._order), deadline))
-            self._cond.notify()
+            if self._heap[0][2] is deadline:  # else the thread wakes for an earlier one first (a slider
+                self._cond.notify()           # step's settle timer: its cancelled predecessor), then sees it
         return deadline
 
     def pending(self) -> int:

@@ -67,6 +67,8 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong, W
         self._tokens = itertools.count(1)
         self._latest = 0
         self._closing = False
+        self.closed = threading.Event()  # set with _closing: the watchdog waits on it (not on _changed, which
+        # every job's end notifies: a thread woken for nothing at each slider step)
         self.info: WorkerInfo = starting_info()
         self._loaded: dict[str, bool] = {}  # models open in the main worker: key -> allow_pickle
         self._asked: dict[str, bool] = {}  # models asked for and not loaded yet: key -> allow_pickle
@@ -155,10 +157,10 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong, W
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            self._cancel_timing()
-            for child in (self._main, self._timing):
-                self._send(child, ("latest", rid))
-            self._job(self._main, "heatmaps", rid, request)
+            if self._timing is not None and self._timing.jobs:
+                self._send(self._timing, ("latest", rid))  # the timing in progress stops between two repeats
+                self._cancel_timing()
+            self._job(self._main, "heatmaps", rid, request)  # its rid is the main worker's latest: one message
             if request.want_timing:
                 self._timer = self._deadlines.call_later(self._settle_s, self._start_timing, rid, request)
             else:
@@ -184,12 +186,11 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong, W
                 self._timer = self._deadlines.call_later(0.02, self._start_timing, rid, request)  # heatmaps first
                 return
             self._timer = None
-            self._send(self._timing, ("latest", rid))  # a worker started since has not heard of it
-            self._job(self._timing, "timing", rid, request)
+            self._job(self._timing, "timing", rid, request)  # its rid is the timing worker's latest
 
     def _cancel_timing(self) -> None:
         """A newer request: the timing in progress stops between two repeats when it hears of it (the
-        "latest" message sent next); one whose kernel call outlasts KILL_AFTER_S is killed and the spare
+        "latest" message sent just before); one whose kernel call outlasts KILL_AFTER_S is killed and the spare
         takes its place. Killing every time would cost a torch import a change on two cores."""
         child = self._timing
         if child is None or not child.jobs:
@@ -303,6 +304,7 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong, W
                 child.process.kill()
         if role == "main":
             self._closing = True
+            self.closed.set()
             self._stopped = f"the compute worker could not start ({cause}, {MAX_FAILED_STARTS} times)"
         else:
             self._timing, self._spare, self._no_spare = keep, None, True
@@ -368,6 +370,7 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong, W
         holds nothing to save). True: nothing of the runner's runs any more."""
         with self._lock:
             self._closing = True
+            self.closed.set()
             self._latest += 1
             if self._timer is not None:
                 self._timer.cancel()

@@ -16,10 +16,8 @@ START_HANG_S = 180.0  # torch's import takes 2 s here and a minute on a cold, sl
 
 def watch(runner: Any) -> None:
     """runner: a ProcessRunner; returns when it closes."""
-    while True:
-        with runner._changed:
-            if runner._changed.wait_for(lambda: runner._closing, WATCH_S):
-                return
+    while not runner.closed.wait(WATCH_S):
+        with runner._lock:
             now = time.monotonic()
             busy = []
             for child in (runner._main, runner._timing, runner._spare):

@@ -6,7 +6,7 @@ Messages in (tuples, pickled by multiprocessing):
   ("cancel_frontier",)               stop the frontier before its next point (read at once)
   ("cancel_long",)                   stop the Long tab's job between chunks, layers or steps (read at once)
   ("stop",)                          leave
-  ("heatmaps" | "timing", token, rid, request)
+  ("heatmaps" | "timing", token, rid, request)   rid is the newest request id too (read at once)
   ("load", token, key, allow_pickle, quiet)
   ("sweep", token, SweepJob)         every point in turn; live requests queued meanwhile run between points
   ("frontier", token, FrontierJob)   the same, one KV-frontier point a step
@@ -98,6 +98,8 @@ class _Served:
                         self.frontier_id, self.frontier_cancelled = message[2].run_id, False
                     elif kind == "long":
                         self.long_id, self.long_cancelled = message[2].job_id, False
+                    elif kind in ("heatmaps", "timing"):
+                        self.latest = max(self.latest, message[2])  # a live request is the newest one sent
                     self.jobs.put(message)
         except (EOFError, OSError):
             with self.blocks_lock:

@@ -30,3 +30,24 @@ def test_calls_come_in_deadline_order_on_one_thread_and_cancelled_ones_never():
     assert [name for name, _ in made] == ["first", "second", "third", "last"]
     assert len({ident for _, ident in made}) == 1 and made[0][1] != threading.get_ident()
     assert deadlines.pending() == 0
+
+
+def test_a_drag_of_settle_timers_makes_only_the_last_call():
+    """A slider drag: each step cancels its settle timer and asks for a later one, which wakes no thread
+    (the thread wakes for the cancelled earlier one first, then waits for the next)."""
+    deadlines = Deadlines("test")
+    made: list[int] = []
+    done = threading.Event()
+
+    def call(step: int) -> None:
+        made.append(step)
+        done.set()
+
+    timer = None
+    for step in range(20):
+        if timer is not None:
+            timer.cancel()
+        timer = deadlines.call_later(0.02 + 0.002 * step, call, step)
+    assert done.wait(10)
+    assert made == [19]
+    assert deadlines.pending() == 0
