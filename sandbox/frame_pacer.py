@@ -1,4 +1,4 @@
-"""The runner's heatmaps shown at most once a screen frame.
+"""The runner's heatmaps shown at most once a screen frame (widgets/frame_gate.py).
 
 In a fast slider drag the worker answered every 4 ms step, and the window set and painted a mosaic, then the
 costs, for each: 5 ms of the window's thread per 4 ms step, so the thread never caught up and a step's own work,
@@ -7,56 +7,57 @@ shows more than one of those mosaics per frame. A result that comes within FRAME
 for the frame's end and is shown then if it is still the newest request's; a newer request's result, once the
 frame is over, is shown as it comes. A lone change (nothing shown within a frame) is shown at once, as before.
 
-A synchronous runner (tests) is never paced: its results are shown inside the request, as they come."""
+The sliders that ask for those maps (the config panel's) are paced to the same frames: a drag's step reaches the
+panel, the request and the costs at most once a frame, with the newest value (widgets/slider_spin.py). So are the
+window's paints, new maps excepted (sandbox/paint_pacer.py).
+
+A synchronous runner (tests) is never paced: its results are shown inside the request, as they come, and the
+sliders emit every step."""
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QWidget
 
-FRAME_MS = 16.0  # one frame of a 60 Hz screen
+from sandbox.paint_pacer import PaintPacer
+from widgets.frame_gate import FRAME_MS, FrameGate
+from widgets.maps_view import MapsView
+from widgets.slider_spin import paced_sliders
 
 
 class FramePacer(QObject):
     def __init__(self, show: Callable[[object], None], runner: QObject, parent: QObject | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter, sliders: QWidget | None = None,
+                 maps: MapsView | None = None) -> None:
         """show: the window's slot for a runner's HeatmapResult; runner: is_current(request_id), and `paced`
-        (False for a synchronous runner); clock: seconds (a test's own, so a busy machine cannot reorder it)."""
+        (False for a synchronous runner); clock: seconds (a test's own, so a busy machine cannot reorder it);
+        sliders: a widget whose SliderSpins are paced too; maps: the view whose new maps paint at once, in a
+        window (parent) whose other paints are paced."""
         super().__init__(parent)
         self._show = show
-        self._clock = clock
         self._runner = runner
-        self._held: object | None = None  # the newest result that came within a frame of the last one shown
-        self._last = -math.inf  # perf_counter() when a result was last shown
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setTimerType(Qt.TimerType.PreciseTimer)  # a coarse timer may fire 5% of 16 ms late or early
-        self.timer.timeout.connect(self._release)
+        frame_ms = FRAME_MS if runner.paced else 0.0
+        self.gate = FrameGate(self._show_if_current, frame_ms, self, clock)
+        self.timer = self.gate.timer
+        self.sliders = paced_sliders(sliders, frame_ms) if sliders is not None else []
+        self.paints: PaintPacer | None = None
+        if frame_ms and isinstance(parent, QWidget) and maps is not None:
+            self.paints = PaintPacer(parent, clock)
+            maps.maps_set.connect(self.paints.new_maps)
 
     def holding(self) -> bool:
-        """A result waits for the end of the frame."""
-        return self._held is not None
+        """A result, or a slider's step, waits for the end of its frame."""
+        return self.gate.holding() or any(s.holding() for s in self.sliders)
 
     def offer(self, result: object) -> None:
         """A result from the runner (HeatmapResult): shown now, or at the end of this frame."""
-        wait_ms = FRAME_MS - (self._clock() - self._last) * 1e3
-        if wait_ms <= 0 or not self._runner.paced:
-            self._held = None
-            self.timer.stop()
-            self._apply(result)
-            return
-        self._held = result  # a newer result replaces an older one that waits
-        if not self.timer.isActive():
-            self.timer.start(math.ceil(wait_ms))
+        self.gate.offer(result)
 
-    def _release(self) -> None:
-        result, self._held = self._held, None
-        if result is not None and self._runner.is_current(result.request_id):
-            self._apply(result)  # else a newer request's result is on its way, and is shown when it comes
-
-    def _apply(self, result: object) -> None:
-        self._last = self._clock()
+    def _show_if_current(self, result: object) -> bool:
+        if not self._runner.is_current(result.request_id):
+            return False  # a newer request's result is on its way, and is shown when it comes
         self._show(result)
+        return True

@@ -130,8 +130,7 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1280, 800)
         fit_to_screen(self)
-        # Import what opening a model needs once the user rests for a few seconds (a drag never waits
-        # on it) or reaches for the Model box, whichever comes first.
+        # What opening a model imports, once the user rests a few seconds or reaches for the Model box.
         self.warm_timer = QTimer(self)
         self.warm_timer.setSingleShot(True)
         self.warm_timer.setInterval(WARM_AFTER_IDLE_MS)
@@ -193,7 +192,8 @@ class MainWindow(QMainWindow):
         self.config_panel.device_changed.connect(lambda _d: self.request())
         self.config_panel.notice.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.text.textChanged.connect(lambda _t: self.request())
-        self.pacer = FramePacer(self._on_runner_heatmaps_ready, self.runner, self)  # at most one mosaic a frame
+        self.pacer = FramePacer(self._on_runner_heatmaps_ready, self.runner, self, sliders=self.config_panel,
+                                maps=self.mosaic.glw)  # one mosaic, slider step and paint a frame
         self.runner.heatmaps_ready.connect(self.pacer.offer)
         self.runner.timing_started.connect(self._on_runner_timing_started)
         self.runner.timing_ready.connect(self._on_runner_timing_ready)
@@ -211,8 +211,8 @@ class MainWindow(QMainWindow):
         return self.config_panel.config()
 
     def view_is_current(self) -> bool:
-        """The heatmaps and the costs on screen belong to the configuration and text the controls show."""
-        return self._maps_current() and not self.costs.due
+        """The heatmaps and costs on screen are of the configuration and text the controls show, none waiting."""
+        return self._maps_current() and not self.costs.due and not self.pacer.holding()
 
     def _maps_current(self) -> bool:
         hm = self.last_heatmaps

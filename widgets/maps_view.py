@@ -15,12 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
+from PySide6.QtCore import Signal
 
 
 class MapsView(pg.GraphicsLayoutWidget):
     """The maps' view, saying when it has painted (painted: a signal to emit after each paint)."""
 
     painted: Any = None
+    maps_set = Signal()  # new maps will paint with the window's next paint (the window's paint pacer lets it go)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -30,6 +32,7 @@ class MapsView(pg.GraphicsLayoutWidget):
         """The whole scene repaints with the window's next paint, after the work queued before it: a pending scene
         update keeps QGraphicsScene from sending the window's repaint from inside its own (see the docstring)."""
         self.scene().update()
+        self.maps_set.emit()
 
     def paintEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         super().paintEvent(event)

@@ -3,6 +3,10 @@
 The slider steps over the allowed values (an index), so a drag can never land on an invalid
 one; the spin box accepts typing and snaps to the nearest allowed value (or, for free values
 such as seq_len, keeps any number in range). Writing back blocks the echo signal (napari).
+
+The owner may pace the value's changes to the screen's frames (pace(FRAME_MS): widgets/frame_gate.py): in a fast
+drag the slider and the spin box show each step at once, and value_changed comes at most once a frame, with the
+newest value; value() stays the last value emitted until then, so the owner never reads a step it has not handled.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QAbstractSpinBox, QHBoxLayout, QWidget
 
 from core.config import nearest
+from widgets.frame_gate import FrameGate
 from widgets.wheel import FocusSlider, FocusSpin
 
 
@@ -43,6 +48,7 @@ class SliderSpin(QWidget):
         if tooltip:
             for w in (self, self.slider, self.spin):
                 w.setToolTip(tooltip)
+        self.gate = FrameGate(self._emit_now, 0.0, self)  # off until the owner paces it
         self.set_choices(choices, value)
         self.slider.valueChanged.connect(self._on_slider_moved)
         self.spin.valueChanged.connect(self._on_spin_changed)
@@ -51,7 +57,16 @@ class SliderSpin(QWidget):
         return list(self._choices)
 
     def value(self) -> int:
+        """The last value emitted or written (a paced drag's newest step may still wait for its frame)."""
         return self._value
+
+    def pace(self, frame_ms: float) -> None:
+        """value_changed at most once per frame_ms (0: at every change)."""
+        self.gate.frame_ms = frame_ms
+
+    def holding(self) -> bool:
+        """A step the slider shows waits for its frame to be emitted."""
+        return self.gate.holding()
 
     def set_choices(self, choices: list[int], value: int | None = None) -> int:
         """Replace the allowed values; keep (or snap) the value without emitting. Returns it."""
@@ -71,7 +86,11 @@ class SliderSpin(QWidget):
         return value
 
     def _write(self, value: int) -> None:
+        self.gate.drop()  # the owner's value (or the one just emitted) replaces a step that waits
         self._value = value
+        self._show(value)
+
+    def _show(self, value: int) -> None:
         with QSignalBlocker(self.slider), QSignalBlocker(self.spin):
             self.slider.setRange(0, max(0, len(self._choices) - 1))
             self.slider.setEnabled(len(self._choices) > 1)  # one choice: nothing to drag (the owner says why)
@@ -79,11 +98,20 @@ class SliderSpin(QWidget):
             self.spin.setValue(value)
 
     def _emit_if_changed(self, value: int) -> None:
-        if value != self._value:
-            self._write(value)
+        if value == self._value and not self.gate.holding():
+            self._write(value)  # a typed "64.0" shows as "64"
+            return
+        self.gate.offer(value)
+        if self.gate.holding():
+            self._show(value)  # the slider and the number show the step that waits for its frame
+
+    def _emit_now(self, value: int) -> bool:
+        """The gate's call: False when the value is the owner's already (a drag that came back within a frame)."""
+        changed = value != self._value
+        self._write(value)
+        if changed:
             self.value_changed.emit(value)
-        else:
-            self._write(value)
+        return changed
 
     def _on_slider_moved(self, index: int) -> None:
         self._emit_if_changed(self._choices[index])
@@ -95,14 +123,23 @@ class SliderSpin(QWidget):
             self.snapped.emit(value, kept)
 
     def _step_spin(self, steps: int) -> None:
-        """Arrow keys and wheel on the spin box step over the allowed values."""
+        """Arrow keys and wheel on the spin box step over the allowed values, from the value shown."""
+        shown = self.gate.held() if self.gate.holding() else self._value
         if steps > 0:
-            above = [c for c in self._choices if c > self._value]
-            target = above[min(steps, len(above)) - 1] if above else self._value
+            above = [c for c in self._choices if c > shown]
+            target = above[min(steps, len(above)) - 1] if above else shown
         else:
-            below = [c for c in self._choices if c < self._value]
-            target = below[-min(-steps, len(below))] if below else self._value
+            below = [c for c in self._choices if c < shown]
+            target = below[-min(-steps, len(below))] if below else shown
         self._emit_if_changed(target)
+
+
+def paced_sliders(root: QWidget, frame_ms: float) -> list[SliderSpin]:
+    """Every SliderSpin under root, paced to frame_ms (see the module's docstring)."""
+    sliders = root.findChildren(SliderSpin)
+    for s in sliders:
+        s.pace(frame_ms)
+    return sliders
 
 
 class _StepSpin(FocusSpin):

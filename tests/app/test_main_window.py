@@ -100,7 +100,9 @@ def test_rapid_changes_end_on_the_last_config_without_stale_views(make_window, a
     for i in range(100):
         panel.n_heads.slider.setValue(i % len(choices))
         panel.seq_len.spin.setValue(8 + i % 13)
+    qtbot.waitUntil(lambda: not w.pacer.holding(), timeout=5000)  # a drag's newest step waits for its frame
     last = w.config()
+    assert (last.n_heads, last.seq_len) == (choices[99 % len(choices)], 8 + 99 % 13)  # the controls' last values
     qtbot.waitUntil(lambda: w.runner.is_idle() and w.last_timing is not None and w.last_timing.config == last
                     and w.view_is_current(), timeout=30000)  # the last maps may wait for a frame's end (FramePacer)
     assert_view_matches(w, last)

@@ -1,0 +1,100 @@
+"""The window paints at most once a frame (sandbox/paint_pacer.py): a paint within the frame waits for its end and
+then paints all that was dirtied meanwhile, new maps paint at once, and only a paced runner's window is paced."""
+
+from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from sandbox.frame_pacer import FRAME_MS, FramePacer
+from sandbox.paint_pacer import PaintPacer
+from widgets.maps_view import MapsView
+
+NOW = [0.0]  # the pacer's clock in seconds: a busy machine's pauses do not count
+
+
+class Counted(QWidget):
+    def __init__(self) -> None:
+        super().__init__()
+        self.paints = 0
+
+    def paintEvent(self, event: QEvent) -> None:  # noqa: N802
+        self.paints += 1
+
+
+def window(qtbot) -> tuple[QWidget, Counted, Counted, PaintPacer]:
+    top = QWidget()
+    a, b = Counted(), Counted()
+    lay = QVBoxLayout(top)
+    lay.addWidget(a)
+    lay.addWidget(b)
+    top.resize(200, 200)
+    qtbot.addWidget(top)
+    top.show()
+    qtbot.waitExposed(top)
+    qtbot.waitUntil(lambda: a.paints > 0 and b.paints > 0, timeout=5000)
+    NOW[0] += 1.0
+    pacer = PaintPacer(top, clock=lambda: NOW[0])
+    return top, a, b, pacer
+
+
+def settle() -> None:
+    """Every posted event delivered, Qt's paint request among them (no timer is run)."""
+    QCoreApplication.sendPostedEvents()
+
+
+def test_a_paint_within_the_frame_waits_for_its_end_and_paints_all_dirtied_meanwhile(qtbot):
+    _top, a, b, pacer = window(qtbot)
+    a.update()
+    settle()
+    assert a.paints == 2 and not pacer.holding()  # the frame had long ended: at once
+    a.update()
+    settle()
+    assert a.paints == 2 and pacer.holding()  # within the frame of the last paint: held
+    b.update()
+    settle()
+    assert b.paints == 1  # Qt asks for no other paint while one is held
+    qtbot.waitUntil(lambda: not pacer.holding(), timeout=2000)
+    qtbot.waitUntil(lambda: a.paints == 3 and b.paints == 2, timeout=2000)  # one paint, both widgets
+    assert 0 < pacer.timer.interval() <= FRAME_MS + 1
+
+
+def test_new_maps_paint_at_once_whether_a_paint_is_held_or_not(qtbot):
+    _top, a, b, pacer = window(qtbot)
+    a.update()
+    settle()
+    a.update()
+    settle()
+    assert a.paints == 2 and pacer.holding()
+    pacer.new_maps()  # a held paint is delivered in the next turn, not at the frame's end
+    assert not pacer.timer.isActive()
+    settle()
+    assert a.paints == 3
+    pacer.new_maps()  # nothing held: the next paint Qt asks for goes at once, within the frame or not
+    b.update()
+    settle()
+    assert b.paints == 2 and not pacer.holding()
+
+
+class FakeRunner:
+    def __init__(self, paced: bool) -> None:
+        self.paced = paced
+
+    def is_current(self, request_id: int) -> bool:
+        return True
+
+
+def test_only_a_paced_runners_window_is_paced_and_its_maps_view_says_when_new_maps_come(qtbot):
+    for paced in (False, True):
+        top = QWidget()
+        qtbot.addWidget(top)
+        maps = MapsView(parent=top)
+        pacer = FramePacer(lambda r: None, FakeRunner(paced), top, maps=maps)
+        assert (pacer.paints is not None) == paced
+    assert pacer.paints is not None
+    top.show()
+    qtbot.waitExposed(top)
+    pacer.paints._last = pacer.paints._clock()  # a paint has just gone: the next would wait
+    maps.update()
+    QCoreApplication.sendPostedEvents()
+    assert pacer.paints.holding()
+    maps.paint_later()  # new maps: the held paint goes now
+    assert not pacer.paints.holding()

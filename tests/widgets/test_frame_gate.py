@@ -1,0 +1,119 @@
+"""The frame gate (widgets/frame_gate.py) and the sliders it paces (widgets/slider_spin.py): at most one call a
+frame, the newest value winning, a lone change at once, nothing lost and nothing stale."""
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from widgets.frame_gate import FRAME_MS, FrameGate
+from widgets.slider_spin import SliderSpin, paced_sliders
+
+NOW = [0.0]  # the gates' clock in these tests, in seconds: a busy machine's pauses do not count
+
+
+def gate(answer: object = None) -> tuple[FrameGate, list]:
+    NOW[0] += 1.0  # long after any earlier test's calls
+    calls: list = []
+
+    def call(value: object) -> object:
+        calls.append(value)
+        return answer
+
+    return FrameGate(call, FRAME_MS, clock=lambda: NOW[0]), calls
+
+
+def test_a_lone_offer_is_called_at_once(qtbot):
+    g, calls = gate()
+    g.offer(1)
+    assert calls == [1] and not g.holding()
+
+
+def test_offers_within_a_frame_wait_for_its_end_and_only_the_newest_is_called(qtbot):
+    g, calls = gate()
+    for v in (1, 2, 3):
+        g.offer(v)
+    assert calls == [1] and g.holding() and g.held() == 3
+    assert 0 < g.timer.interval() <= FRAME_MS + 1
+    qtbot.waitUntil(lambda: not g.holding(), timeout=2000)
+    assert calls == [1, 3]
+    NOW[0] += FRAME_MS / 1e3  # the frame of 3 is over: the next offer goes at once
+    g.offer(4)
+    assert calls == [1, 3, 4]
+
+
+def test_a_call_that_showed_nothing_starts_no_frame(qtbot):
+    g, calls = gate(answer=False)
+    g.offer(1)
+    g.offer(2)  # the first showed nothing: no frame to wait for
+    assert calls == [1, 2] and not g.holding()
+
+
+def test_a_dropped_value_is_never_called_and_an_unpaced_gate_calls_every_offer(qtbot):
+    g, calls = gate()
+    g.offer(1)
+    g.offer(2)
+    g.drop()
+    assert not g.holding() and not g.timer.isActive()
+    g.frame_ms = 0.0
+    g.offer(3)
+    g.offer(4)
+    assert calls == [1, 3, 4]
+
+
+def paced_slider(qtbot) -> tuple[SliderSpin, list[int]]:
+    NOW[0] += 1.0
+    s = SliderSpin([1, 2, 4, 8, 16], 4)
+    qtbot.addWidget(s)
+    s.gate._clock = lambda: NOW[0]
+    s.pace(FRAME_MS)
+    emitted: list[int] = []
+    s.value_changed.connect(emitted.append)
+    return s, emitted
+
+
+def test_a_paced_drag_emits_its_first_step_and_then_its_newest_at_the_frames_end(qtbot):
+    s, emitted = paced_slider(qtbot)
+    for index in (3, 4, 0):  # 8, 16, 1 within one frame
+        s.slider.setValue(index)
+    assert emitted == [8]
+    assert s.value() == 8  # what the owner has handled, not the step that waits
+    assert s.holding() and s.spin.value() == 1 and s.slider.value() == 0  # the step is shown at once
+    qtbot.waitUntil(lambda: not s.holding(), timeout=2000)
+    assert emitted == [8, 1] and s.value() == 1
+
+
+def test_a_drag_back_to_the_emitted_value_within_the_frame_emits_nothing_more(qtbot):
+    s, emitted = paced_slider(qtbot)
+    s.slider.setValue(3)  # 8, at once
+    s.slider.setValue(4)  # 16, held
+    s.slider.setValue(3)  # back to 8
+    qtbot.waitUntil(lambda: not s.holding(), timeout=2000)
+    assert emitted == [8] and s.value() == 8
+
+
+def test_the_owners_write_replaces_a_step_that_waits(qtbot):
+    s, emitted = paced_slider(qtbot)
+    s.slider.setValue(3)
+    s.slider.setValue(4)  # held
+    assert s.set_value(2) == 2  # a preset, or a value another control forced
+    assert not s.holding() and s.spin.value() == 2 and s.slider.value() == 1
+    NOW[0] += 1.0
+    s.slider.setValue(4)
+    assert emitted == [8, 16]  # the held 16 was never emitted on its own
+
+
+def test_arrow_keys_step_from_the_value_shown(qtbot):
+    s, emitted = paced_slider(qtbot)
+    s.slider.setValue(3)  # 8, at once
+    s.slider.setValue(1)  # 2, held
+    qtbot.keyClick(s.spin, Qt.Key.Key_Up)  # from the 2 shown, not the 8 emitted
+    assert s.spin.value() == 4
+    qtbot.waitUntil(lambda: not s.holding(), timeout=2000)
+    assert emitted == [8, 4]
+
+
+def test_paced_sliders_paces_every_slider_under_a_widget(qtbot):
+    root = QWidget()
+    qtbot.addWidget(root)
+    a, b = SliderSpin([1, 2], 1, parent=root), SliderSpin([1, 2], 2, parent=root)
+    assert paced_sliders(root, FRAME_MS) == [a, b]
+    assert a.gate.frame_ms == b.gate.frame_ms == FRAME_MS
