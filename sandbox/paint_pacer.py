@@ -53,7 +53,7 @@ class PaintPacer(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
         if obj is not self._window or event.type() != UPDATE:
             return False
-        wait_ms = FRAME_MS - (self._clock() - self._last) * 1e3
+        wait_ms = min(FRAME_MS, FRAME_MS - (self._clock() - self._last) * 1e3)  # a clock set back: one frame
         if wait_ms > 0 and not self._now:
             if not self.timer.isActive():
                 self.timer.start(math.ceil(wait_ms))

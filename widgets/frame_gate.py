@@ -47,8 +47,8 @@ class FrameGate(QObject):
 
     def offer(self, value: Any) -> None:
         """Called now, or at the end of this frame if no newer offer replaces it."""
-        wait_ms = self.frame_ms - (self._clock() - self._last) * 1e3
-        if wait_ms <= 0 or self.frame_ms <= 0:
+        wait_ms = min(self.frame_ms, self.frame_ms - (self._clock() - self._last) * 1e3)  # a clock set back: a frame
+        if not wait_ms > 0:  # the frame is over, or the gate is off
             self.drop()
             self._apply(value)
             return

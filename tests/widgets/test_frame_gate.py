@@ -117,3 +117,15 @@ def test_paced_sliders_paces_every_slider_under_a_widget(qtbot):
     a, b = SliderSpin([1, 2], 1, parent=root), SliderSpin([1, 2], 2, parent=root)
     assert paced_sliders(root, FRAME_MS) == [a, b]
     assert a.gate.frame_ms == b.gate.frame_ms == FRAME_MS
+
+
+def test_a_clock_set_back_holds_a_value_for_one_frame_at_most_and_nan_turns_the_gate_off(qtbot):
+    g, calls = gate()
+    g.offer(1)
+    NOW[0] -= 3600.0  # the clock went back an hour
+    g.offer(2)
+    assert g.holding() and g.timer.interval() <= FRAME_MS + 1
+    qtbot.waitUntil(lambda: not g.holding(), timeout=2000)
+    g.frame_ms = float("nan")
+    g.offer(3)
+    assert calls == [1, 2, 3] and not g.holding()
