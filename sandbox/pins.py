@@ -3,10 +3,11 @@ save and open them as a workspace file."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QVBoxLayout, QWidget
 
 from core.atomic import ExportError, write_text_atomic
@@ -57,6 +58,9 @@ def why_tokens_differ(a: Pin, b: Pin) -> str:
     return "pin both with the same text to compare their heatmaps"
 
 
+PIN_WAIT_S = 3.0  # Ctrl+P just after a change pins the change once its heatmaps are shown, if they come by then
+
+
 class PinController(QObject):
     pins_changed = Signal()
 
@@ -74,6 +78,20 @@ class PinController(QObject):
         self.table.diff_requested.connect(self.open_diff)
         self.table.export_requested.connect(self._on_table_export_requested)
         self._load_after_model: Pin | None = None  # a pin to put back once its model has loaded
+        self._pin_asked_at = 0.0
+        self._pin_wait = QTimer(self)  # Ctrl+P while the heatmaps of what the controls show are on their way
+        self._pin_wait.setInterval(20)
+        self._pin_wait.timeout.connect(self._pin_when_current)
+
+    def _pin_when_current(self) -> None:
+        if self.window.view_is_current():
+            self._pin_wait.stop()
+            self.pin_current()
+        elif time.monotonic() - self._pin_asked_at > PIN_WAIT_S:
+            self._pin_wait.stop()
+            self.window.statusBar().showMessage(
+                f"Nothing pinned: the heatmaps of this configuration took over {PIN_WAIT_S:.0f} s; press Ctrl+P again "
+                "once they are shown.", 8000)
 
     def refresh(self) -> None:
         self.table.set_pins([p.name for p in self.pins], [p.report for p in self.pins])
@@ -86,8 +104,14 @@ class PinController(QObject):
             w.statusBar().showMessage(f"A workspace holds at most {MAX_PINS:,} pins; remove some first.", 6000)
             return None
         if hm is None or not w.view_is_current():
+            if w.pacer.holding() or w.costs.due or not w.runner.is_idle():  # on their way: pin them when shown
+                self._pin_asked_at = time.monotonic()
+                self._pin_wait.start()
+                w.statusBar().showMessage("Pinning once the heatmaps of this configuration are shown…", 6000)
+                return None
             w.statusBar().showMessage("Nothing to pin yet: wait for the heatmaps of this configuration.", 6000)
             return None
+        self._pin_wait.stop()
         t = w.current_timing()
         timing = t.result.to_report() if t is not None else None
         arch, model = w.models.pin_context(hm)

@@ -5,7 +5,7 @@ and the pin row. Layout only: the window hands in the widgets it made."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -56,6 +56,7 @@ class HeatmapsTab(QWidget):
         # The colormap row, the badge legend and the hover readout serve both sides, so they stand
         # outside the two mosaics, which then have the same make-up and split the width evenly.
         tv.addWidget(mosaic.controls)
+        self.mosaic = mosaic
         self.maps = QSplitter(Qt.Orientation.Horizontal)
         self.maps.addWidget(original)  # a real model's trained heads, shown when changed
         self.maps.addWidget(mosaic)
@@ -90,6 +91,11 @@ class HeatmapsTab(QWidget):
 
     def _on_split_splitter_moved(self, *_: object) -> None:
         self._user_sized = True
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        if self.mosaic.auto_fit and self.mosaic.layout_ is not None:
+            self.mosaic.on_fit()  # maps laid out anew behind another tab were not fitted: a hidden view has no size
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
