@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QWidget
 
 from sandbox.paint_pacer import PaintPacer
@@ -47,6 +47,19 @@ class FramePacer(QObject):
         if frame_ms and isinstance(parent, QWidget) and maps is not None:
             self.paints = PaintPacer(parent, clock)
             maps.maps_set.connect(self.paints.new_maps)
+        if isinstance(parent, QWidget):
+            parent.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.Close:  # before the window's closeEvent shuts its runner down
+            self.drop()
+        return False
+
+    def drop(self) -> None:
+        """Nothing held is shown or emitted any more (the window closes)."""
+        self.gate.drop()
+        for s in self.sliders:
+            s.gate.drop()
 
     def holding(self) -> bool:
         """A result, or a slider's step, waits for the end of its frame."""

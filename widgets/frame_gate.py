@@ -19,6 +19,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QTimer
 
 FRAME_MS = 16.0  # one frame of a 60 Hz screen
+MAX_WAIT_MS = 1000.0  # a longer "frame" is a mistake: the gate calls at once
 
 
 class FrameGate(QObject):
@@ -48,13 +49,13 @@ class FrameGate(QObject):
     def offer(self, value: Any) -> None:
         """Called now, or at the end of this frame if no newer offer replaces it."""
         wait_ms = min(self.frame_ms, self.frame_ms - (self._clock() - self._last) * 1e3)  # a clock set back: a frame
-        if not wait_ms > 0:  # the frame is over, or the gate is off
+        if not 0 < wait_ms < MAX_WAIT_MS:  # the frame is over, or the gate is off (0, NaN, inf)
             self.drop()
             self._apply(value)
             return
-        self._held = (value,)
         if not self.timer.isActive():
             self.timer.start(math.ceil(wait_ms))
+        self._held = (value,)
 
     def drop(self) -> None:
         """The held value is not called (its owner has moved on)."""

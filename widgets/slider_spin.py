@@ -117,8 +117,9 @@ class SliderSpin(QWidget):
         self._emit_if_changed(self._choices[index])
 
     def _on_spin_changed(self, value: int) -> None:
+        """A typed value goes at once, held step or not: one change, whose snap the owner explains with it."""
         kept = value if self._free else nearest(value, self._choices)
-        self._emit_if_changed(kept)
+        self._emit_now(kept)
         if kept != value:
             self.snapped.emit(value, kept)
 

@@ -98,3 +98,21 @@ def test_only_a_paced_runners_window_is_paced_and_its_maps_view_says_when_new_ma
     assert pacer.paints.holding()
     maps.paint_later()  # new maps: the held paint goes now
     assert not pacer.paints.holding()
+
+
+def test_a_closing_window_drops_what_waits_so_nothing_reaches_a_runner_shut_down(qtbot):
+    from widgets.slider_spin import SliderSpin
+
+    top = QWidget()
+    qtbot.addWidget(top)
+    slider = SliderSpin([1, 2, 4, 8], 2, parent=top)
+    pacer = FramePacer(lambda r: None, FakeRunner(True), top, sliders=top)
+    emitted: list[int] = []
+    slider.value_changed.connect(emitted.append)
+    top.show()
+    slider.slider.setValue(2)  # 4, at once
+    slider.slider.setValue(3)  # 8, held for the frame's end
+    assert pacer.holding()
+    top.close()
+    assert not pacer.holding() and not slider.gate.timer.isActive()  # no late emission can come
+    assert emitted == [4]

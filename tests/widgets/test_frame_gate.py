@@ -129,3 +129,22 @@ def test_a_clock_set_back_holds_a_value_for_one_frame_at_most_and_nan_turns_the_
     g.frame_ms = float("nan")
     g.offer(3)
     assert calls == [1, 2, 3] and not g.holding()
+
+
+def test_an_endless_frame_is_a_mistake_and_calls_at_once(qtbot):
+    for frame_ms in (float("inf"), 3e9):
+        g, calls = gate()
+        g.frame_ms = frame_ms
+        g.offer(1)
+        g.offer(2)
+        assert calls == [1, 2] and not g.holding()
+
+
+def test_a_typed_value_goes_at_once_with_its_snap_even_within_a_drags_frame(qtbot):
+    s, emitted = paced_slider(qtbot)
+    seen: list[tuple[str, int, int]] = []
+    s.snapped.connect(lambda typed, kept: seen.append(("snapped", s.value(), kept)))
+    s.slider.setValue(3)  # 8, at once: a frame starts
+    s.spin.setValue(3)  # typed 3, kept 4 (no 3 among the choices)
+    assert emitted == [8, 4] and s.value() == 4 and not s.holding()
+    assert seen == [("snapped", 4, 4)]  # the owner explains the snap with the kept value already its own
