@@ -53,3 +53,15 @@ def test_a_caption_claims_a_change_only_when_its_interval_excludes_none():
     assert change(b, a, "decode_ms").startswith("-50%, 95% CI -5")
     noisy = change(pin(10.3, 0.3), pin(10.0, 0.3), "decode_ms")
     assert noisy.startswith("no measurable difference:")
+
+
+def test_the_first_median_imports_nothing_in_the_windows_thread():
+    """np.median imports numpy.ma on its first call (7-28 ms here): core.noise imports it up front, at start-up."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = "import sys, core.noise; print('numpy.ma' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.strip() == "True"
