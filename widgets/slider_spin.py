@@ -99,7 +99,7 @@ class SliderSpin(QWidget):
 
     def _emit_if_changed(self, value: int) -> None:
         if value == self._value and not self.gate.holding():
-            self._write(value)  # a typed "64.0" shows as "64"
+            self._write(value)  # nothing to emit: the slider and the number show the owner's value again
             return
         self.gate.offer(value)
         if self.gate.holding():
