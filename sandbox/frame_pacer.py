@@ -47,6 +47,8 @@ class FramePacer(QObject):
         if frame_ms and isinstance(parent, QWidget) and maps is not None:
             self.paints = PaintPacer(parent, clock)
             maps.maps_set.connect(self.paints.new_maps)
+            for gate in [self.gate, *(s.gate for s in self.sliders)]:
+                gate.called.connect(self.paints.after_work)
         if isinstance(parent, QWidget):
             parent.installEventFilter(self)
 

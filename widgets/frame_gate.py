@@ -16,13 +16,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 FRAME_MS = 16.0  # one frame of a 60 Hz screen
 MAX_WAIT_MS = 1000.0  # a longer "frame" is a mistake: the gate calls at once
 
 
 class FrameGate(QObject):
+    called = Signal()  # a call showed something (a window paints it in a turn of its own: sandbox/paint_pacer.py)
+
     def __init__(self, call: Callable[[Any], bool | None], frame_ms: float = FRAME_MS,
                  parent: QObject | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
         """call(value): False when it showed nothing; clock: seconds (a test's own, so a busy machine cannot
@@ -70,3 +72,4 @@ class FrameGate(QObject):
     def _apply(self, value: Any) -> None:
         if self._call(value) is not False:
             self._last = self._clock()
+            self.called.emit()

@@ -1,7 +1,7 @@
 """The window paints at most once a frame (sandbox/paint_pacer.py): a paint within the frame waits for its end and
 then paints all that was dirtied meanwhile, new maps paint at once, and only a paced runner's window is paced."""
 
-from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from sandbox.frame_pacer import FRAME_MS, FramePacer
@@ -72,6 +72,37 @@ def test_new_maps_paint_at_once_whether_a_paint_is_held_or_not(qtbot):
     b.update()
     settle()
     assert b.paints == 2 and not pacer.holding()
+
+
+def test_a_paint_asked_for_in_the_turn_of_a_frames_work_goes_in_a_later_turn_after_the_timers_due(qtbot):
+    _top, a, _b, pacer = window(qtbot)
+    order: list[str] = []
+    due = QTimer()  # a timer already due when the work ends (a heartbeat, an input's turn)
+    due.setSingleShot(True)
+    due.setTimerType(Qt.TimerType.PreciseTimer)
+    due.timeout.connect(lambda: order.append("timer"))
+    a.paintEvent = lambda e: order.append("paint")
+    due.start(0)
+    pacer.after_work()  # a slider's step was set up in this turn
+    a.update()
+    settle()
+    assert order == [] and pacer.holding()  # its paint waits for the turn's end, though its frame is over
+    qtbot.waitUntil(lambda: "paint" in order, timeout=2000)
+    assert order == ["timer", "paint"] and not pacer.holding()
+
+
+def test_new_maps_set_in_the_turn_of_a_frames_work_paint_in_the_next_turn_at_once(qtbot):
+    _top, a, _b, pacer = window(qtbot)
+    a.update()
+    settle()
+    assert a.paints == 2  # a paint has just gone: the next is within its frame
+    a.update()
+    pacer.new_maps()  # new maps, in the gate's call ...
+    pacer.after_work()  # ... which says so when it returns
+    settle()
+    assert a.paints == 2 and pacer.holding() and not pacer.timer.isActive()  # not held for the frame's end
+    qtbot.waitUntil(lambda: a.paints == 3, timeout=2000)  # in the next turn
+    assert not pacer.timer.isActive() and not pacer.holding()
 
 
 class FakeRunner:

@@ -42,9 +42,23 @@ def test_offers_within_a_frame_wait_for_its_end_and_only_the_newest_is_called(qt
 
 def test_a_call_that_showed_nothing_starts_no_frame(qtbot):
     g, calls = gate(answer=False)
+    shown: list[bool] = []
+    g.called.connect(lambda: shown.append(True))
     g.offer(1)
     g.offer(2)  # the first showed nothing: no frame to wait for
     assert calls == [1, 2] and not g.holding()
+    assert shown == []  # nothing for a window to paint
+
+
+def test_called_says_when_a_call_showed_something(qtbot):
+    g, calls = gate()
+    shown: list[int] = []
+    g.called.connect(lambda: shown.append(len(calls)))
+    g.offer(1)
+    g.offer(2)
+    assert shown == [1]  # after the first call; the held one has not been called
+    qtbot.waitUntil(lambda: not g.holding(), timeout=2000)
+    assert shown == [1, 2]
 
 
 def test_a_dropped_value_is_never_called_and_an_unpaced_gate_calls_every_offer(qtbot):
