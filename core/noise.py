@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.ma  # noqa: F401  np.median imports it on first use: 7-28 ms of the window's thread at the first timing
+import numpy.random  # noqa: F401  so does default_rng: 13 modules, 7-10 ms more in the first timing's slot
 
 BOOTSTRAP = 2000  # resamples: the 2.5% and 97.5% points move by about 1% of the interval between seeds
 MAX_SAMPLES = 1000  # repeats a report keeps per measurement (measure() takes at most 200)

@@ -63,6 +63,11 @@ class FramePacer(QObject):
         for s in self.sliders:
             s.gate.drop()
 
+    def after_work(self) -> None:
+        """Work done outside the gates (a timing's result shown): its paint goes in a turn of its own."""
+        if self.paints is not None:
+            self.paints.after_work()
+
     def holding(self) -> bool:
         """A result, or a slider's step, waits for the end of its frame."""
         return self.gate.holding() or any(s.holding() for s in self.sliders)

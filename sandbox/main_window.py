@@ -195,6 +195,7 @@ class MainWindow(QMainWindow):
         self.pacer = FramePacer(self._on_runner_heatmaps_ready, self.runner, self, sliders=self.config_panel,
                                 maps=self.mosaic.glw)  # one mosaic, slider step and paint a frame
         self.runner.heatmaps_ready.connect(self.pacer.offer)
+        self.heat_tab.fit_timer.timeout.connect(self.pacer.after_work)  # a fit's 3-5 ms, then its paint
         self.runner.timing_started.connect(self._on_runner_timing_started)
         self.runner.timing_ready.connect(self._on_runner_timing_ready)
         self.runner.failed.connect(self._on_runner_failed)
@@ -229,11 +230,8 @@ class MainWindow(QMainWindow):
         (a new text, layer or probe keeps a measurement: timing runs random inputs). A measurement of
         these shapes in progress is interrupted by the new heatmaps and starts again after them."""
         cfg, device = self.config(), self.config_panel.device_choice()
-        if self.measuring is not None and self.measuring[:2] == (cfg, device):
-            force_timing = force_timing or self.measuring[2]  # Measure now stays asked for
-            restart = True
-        else:
-            restart = False
+        restart = self.measuring is not None and self.measuring[:2] == (cfg, device)
+        force_timing = force_timing or (restart and self.measuring[2])  # Measure now stays asked for
         want_timing = force_timing or restart or (self.live_timing and self.current_timing() is None)
         if want_timing:
             self.timing.show_waiting()
@@ -325,7 +323,7 @@ class MainWindow(QMainWindow):
         self.timing.show_timing(outcome.result.to_report(),
                                 f"{c.mode_label}, T={c.seq_len:,}, B={c.batch_size}, {c.phase}",
                                 c.batch_size, c.seq_len, decodes)
-        QTimer.singleShot(0, self.heat_tab.fit_lower)  # wrapped figures (a window's comparison) need their height
+        self.pacer.after_work()  # 4-9 ms of set-up: its layout and paint go in turns of their own
 
     def _on_runner_failed(self, failure: Failure) -> None:
         if failure.stage == "timing":
@@ -390,7 +388,7 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
-        QTimer.singleShot(0, self.heat_tab.fit_lower)  # once the window has its size
+        self.heat_tab.fit_later()  # once the window has its size
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         self.save_settings()

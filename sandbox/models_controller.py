@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QSignalBlocker, QTimer, Signal
+from PySide6.QtCore import QObject, QSignalBlocker, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from core.arch.layer import LayerSpec
@@ -151,7 +151,6 @@ class ModelController(QObject):
         self.window.config_panel.set_model_shape(None)
         self.window.reshow_timing()
         self.changed.emit()
-        QTimer.singleShot(0, self.window.heat_tab.fit_lower)
 
     def _reset_view(self) -> list[str]:
         """A new model starts on its own terms: no change applied everywhere, a layer it has."""
@@ -178,7 +177,6 @@ class ModelController(QObject):
         self.window.config_panel.set_model_shape(shape)  # emits config_changed: the request follows
         self.loaded.emit(key)
         self.changed.emit()
-        QTimer.singleShot(0, self.window.heat_tab.fit_lower)  # the fidelity figures need room below the maps
 
     def _on_runner_failed(self, failure: Failure) -> None:
         if failure.stage == "model":  # the app stays on the model it had

@@ -11,7 +11,7 @@ import math
 import time
 import weakref
 
-from PySide6.QtCore import QEvent, QSize, QTimer
+from PySide6.QtCore import QEvent, QSize, QTimer, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 from shiboken6 import isValid as shiboken_valid
@@ -147,6 +147,8 @@ class LayoutFirewall(QWidget):
     more or less) and its limits need the layouts above, not the preferred width a new text brings (a summary, the
     view's line or the frame legend, new at every step of a drag, ran the layouts of the side panel or the tab)."""
 
+    hints_changed = Signal()  # the content needs other room (a host that sizes it by hand refits then)
+
     def __init__(self, content: QWidget, parent: QWidget | None = None, sized_by_host: bool = False,
                  wraps: bool = False) -> None:
         super().__init__(parent)
@@ -192,8 +194,11 @@ class LayoutFirewall(QWidget):
         """Shown again (its tab in front): its hints once more, up the layouts. A text set while it was hidden asked
         no visible layout to run, and a header that took a second line stayed one line high, clipped."""
         super().showEvent(event)
-        self._hints = self._current_hints()
+        hints = self._current_hints()
+        changed, self._hints = hints != self._hints, hints
         self.updateGeometry()
+        if changed:
+            self.hints_changed.emit()
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.LayoutRequest:
@@ -201,5 +206,6 @@ class LayoutFirewall(QWidget):
             if hints != self._hints:
                 self._hints = hints
                 self.updateGeometry()  # the content needs other room: tell the layouts above, once
+                self.hints_changed.emit()
             return True
         return super().event(event)
