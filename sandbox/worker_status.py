@@ -28,8 +28,17 @@ class WorkerStatus:
                               "process: a crash there restarts it without closing this window.")
         self.last_death = ""
         window.statusBar().addPermanentWidget(self.label)
+        window.statusBar().messageChanged.connect(self.on_message)
         window.runner.ready.connect(self.on_ready)
         window.runner.worker_died.connect(self.on_worker_died)
+
+    def on_message(self, text: str) -> None:
+        """A message that this label would cut takes the whole bar while it shows (the label comes back after it);
+        the bar's tooltip holds it whole, for one longer than the window."""
+        bar = self.window.statusBar()
+        room = bar.width() - self.label.sizeHint().width() - 3 * bar.fontMetrics().averageCharWidth()
+        self.label.setVisible(bar.fontMetrics().horizontalAdvance(text) <= room)
+        bar.setToolTip(text)
 
     def device_kind(self, choice: str) -> str:
         """What a device choice runs on, as the timing panel names it: CPU, CUDA or MPS (auto: the best)."""

@@ -39,3 +39,22 @@ def test_maps_laid_out_anew_behind_another_tab_are_fitted_when_their_tab_is_show
     assert lay.n_heads == w.config().n_heads
     seen = w.mosaic.plot.getViewBox().viewRect()
     assert seen.contains(QRectF(0, 0, lay.width, lay.height)), (seen, lay.width, lay.height)
+
+
+def test_a_long_status_message_takes_the_whole_bar_and_the_device_label_returns_after_it(make_window):
+    """A stranger found long messages cut by the device label on the bar's right (a model's forced n_kv_heads)."""
+    w = make_window()
+    bar, label = w.statusBar(), w.worker_status.label
+    metrics = bar.fontMetrics()
+    bar.showMessage("timing skipped")  # short: both fit
+    assert not label.isHidden() and bar.toolTip() == "timing skipped"
+    room = bar.width() - label.sizeHint().width()
+    words = "n_kv_heads is 3, as SmolLM2 was trained: its 9 heads share 3 K/V heads in groups of 3; "
+    long = words * 1
+    while metrics.horizontalAdvance(long + words) < bar.width() - 40:
+        long += words
+    assert metrics.horizontalAdvance(long) > room  # a message that the label would cut
+    bar.showMessage(long)
+    assert label.isHidden() and bar.toolTip() == long
+    bar.clearMessage()
+    assert not label.isHidden() and bar.toolTip() == ""
