@@ -40,6 +40,12 @@ CONFIGS = [
 ]
 
 
+def run_time(budget: float, app_ms: float) -> float:
+    """The reference block's min_run_time: the budget, and at least as many calls as the app's block times (its
+    min_reps, 5): at the budget alone a 0.43 s layer (d_model 2048, T 2048) got one call, a median of one sample."""
+    return max(budget, 5 * app_ms / 1e3)
+
+
 def reference_ms(cfg: AttentionConfig, threads: int, budget: float) -> float:
     """torch.utils.benchmark's median of the layer forward (the configured phase) on `threads` threads."""
     with torch.inference_mode():
@@ -103,7 +109,7 @@ def window_rows(configs: list[AttentionConfig], blocks: int, budget: float) -> l
                 result = window.current_timing().result
                 apps.append(result.layer.median_ms)  # the timing panel's "Layer forward" figure
                 threads.add(result.threads or torch.get_num_threads())
-                refs.append(reference_ms(cfg, result.threads or torch.get_num_threads(), budget))
+                refs.append(reference_ms(cfg, result.threads or torch.get_num_threads(), run_time(budget, apps[-1])))
             ratios = sorted(a / r for a, r in zip(apps, refs, strict=True))
             rows.append({"config": cfg.to_dict(), "case": "window", "threads": sorted(threads),
                          "app_ms": round(statistics.median(apps), 4), "reference_ms": round(statistics.median(refs), 4),
@@ -117,7 +123,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--budget", type=float, default=0.4, help="seconds per block")
-    ap.add_argument("--blocks", type=int, default=5, help="blocks of each timer, alternating (at least 5)")
+    ap.add_argument("--blocks", type=int, default=9,  # at 5, the window's rows moved by up to 0.2 between runs
+                    help="blocks of each timer, alternating (at least 5)")
     ap.add_argument("--window", action="store_true", help="add the in-window case (the displayed figure)")
     ap.add_argument("--only-window", action="store_true", help="the in-window case alone")
     ap.add_argument("--window-configs", type=int, default=3, help="how many of the configs the window times")
@@ -135,7 +142,7 @@ def main() -> int:
             apps, refs = [], []
             for _ in range(args.blocks):  # ABAB...: each app block beside its reference block
                 apps.append(measure(fn, device, budget_s=args.budget, max_reps=1000).median_ms)
-                refs.append(timer.blocked_autorange(min_run_time=args.budget).median * 1e3)
+                refs.append(timer.blocked_autorange(min_run_time=run_time(args.budget, apps[-1])).median * 1e3)
         ratios = sorted(a / r for a, r in zip(apps, refs, strict=True))
         rows.append({
             "config": cfg.to_dict(),
