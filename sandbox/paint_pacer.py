@@ -48,6 +48,7 @@ class PaintPacer(QObject):
         self._turn.setInterval(0)
         self._turn.timeout.connect(self._turn_ended)
         self._after_turn = False  # a paint was asked for in the turn of a frame's work
+        self._held_at = 0.0  # clock() when it was
         window.installEventFilter(self)
 
     def holding(self) -> bool:
@@ -55,7 +56,10 @@ class PaintPacer(QObject):
         return self.timer.isActive() or self._turn.isActive() or self._after_turn
 
     def after_work(self) -> None:
-        """A frame's work was done in this turn (a step's config, new maps): its paint goes in the next."""
+        """A frame's work was done in this turn (a step's config, new maps): its paint goes in the next. A paint held
+        for a frame already goes at the end of this turn, so work in every turn cannot hold it for ever."""
+        if self._after_turn and (self._clock() - self._held_at) * 1e3 >= FRAME_MS and self._turn.isActive():
+            return
         self._turn.start()
 
     def new_maps(self) -> None:
@@ -69,7 +73,8 @@ class PaintPacer(QObject):
         if obj is not self._window or event.type() != UPDATE:
             return False
         if self._turn.isActive():
-            self._after_turn = True
+            if not self._after_turn:
+                self._after_turn, self._held_at = True, self._clock()
             return True  # held, as below: delivered once the turn's other work is done
         wait_ms = min(FRAME_MS, FRAME_MS - (self._clock() - self._last) * 1e3)  # a clock set back: one frame
         if wait_ms > 0 and not self._now:

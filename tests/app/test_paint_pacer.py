@@ -91,6 +91,28 @@ def test_a_paint_asked_for_in_the_turn_of_a_frames_work_goes_in_a_later_turn_aft
     assert order == ["timer", "paint"] and not pacer.holding()
 
 
+def test_work_in_every_turn_holds_a_paint_for_a_frame_at_most(qtbot):
+    """Found by the hostile tester: after_work() at every turn restarted the turn's timer, and the paint waited
+    for as long as the work went on."""
+    _top, a, _b, pacer = window(qtbot)
+
+    def work() -> None:  # a frame's work in every turn, 1 ms of the pacer's clock each
+        NOW[0] += 0.001
+        pacer.after_work()
+
+    busy = QTimer()
+    busy.setTimerType(Qt.TimerType.PreciseTimer)
+    busy.timeout.connect(work)
+    busy.start(0)
+    work()
+    a.update()
+    try:
+        qtbot.waitUntil(lambda: a.paints == 2, timeout=2000)  # while the work goes on
+        assert busy.isActive()
+    finally:
+        busy.stop()
+
+
 def test_new_maps_set_in_the_turn_of_a_frames_work_paint_in_the_next_turn_at_once(qtbot):
     _top, a, _b, pacer = window(qtbot)
     a.update()
