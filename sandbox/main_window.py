@@ -323,7 +323,7 @@ class MainWindow(QMainWindow):
         self.timing.show_timing(outcome.result.to_report(),
                                 f"{c.mode_label}, T={c.seq_len:,}, B={c.batch_size}, {c.phase}",
                                 c.batch_size, c.seq_len, decodes)
-        self.pacer.after_work()  # 4-9 ms of set-up: its layout and paint go in turns of their own
+        self.pacer.after_work()  # 4-9 ms of set-up: its paint goes in a turn of its own
 
     def _on_runner_failed(self, failure: Failure) -> None:
         if failure.stage == "timing":
