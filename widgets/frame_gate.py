@@ -52,12 +52,16 @@ class FrameGate(QObject):
         """Called now, or at the end of this frame if no newer offer replaces it."""
         wait_ms = min(self.frame_ms, self.frame_ms - (self._clock() - self._last) * 1e3)  # a clock set back: a frame
         if not 0 < wait_ms < MAX_WAIT_MS:  # the frame is over, or the gate is off (0, NaN, inf)
-            self.drop()
-            self._apply(value)
+            self.now(value)
             return
         if not self.timer.isActive():
             self.timer.start(math.ceil(wait_ms))
         self._held = (value,)
+
+    def now(self, value: Any) -> None:
+        """Called at once, whatever waits (dropped): one change that goes now, such as a typed value."""
+        self.drop()
+        self._apply(value)
 
     def drop(self) -> None:
         """The held value is not called (its owner has moved on)."""

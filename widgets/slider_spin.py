@@ -119,7 +119,7 @@ class SliderSpin(QWidget):
     def _on_spin_changed(self, value: int) -> None:
         """A typed value goes at once, held step or not: one change, whose snap the owner explains with it."""
         kept = value if self._free else nearest(value, self._choices)
-        self._emit_now(kept)
+        self.gate.now(kept)  # the gate says it was called: a window paints it in a turn of its own
         if kept != value:
             self.snapped.emit(value, kept)
 

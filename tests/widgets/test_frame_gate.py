@@ -158,7 +158,10 @@ def test_a_typed_value_goes_at_once_with_its_snap_even_within_a_drags_frame(qtbo
     s, emitted = paced_slider(qtbot)
     seen: list[tuple[str, int, int]] = []
     s.snapped.connect(lambda typed, kept: seen.append(("snapped", s.value(), kept)))
+    s.gate.called.connect(lambda: seen.append(("called", s.value(), s.value())))
     s.slider.setValue(3)  # 8, at once: a frame starts
     s.spin.setValue(3)  # typed 3, kept 4 (no 3 among the choices)
     assert emitted == [8, 4] and s.value() == 4 and not s.holding()
+    assert seen[:2] == [("called", 8, 8), ("called", 4, 4)]  # each a call the window paints in a turn of its own
+    del seen[:2]
     assert seen == [("snapped", 4, 4)]  # the owner explains the snap with the kept value already its own
