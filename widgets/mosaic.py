@@ -169,10 +169,20 @@ def render_index(idx: np.ndarray, layout: MosaicLayout) -> np.ndarray:
     return _paint_tiles(idx, layout, None)
 
 
-@functools.lru_cache(maxsize=8)
+FRAMES_KEPT_BYTES = 4 * 2**20  # a frames image kept for its layout's next result: a 64-head mosaic of 128-token tiles
+# is 1.3 MiB; a 3,104-head one, 25 MiB, stayed in the cache of 8 layouts after the view moved on (a soak's RSS)
+
+
 def _frames(layout: MosaicLayout) -> np.ndarray:
-    """The background and every tile's frame in its KV group's colour, (rows * cell, cols * cell) uint8:
-    the whole grid of cells, so that its tiles are one strided view (the image is its top-left crop)."""
+    """The background and every tile's frame in its KV group's colour, (rows * cell, cols * cell) uint8 and
+    read-only: kept for the layouts of the last few views, drawn anew when larger than FRAMES_KEPT_BYTES."""
+    if layout.rows * layout.cell * layout.cols * layout.cell > FRAMES_KEPT_BYTES:
+        return _draw_frames(layout)
+    return _kept_frames(layout)
+
+
+def _draw_frames(layout: MosaicLayout) -> np.ndarray:
+    """The whole grid of cells, so that its tiles are one strided view (the image is its top-left crop)."""
     img = np.full((layout.rows * layout.cell, layout.cols * layout.cell), BACKGROUND_INDEX, dtype=np.uint8)
     n, f = layout.tile, layout.frame
     for head in range(layout.n_heads):
@@ -183,6 +193,9 @@ def _frames(layout: MosaicLayout) -> np.ndarray:
             img[y - f: y + n + f, x - f: x + n + f] = GROUP_INDEX + len(GROUP_COLOURS) - 1
     img.flags.writeable = False
     return img
+
+
+_kept_frames = functools.lru_cache(maxsize=8)(_draw_frames)
 
 
 def _paint_tiles(values: np.ndarray, layout: MosaicLayout, scale: np.ndarray | None) -> np.ndarray:
