@@ -36,6 +36,7 @@ from core.counts import flop_counts  # noqa: E402
 from core.device import TORCH_DTYPES, default_dtype, device_name, resolve_device  # noqa: E402
 from core.layer_timing import allocate, run_timing  # noqa: E402
 from core.timing import BACKEND_NAMES, measure, pick_backend  # noqa: E402
+from core.tokens import MAX_DISPLAY_TOKENS  # noqa: E402
 
 
 def reference_median_ms(fn, device: torch.device) -> float:
@@ -69,7 +70,7 @@ def check_display_equals_sdpa(device: torch.device, dtype: str) -> list[dict]:
 def check_layouts(device: torch.device, dtype: str, smoke: bool) -> list[dict]:
     """The windowed and sink layers: display path == timed layer, and the kernel the layer picked."""
     out = []
-    T = 96 if smoke else 512
+    T = 96 if smoke else MAX_DISPLAY_TOKENS  # the display path's limit (256): 512 was refused since the [hardening] cap
     for fields in (dict(window=32 if smoke else 128, layer_pattern="local"), dict(sinks=True),
                    dict(window=32 if smoke else 128, layer_pattern="local", sinks=True, bias=True)):
         cfg = AttentionConfig(d_model=512 if smoke else 2880, n_heads=8 if smoke else 64, n_kv_heads=2 if smoke else 8,
