@@ -27,10 +27,18 @@ SWEEP_BUDGET_S = 0.1  # per measurement: a sweep point takes four measurements
 def generic_caption(result: SweepResult) -> str:
     rows = result.ok_rows()
     if not rows:
-        return "No point of this sweep made a valid configuration."
+        return no_valid_point(result)
     skipped = len([r for r in result.rows if r.status == "skipped"])
     text = f"{len(rows)} points of {result.knob} from {rows[0].value} to {rows[-1].value}"
     return text + (f"; {skipped} values skipped (see the notes)" if skipped else "") + "."
+
+
+def no_valid_point(result: SweepResult) -> str:
+    """Why a sweep drew nothing: each value it skipped or that failed, with its reason, or that it stopped first."""
+    if not result.rows:
+        return "The sweep stopped before its first point."
+    reasons = "; ".join(f"{result.knob}={r.value}: {r.reason}" for r in result.rows if r.status != "ok")
+    return f"No point of this sweep made a valid configuration ({reasons})."
 
 
 class SweepController(QObject):
@@ -95,7 +103,8 @@ class SweepController(QObject):
         # a sweep stopped before its first point (cancelled, or its worker killed) has no rows to plan a line for
         configs = [pt.config for pt in plan_sweep(self.base, self.knob, [r.value for r in rows])] if (
             self.base and rows) else []
-        self.panel.show_result(result, self.knob, self.caption_fn(result), self.pinned_marks(),
+        caption = self.caption_fn(result) if rows else no_valid_point(result)  # a lesson's caption needs points
+        self.panel.show_result(result, self.knob, caption, self.pinned_marks(),
                                self.window.plan.sweep_series(configs, self.knob) if len(configs) == len(rows) else None)
 
     def pinned_marks(self) -> list[tuple[int | str, str]]:
@@ -121,7 +130,8 @@ class SweepController(QObject):
         if self.result is None:
             self.panel.show_error("Run a sweep first.")
             return
-        name, _ = QFileDialog.getSaveFileName(self.window, "Export sweep", f"sweep-{self.knob}.{fmt}",
+        start = self.window.exports.start_folder() / f"sweep-{self.knob}.{fmt}"  # where the last export went
+        name, _ = QFileDialog.getSaveFileName(self.window, "Export sweep", str(start),
                                               "PNG (*.png)" if fmt == "png" else "CSV (*.csv)")
         if name:
             self.export(Path(name), fmt)
@@ -149,4 +159,5 @@ class SweepController(QObject):
         except ExportError as exc:
             self.window.alert("Export failed", str(exc))
             return
+        self.window.exports.remember_folder(path.parent)
         self.window.statusBar().showMessage(f"Wrote {path}", 6000)

@@ -17,7 +17,7 @@ from core.decode_words import curve_sentence
 from widgets.colormaps import DEFAULT_COLORMAP
 from widgets.long_render import colour_table, index_image
 from widgets.pixmap_image import PixmapImageItem
-from widgets.sweep_plots import ShortAxis
+from widgets.readable_axis import ReadableAxis
 
 MEAN = "mean of the heads"
 
@@ -29,7 +29,7 @@ class DecodeView(QWidget):
         super().__init__(parent)
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground("#1e1e1e")
-        self.kv = self.glw.addPlot(title="KV cache, whole model", axisItems={"left": ShortAxis("left")})
+        self.kv = self.glw.addPlot(title="KV cache, whole model", axisItems={"left": ReadableAxis("left", "bytes")})
         self.time = self.glw.addPlot(title="Step time, ms (measured)")
         self.glw.nextRow()
         self.strip = self.glw.addPlot(title="Each new token's attention over every earlier token", colspan=2)

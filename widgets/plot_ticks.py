@@ -1,6 +1,6 @@
-"""Readable ticks for the sweep plots: on a log axis, labelled majors only (1, 2, 5 per decade when
-the data spans few decades, every decade, or every few decades, when it spans many), written as 1K,
-10M, 2G; on the swept axis, the swept values thinned so their labels never touch."""
+"""Readable ticks for the plots: round values for the pixels an axis has (on a log axis 1, 2, 5 x 10^k, or
+whole decades when they are enough), written as 1K, 10M, 2G, 256 MiB; on the swept axis, the swept values
+thinned so their labels never touch."""
 
 from __future__ import annotations
 
@@ -12,38 +12,64 @@ from core.counts import format_bytes, format_count
 
 
 def short_number(v: float, kind: str = "count") -> str:
-    """1e6 -> '1M', 2.5e-3 -> '0.0025', 1073741824 bytes -> '1 GiB'."""
+    """1e6 -> '1M', 2.5e-3 -> '0.0025', 1073741824 bytes -> '1 GiB'; a tick's float noise is rounded away."""
+    v = float(f"{v:.6g}")
     if kind == "bytes":
         return format_bytes(v)
-    if v >= 1000:
+    if abs(v) >= 1000:
         return format_count(v)
     return f"{v:g}"
 
 
-def log_ticks(lo: float, hi: float, kind: str = "count", max_ticks: int = 7) -> list[tuple[float, str]]:
-    """Ticks (log10 position, label) covering lo..hi (both > 0). Bytes tick at powers of two
-    (1 KiB, 4 KiB, ... 1 MiB), everything else at 1, 2, 5 x 10^k."""
-    if not (lo > 0 and hi > 0):
-        return []
+def _nice_step(raw: float, binary: bool) -> float:
+    """The smallest 1, 2, 5 x 10^k (or, for bytes of a KiB and more, power of two) at least raw."""
+    if binary and raw >= 1024:
+        return 2.0 ** math.ceil(math.log2(raw))
+    base = 10.0 ** math.floor(math.log10(raw))
+    return next(m * base for m in (1, 2, 5, 10) if m * base >= raw * (1 - 1e-9))
+
+
+def linear_ticks(lo: float, hi: float, most: int, binary: bool = False) -> list[float]:
+    """Evenly spaced round values inside lo..hi: at least two and at most `most` (when the range allows)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo] if math.isfinite(lo) else []
+    most = max(2, most)
+    step = _nice_step((hi - lo) / most, binary)
+    ticks = _multiples(lo, hi, step)
+    while len(ticks) > most:  # 0..1 in steps of 0.2 is six ticks: take the next round step
+        step = _nice_step(step * 1.01, binary)
+        ticks = _multiples(lo, hi, step)
+    while len(ticks) < 2:  # a range narrower than its round step: halve until two fit
+        step /= 2
+        ticks = _multiples(lo, hi, step)
+    return ticks
+
+
+def _multiples(lo: float, hi: float, step: float) -> list[float]:
+    return [k * step for k in range(math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9) + 1)]
+
+
+def axis_ticks(lo: float, hi: float, log: bool, kind: str = "count", most: int = 6) -> list[float]:
+    """An axis's labelled ticks for the range it shows (in log10 units on a log axis): round values, at least
+    two inside the range and at most `most`. A log axis ticks at 1, 2, 5 x 10^k (bytes at powers of two),
+    thinned to fit; a range too narrow for two such ticks gets evenly spaced values instead."""
     lo, hi = min(lo, hi), max(lo, hi)
+    if not log:
+        return linear_ticks(lo, hi, most, binary=kind == "bytes")
     if kind == "bytes":
-        first2, last2 = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
-        step2 = max(1, math.ceil((last2 - first2 + 1) / max_ticks))
-        if step2 > 2:
-            step2 = 10 if step2 > 5 else (5 if step2 > 2 else step2)  # whole KiB/MiB/GiB steps when wide
-        powers = [n for n in range(first2, last2 + 1) if n % step2 == 0] or [first2]
-        return [(n * math.log10(2), format_bytes(2**n)) for n in powers]
-    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    decades = max(1, last - first)
-    if decades <= 2:
-        mantissas = [1, 2, 5]
+        candidates = [n * math.log10(2) for n in range(math.ceil(lo / math.log10(2) - 1e-9),
+                                                         math.floor(hi / math.log10(2) + 1e-9) + 1)]
     else:
-        mantissas = [1]
-    values = [m * 10.0**e for e in range(first, last + 1) for m in mantissas]
-    values = [v for v in values if lo / 1.0001 <= v <= hi * 1.0001] or [10.0**first, 10.0**last]
-    step = max(1, math.ceil(len(values) / max_ticks))
-    values = values[::step]
-    return [(math.log10(v), short_number(v, kind)) for v in values]
+        candidates = [e + math.log10(m) for e in range(math.floor(lo) - 1, math.ceil(hi) + 1) for m in (1, 2, 5)]
+        candidates = [c for c in candidates if lo - 1e-9 <= c <= hi + 1e-9]
+        decades = [c for c in candidates if abs(c - round(c)) < 1e-9]
+        if len(decades) >= 3:  # whole decades when they are enough: 1, 10, 100 reads better than 1, 2, 5, 10
+            candidates = decades
+    if len(candidates) < 2:
+        values = linear_ticks(10.0**lo, 10.0**hi, most, binary=kind == "bytes")
+        return [math.log10(v) for v in values if v > 0]
+    step = max(1, math.ceil(len(candidates) / most))
+    return candidates[::step]
 
 
 def spaced_values(values: list[Any], plot_px: float, log: bool, char_px: float = 7.0,
@@ -52,6 +78,10 @@ def spaced_values(values: list[Any], plot_px: float, log: bool, char_px: float =
     the last one shown."""
     if not values or plot_px <= 0:
         return values[:1]
+    order = sorted(values, key=lambda v: math.log10(v) if log else float(v))  # a sweep may run downwards (32..1)
+    if order != list(values):
+        shown = spaced_values(order, plot_px, log, char_px, label)
+        return sorted(shown, key=values.index)
     pos = [math.log10(v) if log else float(v) for v in values]
     span = (max(pos) - min(pos)) or 1.0
     xs = [(p - min(pos)) / span * plot_px for p in pos]

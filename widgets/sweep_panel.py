@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
@@ -98,19 +99,27 @@ class SweepPanel(QWidget):
         lessons.setColumnStretch(3, 1)
         prog = QHBoxLayout()
         prog.addWidget(self.timed)
-        prog.addWidget(self.progress, 3)
-        # the step of a timed point ("point 1 of 2: naive prefill (3/7)") must not widen the tab: it takes what is left
-        self.eta.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        prog.addWidget(self.eta, 2)
+        prog.addWidget(self.progress, 1)
         prog.addWidget(export_png)
         prog.addWidget(export_csv)
+        # The step of a timed point ("point 1 of 12: allocating the layer and its inputs (1/5)") and the time
+        # left have a line of their own, wrapped: beside the buttons they were cut at any window size.
+        self.eta.setWordWrap(True)
+        self.eta.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addLayout(lessons)
         lay.addLayout(prog)
+        lay.addWidget(self.eta)
         lay.addWidget(self.caption)
         lay.addWidget(self.notes)
-        lay.addWidget(self.plots, 1)
+        # The plots keep a readable size (widgets/sweep_plots.py MIN_PLOT_W, MIN_PLOT_H); a smaller pane scrolls
+        # them rather than squeezing axes and titles into each other.
+        self.plots_scroll = QScrollArea()
+        self.plots_scroll.setWidgetResizable(True)
+        self.plots_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.plots_scroll.setWidget(self.plots)
+        lay.addWidget(self.plots_scroll, 1)
         lay.addWidget(self.readout)
         self.knob.currentTextChanged.connect(lambda k: self.values.setText(KNOB_DEFAULTS[k]))
         self.run.clicked.connect(lambda: self.run_requested.emit(self.knob.currentText(), self.values.text(),
@@ -141,7 +150,8 @@ class SweepPanel(QWidget):
         self.cancel.setEnabled(True)
         self.progress.setRange(0, total)
         self.progress.setValue(0)
-        self.progress.setFormat(f"{label}: %v of %m points")
+        self.progress.setFormat("%v of %m points")  # the sweep's name is in the caption: the bar stays one line
+        self.progress.setToolTip(label)
         self.eta.setText("estimating time left…")
         self.notes.setText("")
 

@@ -7,7 +7,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 
 from core.sweep import AXIS_LABELS, SweepResult, sweep_x
-from widgets.plot_ticks import log_ticks, short_number, spaced_values
+from widgets.plot_ticks import spaced_values
+from widgets.readable_axis import ReadableAxis
+from widgets.wrapping_title import install as install_title
 
 PLOTS = [
     ("params", "Parameters / layer"),
@@ -17,6 +19,8 @@ PLOTS = [
     ("tflops", "Achieved TFLOP/s"),
 ]
 KINDS = {"params": "count", "flops": "count", "kv": "bytes", "time": "ms", "tflops": "rate"}
+UNITS = {"params": "parameters", "flops": "FLOPs", "kv": "bytes", "time": "ms", "tflops": "TFLOP/s"}
+MIN_PLOT_W, MIN_PLOT_H = 250, 200  # below this a plot's numbers and titles no longer fit: the pane scrolls
 PENS = {"a": "#f59e0b", "b": "#38bdf8", "c": "#34d399", "d": "#f472b6", "e": "#a78bfa"}
 
 
@@ -48,15 +52,6 @@ def wants_log(values: list[float]) -> bool:
     return len(pos) >= 2 and max(pos) / min(pos) > 16
 
 
-class ShortAxis(pg.AxisItem):
-    """Linear ticks written short (1.5M, 200K) rather than 1.5e+06; log axes get explicit ticks."""
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802 (pyqtgraph's name)
-        if self.logMode:
-            return super().tickStrings(values, scale, spacing)
-        return [short_number(v * scale) if abs(v * scale) >= 1000 else f"{v * scale:g}" for v in values]
-
-
 def pin_labels(marks: list[tuple[float, str]]) -> list[tuple[float, str]]:
     """One label per position ('pin A', or 'pins A, D' where pins share a value), in value order; the
     plots stagger their heights so neighbouring labels do not overprint."""
@@ -76,10 +71,16 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         for i, (key, title) in enumerate(PLOTS):
             if i in (2, 4):
                 self.nextRow()
-            p = self.addPlot(title=title, axisItems={"left": ShortAxis("left")})
+            p = self.addPlot(axisItems={"left": ReadableAxis("left", KINDS[key])})
+            install_title(p, title)
+            p.setLabel("left", UNITS[key])
             p.showGrid(x=True, y=True, alpha=0.25)
             p.setMenuEnabled(False)  # the legend is in the title: it never covers a curve
             self.plots[key] = p
+        # Two columns of equal share, whatever their titles hold; three rows of plots that keep their numbers.
+        for column in (0, 1):
+            self.ci.layout.setColumnStretchFactor(column, 1)
+        self.setMinimumSize(2 * MIN_PLOT_W, 3 * MIN_PLOT_H)
         self.titles = dict(PLOTS)
         self.result: SweepResult | None = None
         self.xs: list[float] = []  # where each swept value sits on the x axis
@@ -98,7 +99,8 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         for key, p in self.plots.items():
             p.clear()
             p.enableAutoRange()  # a counts-only sweep fixed the empty plots' ranges
-            p.setTitle(f"{self.titles[key]}<br><span style='font-size:8pt'>{note}</span>" if note else self.titles[key])
+            p.titleLabel.setText(f"{self.titles[key]}<br><span style='font-size:8pt'>{note}</span>" if note
+                                 else self.titles[key])
             p.setLogMode(x=False, y=False)
             for side in ("bottom", "left"):
                 p.getAxis(side).setTicks(None)
@@ -180,17 +182,13 @@ class SweepPlots(pg.GraphicsLayoutWidget):
             p.setLogMode(x=logx, y=logy[key])
             drawn = [(name, pen) for name, ys, pen in lines if line(key, ys, name, PENS[pen])]
             legend = "  ".join(f"<span style='color:{PENS[pen]}'>━ {name}</span>" for name, pen in drawn)
-            p.setTitle(f"{self.titles[key]}<br><span style='font-size:8pt'>{legend}</span>" if len(drawn) > 1
-                       else self.titles[key])
+            p.titleLabel.setText(f"{self.titles[key]}<br><span style='font-size:8pt'>{legend}</span>"
+                                 if len(drawn) > 1 else self.titles[key])
             finite = [y for _, ys, _ in lines for y in ys if y is not None]
             if finite and not logy[key] and max(finite) == min(finite):
                 p.setYRange(0, max(finite) * 1.5 or 1.0)  # a flat line reads as flat, not as noise
             else:
                 p.enableAutoRange(axis="y")
-            positive = [y for y in finite if y > 0]
-            # A log axis gets labelled majors only (its minor labels pile up); a linear one its own ticks.
-            p.getAxis("left").setTicks([log_ticks(min(positive), max(positive), KINDS[key]), []]
-                                       if logy[key] and positive else None)
             if key in ("time", "tflops") and not drawn:
                 self._not_timed(p, xs, logx)
         if plan is not None:  # the capacity the plan line must stay under
