@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QWidget
 
 from core.atomic import ExportError, staged
 from sandbox.compute_types import starting_info
+from widgets.export_frame import Frame, framed_image, framed_size, paint_framed
 
 FORMATS = ("png", "svg", "npy", "csv")
 
@@ -30,6 +31,7 @@ class ExportJob:
     fmt: str  # png, svg, npy, csv
     scale: float = 2.0  # PNG only: output pixels per screen pixel
     head: int | None = None  # None: every head (the mosaic)
+    decorations: bool = True  # PNG and SVG: a title, the colour bar and axis titles around the view
 
     @property
     def manifest_path(self) -> Path:
@@ -67,15 +69,20 @@ def render_png(widget: QWidget, scale: float) -> QImage:
     return img
 
 
-def write_svg(widget: QWidget, path: Path, title: str) -> None:
+def write_svg(widget: QWidget, path: Path, title: str, frame: Frame | None = None) -> None:
+    """The widget as vectors; with a frame, under its title and beside its colour bar (widgets/export_frame.py)."""
+    size = framed_size(widget, frame) if frame is not None else widget.size()
     gen = QSvgGenerator()
     gen.setFileName(str(path))
-    gen.setSize(widget.size())
-    gen.setViewBox(QRectF(0, 0, widget.width(), widget.height()))
+    gen.setSize(size)
+    gen.setViewBox(QRectF(0, 0, size.width(), size.height()))
     gen.setTitle(title)
     painter = QPainter(gen)
     try:
-        QWidget.render(widget, painter, QPoint())  # the widget as painted, for any subclass
+        if frame is not None:
+            paint_framed(painter, widget, frame)
+        else:
+            QWidget.render(widget, painter, QPoint())  # the widget as painted, for any subclass
     finally:
         painter.end()
 
@@ -93,18 +100,24 @@ def probs_csv(probs: np.ndarray, tokens: list[str], heads: list[int]) -> str:
 
 
 def export(job: ExportJob, widget: QWidget | None, probs: np.ndarray, tokens: list[str],
-           manifest: dict[str, Any]) -> list[Path]:
-    """Write job.path and its manifest, both or neither. probs is (H, T, T). Returns the paths written."""
+           manifest: dict[str, Any], frame: Frame | None = None) -> list[Path]:
+    """Write job.path and its manifest, both or neither. probs is (H, T, T). Returns the paths written. An image
+    is framed (title, colour bar, axis titles) when a frame is given and the job keeps its decorations."""
     if job.fmt not in FORMATS:
         raise ExportError(f"unknown format {job.fmt!r}; choose one of {', '.join(FORMATS)}.")
     heads = list(range(len(probs))) if job.head is None else [job.head]
     data = probs if job.head is None else probs[job.head: job.head + 1]  # (H or 1, T, T)
+    frame = frame if job.decorations else None
     manifest = {**manifest, "file": job.path.name, "format": job.fmt, "heads": heads,
                 "shape": list(data.shape), "versions": versions()}
+    if frame is not None and job.fmt in ("png", "svg"):
+        manifest["image_title"] = [frame.title, *frame.lines]
     if job.fmt == "png":
         if widget is None:
             raise ExportError("there is no view to render yet.")
-        image = render_png(widget, job.scale)
+        if widget.width() <= 0 or widget.height() <= 0:
+            raise ExportError("the view has no size yet; show the window before exporting.")
+        image = framed_image(widget, frame, job.scale) if frame is not None else render_png(widget, job.scale)
         manifest["pixels"] = [image.width(), image.height()]
     with staged([job.path, job.manifest_path]) as (tmp, tmp_manifest):
         if job.fmt == "png":
@@ -113,7 +126,7 @@ def export(job: ExportJob, widget: QWidget | None, probs: np.ndarray, tokens: li
         elif job.fmt == "svg":
             if widget is None:
                 raise ExportError("there is no view to render yet.")
-            write_svg(widget, tmp, manifest.get("title", "attention"))
+            write_svg(widget, tmp, frame.title if frame is not None else manifest.get("title", "attention"), frame)
             if tmp.stat().st_size == 0:
                 raise ExportError(f"could not write {job.path}; check the folder is writable. Nothing was written.")
         elif job.fmt == "npy":

@@ -12,6 +12,7 @@ from core.report import build_report
 from sandbox.compute_types import HeatmapResult
 from sandbox.export import ExportJob, export
 from widgets.export_dialog import ExportDialog, default_export_folder
+from widgets.export_frame import ColourBar, Frame
 from widgets.head_view import HeadView
 
 if TYPE_CHECKING:
@@ -30,6 +31,31 @@ class ExportController(QObject):
             return {}
         changed = " (changed)" if hm.model.after is not None else ""
         return {"layer": hm.model.layer, "model_name": w.models.shape.name + changed}
+
+    def frame(self, hm: HeatmapResult, head: int | None) -> Frame:
+        """What an exported image says of itself: the model or configuration, layer, head or all heads, the text,
+        and for the mosaic (whose colour bar and axis titles sit outside it in the window) the scale."""
+        w = self.window
+        cfg = hm.config
+        where = self.head_where(hm)
+        spec = hm.layer_spec or cfg.layer_spec()
+        what = where.get("model_name") or f"Random weights, {spec.label}"
+        layer = where.get("layer", hm.view_layer)
+        heads = "all heads" if head is None else f"head {head}" + (
+            f" (KV group {head // cfg.group_size})" if cfg.group_size > 1 else "")
+        shape = (f"d_model {cfg.d_model:,} · {cfg.n_heads} heads · {cfg.kv_heads} KV heads · head_dim {spec.head_dim}"
+                 f" · {'causal' if cfg.causal else 'bidirectional'} · {len(hm.tokens)} tokens")
+        text = w.text.text() if hm.probe == "text" else "the induction probe: random tokens, repeated"
+        lines = (shape, f"Text: {text[:160]}{'…' if len(text) > 160 else ''}" if hm.probe == "text" else f"Text: {text}")
+        if head is not None:  # the head's own view draws its colour bar and axis titles
+            return Frame(f"{what} · layer {layer} · {heads}", lines)
+        per_head = w.mosaic.per_head
+        vmax = float(hm.probs.max()) if hm.probs.size and not per_head else 1.0
+        vmax = float(w.mosaic.vmax[0]) if not per_head and len(w.mosaic.vmax) else vmax
+        label = "attention weight, each head to its own max" if per_head else "attention weight, one scale"
+        return Frame(f"{what} · layer {layer} · {heads}", lines,
+                     ColourBar(w.mosaic.colormap.currentText(), vmax, label, per_head),
+                     x_title="key token (each tile: queries down, keys across)", y_title="query token")
 
     def manifest(self) -> dict[str, Any]:
         w = self.window
@@ -73,7 +99,7 @@ class ExportController(QObject):
                 view.show()
                 widget = view.plot
         try:
-            return export(job, widget, hm.probs, hm.tokens, self.manifest())
+            return export(job, widget, hm.probs, hm.tokens, self.manifest(), self.frame(hm, job.head))
         finally:
             if view is not None:
                 view.close()
@@ -112,7 +138,7 @@ class ExportController(QObject):
         w = self.window
         try:
             c = dialog.choice()
-            written = self.export_to(ExportJob(c.path, c.fmt, c.scale, c.head))
+            written = self.export_to(ExportJob(c.path, c.fmt, c.scale, c.head, c.decorations))
         except (ExportError, ValueError) as exc:
             w.alert("Export failed", str(exc))
             return []

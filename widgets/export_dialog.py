@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -49,6 +50,7 @@ class ExportChoice:
     fmt: str
     scale: float
     head: int | None
+    decorations: bool = True  # a title, the colour bar and axis titles around an image
 
 
 class ExportDialog(QDialog):
@@ -77,6 +79,10 @@ class ExportDialog(QDialog):
         self.scale.setValue(2.0)
         self.scale.setSuffix(" x")
         self.scale.setToolTip("Output pixels per screen pixel: 2 x doubles width and height.")
+        self.decorations = QCheckBox("Title, colour bar and axis titles")
+        self.decorations.setChecked(True)
+        self.decorations.setToolTip("Frame the image so it stands on its own: what it shows (model or configuration, "
+                                    "layer, head, text) above it, its colour scale beside it. Off: the view alone.")
         self.path = QLineEdit(str(folder / "attention.png"))
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._on_browse_clicked)
@@ -93,6 +99,7 @@ class ExportDialog(QDialog):
         form.addRow("What", self.target)
         form.addRow("Format", self.fmt)
         form.addRow("Scale", self.scale)
+        form.addRow("", self.decorations)
         form.addRow("File", row)
         form.addRow(note)
         form.addRow(self.error)
@@ -103,6 +110,7 @@ class ExportDialog(QDialog):
     def _on_fmt_changed(self, *_: object) -> None:
         fmt = self.fmt.currentData()
         self.scale.setEnabled(fmt == "png")
+        self.decorations.setEnabled(fmt in ("png", "svg"))
         self.path.setText(str(Path(self.path.text()).with_suffix("." + fmt)))
 
     def _on_browse_clicked(self) -> None:
@@ -153,4 +161,5 @@ class ExportDialog(QDialog):
             path = path.with_name(path.name + "." + fmt)
         if any(len(part.encode()) > 250 for part in path.parts):
             raise ValueError("a part of the path is longer than a file name may be (255 bytes)")
-        return ExportChoice(path=path, fmt=fmt, scale=self.scale.value(), head=self.target.currentData())
+        return ExportChoice(path=path, fmt=fmt, scale=self.scale.value(), head=self.target.currentData(),
+                            decorations=self.decorations.isChecked())

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Signal
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from widgets.colormaps import COLORMAPS, lut
 from widgets.hover_readout import HoverReadout
-from widgets.ticks import label_width_px, spaced_ticks
+from widgets.ticks import LABEL_CHARS, label_width_px, spaced_ticks
 
 
 class HeadView(QDialog):
@@ -39,6 +40,7 @@ class HeadView(QDialog):
         cmap = pg.colormap.get(COLORMAPS.get(colormap, colormap))
         self.colorbar = pg.ColorBarItem(values=(0.0, vmax), colorMap=cmap, interactive=False, label="weight")
         self.colorbar.setImageItem(self.image, insert_in=self.plot.getPlotItem())
+        self._fit_axes()
         self.readout = HoverReadout("Hover a cell: query → key and its weight.")
         self.readout.watch(self.plot)
         export = QPushButton("Export this head…")
@@ -57,6 +59,17 @@ class HeadView(QDialog):
         self.plot.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         self.plot.getViewBox().sigResized.connect(self._update_ticks)
         self._update_ticks()
+
+    def _fit_axes(self) -> None:
+        """Room for every label before the first paint: the left axis as wide as its longest token (pyqtgraph
+        widens it only after a paint, and drops the labels that did not fit then: "Lucknow", and "query token"
+        drawn over "trained"), and a margin above and below for the colour bar's end labels ("1.0")."""
+        left = self.plot.getAxis("left")
+        font = left.style.get("tickFont") or left.font()
+        widest = max((QFontMetricsF(font).horizontalAdvance(t[:LABEL_CHARS]) for t in self.tokens), default=0.0)
+        title_px = QFontMetricsF(left.label.font()).height()
+        left.setWidth(int(widest + max(0, left.style["tickLength"]) + left.style["tickTextOffset"][0] + title_px + 12))
+        self.plot.getPlotItem().layout.setContentsMargins(4, 14, 8, 4)
 
     def _update_ticks(self, *_: object) -> None:
         vb = self.plot.getViewBox()

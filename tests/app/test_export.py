@@ -20,7 +20,7 @@ def image_array(path) -> np.ndarray:
 
 def test_png_of_the_mosaic_has_the_scaled_size_real_pixels_and_a_manifest(make_window, tmp_path):
     w = make_window()
-    paths = w.export_to(ExportJob(tmp_path / "heads.png", "png", 2.0))
+    paths = w.export_to(ExportJob(tmp_path / "heads.png", "png", 2.0, decorations=False))  # the view alone
     assert paths == [tmp_path / "heads.png", tmp_path / "heads.json"]
     arr = image_array(paths[0])
     size = w.mosaic.glw.size()

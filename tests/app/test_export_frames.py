@@ -1,0 +1,139 @@
+"""Exported heatmap images stand on their own: a title that says what they show, the colour bar with its scale,
+axis titles and every token label the window shows, nothing clipped, at 1x, 2x and as SVG; and the user can leave
+the decorations off. Every check reads pixels or what pyqtgraph actually draws, not that a file exists."""
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtSvg import QSvgRenderer
+
+from core.config import AttentionConfig
+from sandbox.export import ExportJob
+from widgets.colormaps import lut
+from widgets.export_frame import PAPER, ColourBar, Frame, content_box, framed_image
+from widgets.head_view import HeadView
+
+TEXT = "The chef who trained in Lucknow cooked biryani"
+CFG = AttentionConfig(d_model=256, n_heads=8, n_kv_heads=2, seq_len=64, n_layers=4, causal=True)
+
+
+def pixels(image: QImage) -> np.ndarray:
+    img = image.convertToFormat(QImage.Format.Format_RGB888)
+    arr = np.frombuffer(img.constBits(), dtype=np.uint8, count=img.sizeInBytes()).reshape(img.height(), img.bytesPerLine())
+    return arr[:, : img.width() * 3].reshape(img.height(), img.width(), 3).astype(int)
+
+
+def load(path) -> np.ndarray:
+    if path.suffix == ".svg":
+        renderer = QSvgRenderer(str(path))
+        assert renderer.isValid()
+        size = renderer.defaultSize()
+        image = QImage(size, QImage.Format.Format_RGB888)
+        image.fill(0)
+        painter = QPainter(image)
+        renderer.render(painter, QRectF(0, 0, size.width(), size.height()))
+        painter.end()
+        return pixels(image)
+    return pixels(QImage(str(path)))
+
+
+def text_rows(arr: np.ndarray) -> np.ndarray:
+    """Rows that hold light text on the dark paper."""
+    return np.flatnonzero((arr.min(axis=2) > 150).sum(axis=1) > 0)
+
+
+def colour_bar_column(arr: np.ndarray, table: np.ndarray) -> int | None:
+    """A column whose pixels run the colour map from its top (the max) to its bottom (0)."""
+    top, bottom = table[-1].astype(int), table[0].astype(int)
+    for x in range(arr.shape[1] - 1, -1, -1):
+        col = arr[:, x]
+        near_top = np.flatnonzero(np.abs(col - top).sum(axis=1) < 40)
+        near_bottom = np.flatnonzero(np.abs(col - bottom).sum(axis=1) < 40)
+        if len(near_top) >= 3 and len(near_bottom) >= 3 and near_top.max() < near_bottom.min():
+            mid = table[128].astype(int)
+            between = col[near_top.max():near_bottom.min()]
+            if (np.abs(between - mid).sum(axis=1) < 40).any():
+                return x
+    return None
+
+
+@pytest.mark.parametrize(("fmt", "scale"), [("png", 1.0), ("png", 2.0), ("svg", 1.0)])
+@pytest.mark.parametrize("head", [None, 5])
+def test_an_exported_image_has_its_title_colour_bar_and_nothing_clipped(make_window, tmp_path, fmt, scale, head):
+    w = make_window(config=CFG, text=TEXT)
+    path = tmp_path / f"out.{fmt}"
+    w.export_to(ExportJob(path, fmt, scale, head))
+    arr = load(path)
+    bare = tmp_path / f"bare.{fmt}"
+    w.export_to(ExportJob(bare, fmt, scale, head, decorations=False))
+    plain = load(bare)
+    # The title block: text rows above the view, which the bare export does not have.
+    assert arr.shape[0] > plain.shape[0] + 30 * scale
+    rows = text_rows(arr[: int(70 * scale)])
+    assert len(rows) > 20 * scale, "no title above the view"
+    # The colour bar runs the map top to bottom (the mosaic's own, or the head view's pyqtgraph bar).
+    assert colour_bar_column(arr, lut(w.mosaic.colormap.currentText())) is not None
+    # Nothing touches the image's edge: no label or bar is cut by it.
+    paper = np.array([PAPER.red(), PAPER.green(), PAPER.blue()])
+    edge = int(3 * scale)
+    border = np.concatenate([arr[:edge].reshape(-1, 3), arr[-edge:].reshape(-1, 3),
+                             arr[:, :edge].reshape(-1, 3), arr[:, -edge:].reshape(-1, 3)])
+    assert (np.abs(border - paper).sum(axis=1) < 30).all(), "something is cut by the image's edge"
+    manifest = (tmp_path / "out.json").read_text()
+    assert ("all heads" if head is None else f"head {head} (KV group {head // 4})") in manifest
+    assert "layer 0" in manifest and TEXT in manifest
+
+
+def test_the_exported_view_is_cut_to_what_it_holds(qtbot):
+    """A view wider than its picture (the mosaic's, when its tiles are height-bound) exports without the empty
+    margin, axis line or not."""
+    view = pg.GraphicsLayoutWidget()
+    view.setBackground(PAPER)
+    qtbot.addWidget(view)
+    view.resize(900, 300)
+    plot = view.addPlot()
+    plot.setAspectLocked(True)
+    plot.getAxis("bottom").setStyle(showValues=False)  # as the mosaic: a bare axis line along the bottom
+    plot.addItem(pg.ImageItem(np.random.default_rng(0).random((20, 20))))
+    view.show()
+    qtbot.waitUntil(lambda: plot.getViewBox().height() > 100)
+    plot.getViewBox().autoRange(padding=0)
+    view.grab()
+    box = content_box(view)
+    right = plot.getViewBox().mapViewToScene(pg.Point(20, 0)).x()  # the picture's right edge, in the view
+    assert box.height() > 200 and right <= box.right() < right + 10  # not the 300 px of dark beyond it
+    frame = Frame("a title", ("a line",), ColourBar("viridis", 1.0, "weight"))
+    assert framed_image(view, frame, 1.0).width() < box.width() + 260
+
+
+def _drawn(axis) -> list[tuple[QRectF, str]]:
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [(axis.mapRectToScene(r), t) for r, _f, t in specs[2]]
+
+
+def test_a_head_view_shows_every_token_label_apart_from_its_axis_title_and_the_bar_s_end_labels(qtbot):
+    tokens = TEXT.split()
+    probs = np.tril(np.ones((8, 8), dtype=np.float32))
+    probs /= probs.sum(axis=1, keepdims=True)
+    view = HeadView(probs, tokens, 3, 4, "viridis")
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitUntil(lambda: view.plot.getViewBox().height() > 100)
+    view.plot.grab()  # painted once, as an export paints it
+    left = view.plot.getAxis("left")
+    labels = _drawn(left)
+    assert [t for _, t in labels] == tokens  # "Lucknow", the longest, was dropped
+    title = left.mapRectToScene(left.label.mapRectToParent(left.label.boundingRect()))
+    assert not any(rect.intersects(title) for rect, _ in labels), "the axis title overprints a token"
+    bar_axis = view.colorbar.axis
+    ends = _drawn(bar_axis)
+    scene = view.plot.sceneRect()
+    assert any(t in ("1", "1.0") for _, t in ends), ends
+    assert all(scene.contains(rect) for rect, _ in ends), "a colour bar label is cut by the view's edge"
