@@ -19,6 +19,18 @@ TAB_TIPS = {
 }
 
 
+def cancel_shown(w: MainWindow) -> None:
+    """Esc: stop the job of the tab in view. Esc also leaves a spin box or closes a popup anywhere in the window,
+    and a sweep running in its own tab must not stop for that."""
+    shown = w.tabs.currentWidget()
+    if shown is w.sweeps.panel:
+        w.sweeps.cancel()
+    elif shown is w.frontier.panel:
+        w.frontier.cancel()
+    elif shown is w.long.panel:
+        w.long.cancel()
+
+
 def build_menus(w: MainWindow) -> tuple[QAction, QAction]:
     """File, Compare and View; returns the export and pin actions (tests and the soak trigger them)."""
     file_menu = w.menuBar().addMenu("&File")
@@ -43,8 +55,9 @@ def build_menus(w: MainWindow) -> tuple[QAction, QAction]:
     pin_action.triggered.connect(w.pins.pin_current)
     run_sweep = QAction("&Run sweep", w, shortcut=QKeySequence("Ctrl+R"))
     run_sweep.triggered.connect(lambda: (w.tabs.setCurrentWidget(w.sweeps.panel), w.sweeps.panel.run.click()))
-    cancel_sweep = QAction("&Cancel sweep, frontier or long map", w, shortcut=QKeySequence("Esc"))
-    cancel_sweep.triggered.connect(lambda: (w.sweeps.cancel(), w.frontier.cancel(), w.long.cancel()))
+    cancel_sweep = QAction("&Cancel the shown tab's sweep, frontier or long map", w, shortcut=QKeySequence("Esc"))
+    cancel_sweep.setToolTip("Esc stops what runs in the tab in view; a job in another tab runs on")
+    cancel_sweep.triggered.connect(lambda: cancel_shown(w))
     run_frontier = QAction("Run the KV &frontier", w, shortcut=QKeySequence("Ctrl+Shift+R"))
     run_frontier.triggered.connect(w.frontier.run_from_menu)
     pin_menu.addActions([pin_action, run_sweep, cancel_sweep, run_frontier])

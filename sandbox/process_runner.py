@@ -362,8 +362,9 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong, W
             self._job(self._main, "sweep", job)
         return self._sweep_id
 
-    def cancel_sweep(self) -> None:
-        self._send(self._main, ("cancel_sweep",))
+    def cancel_sweep(self, sweep_id: int | None = None) -> None:
+        """Stop sweep_id (None: the current sweep); a cancel meant for an older sweep stops nothing newer."""
+        self._send(self._main, ("cancel_sweep", self._sweep_id if sweep_id is None else sweep_id))
 
     def shutdown(self, wait_s: float | None = None) -> bool:
         """Stop every worker: ask, give them wait_s (None: 2 s) to leave, then kill what is left (a worker

@@ -193,9 +193,11 @@ class ComputeRunner(RunnerSignals):
         self._schedule_step(job, 0)
         return job.sweep_id
 
-    def cancel_sweep(self) -> None:
-        """Stop between points or between timing repeats; finished points are kept, marked partial."""
-        self._sweep_cancelled = True
+    def cancel_sweep(self, sweep_id: int | None = None) -> None:
+        """Stop sweep_id (None: the current sweep) between points or between timing repeats; finished points are
+        kept, marked partial. A cancel meant for an older sweep stops nothing newer."""
+        if sweep_id is None or sweep_id == self._sweep_id:
+            self._sweep_cancelled = True
 
     def _sweep_stopped(self, sweep_id: int) -> bool:
         return self._sweep_cancelled or sweep_id != self._sweep_id

@@ -50,14 +50,14 @@ class SweepController(QObject):
         self.base: AttentionConfig | None = None
         self.caption_fn = generic_caption
         self.result: SweepResult | None = None
+        self.running_id: int | None = None  # the sweep this panel shows running, until its result arrives
         self.panel.run_requested.connect(self.run)
         self.panel.lesson_requested.connect(self.run_lesson)
         self.panel.cancel_requested.connect(self.cancel)
         self.panel.export_png_requested.connect(lambda: self._ask_path("png"))
         self.panel.export_csv_requested.connect(lambda: self._ask_path("csv"))
         window.runner.sweep_progress.connect(self._on_runner_sweep_progress)
-        window.runner.sweep_step.connect(lambda sid, text: self.panel.set_step(text)
-                                         if sid == self.window.runner.current_sweep_id else None)
+        window.runner.sweep_step.connect(lambda sid, text: self.panel.set_step(text) if sid == self.running_id else None)
         window.runner.sweep_done.connect(self._on_runner_sweep_done)
 
     def run(self, knob: str, values_text: str, timed: bool) -> int | None:
@@ -82,22 +82,30 @@ class SweepController(QObject):
         self.panel.caption.setText(f"{label}: {len(points)} points" + (", timed" if timed else ", counts only") + "…")
         self.panel.set_running(len(points), label)
         self.result = None
-        return self.window.runner.submit_sweep(knob, points, timed, self.window.config_panel.device_choice(),
-                                               SWEEP_BUDGET_S)
+        runner = self.window.runner
+        self.running_id = runner.current_sweep_id + 1  # the id submit_sweep gives: a sync runner ends inside it
+        sweep_id = runner.submit_sweep(knob, points, timed, self.window.config_panel.device_choice(), SWEEP_BUDGET_S)
+        if self.running_id is not None:  # still running
+            self.running_id = sweep_id
+        return sweep_id
 
     def cancel(self) -> None:
-        self.window.runner.cancel_sweep()
+        """The user's Cancel: stops the sweep this panel runs, and nothing when none runs (a cancel sent with no
+        sweep running, or for an older one, must not stop the next)."""
+        if self.running_id is not None:
+            self.window.runner.cancel_sweep(self.running_id)
 
     def _on_runner_sweep_progress(self, p: SweepProgress) -> None:
-        if p.sweep_id != self.window.runner.current_sweep_id:
+        if p.sweep_id != self.running_id:
             return
         note = f"{self.knob}={p.row.value}: {p.row.status} — {p.row.reason}" if p.row.status != "ok" else ""
         self.panel.set_progress(p.done, p.total, p.eta_s, note)
 
     def _on_runner_sweep_done(self, payload: tuple[int, SweepResult]) -> None:
         sweep_id, result = payload
-        if sweep_id != self.window.runner.current_sweep_id:
+        if sweep_id != self.running_id:
             return
+        self.running_id = None
         self.result = result
         rows = result.ok_rows()
         # a sweep stopped before its first point (cancelled, or its worker killed) has no rows to plan a line for

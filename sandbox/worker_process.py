@@ -2,7 +2,8 @@
 
 Messages in (tuples, pickled by multiprocessing):
   ("latest", rid)                    the newest request id: anything older is stale (read at once)
-  ("cancel_sweep",)                  stop the sweep between points or timing repeats (read at once)
+  ("cancel_sweep", sweep_id)         stop that sweep between points or timing repeats (read at once); an older
+                                     sweep's cancel, arriving late, leaves a newer one running
   ("cancel_frontier",)               stop the frontier before its next point (read at once)
   ("cancel_long",)                   stop the Long tab's job between chunks, layers or steps (read at once)
   ("stop",)                          leave
@@ -79,7 +80,8 @@ class _Served:
                 if kind == "latest":
                     self.latest = max(self.latest, message[1])
                 elif kind == "cancel_sweep":
-                    self.sweep_cancelled = True
+                    if message[1] == self.sweep_id:
+                        self.sweep_cancelled = True
                 elif kind == "cancel_frontier":
                     self.frontier_cancelled = True
                 elif kind == "cancel_long":

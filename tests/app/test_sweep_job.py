@@ -39,3 +39,46 @@ def test_the_sweep_export_dialog_opens_in_the_last_export_folder(make_window, mo
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (asked.append(a[2]), ("", ""))[1])
     w.sweeps._ask_path("png")
     assert Path(asked[0]) == folder / "sweep-seq_len.png"
+
+
+def _sweep_to_end(w, qtbot, knob="seq_len", values="8,16,24,32,40,48", timed=True):
+    w.sweeps.run(knob, values, timed=timed)
+    qtbot.waitUntil(lambda: w.sweeps.result is not None, timeout=60000)
+    return w.sweeps.result
+
+
+def test_esc_outside_the_sweep_tab_and_a_stray_cancel_never_stop_a_sweep(make_window, async_kind, qtbot):
+    """A sweep stops only for the user's Cancel (or Esc in its own tab) or another sweep: Esc pressed to leave the
+    text field, a Cancel with no sweep running, and an older sweep's cancel arriving late all leave it running."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    w = make_window(sync=False, kind=async_kind)
+    qtbot.waitUntil(lambda: w.runner.is_idle(), timeout=60000)
+    w.sweeps.cancel()  # nothing runs: nothing is sent that could stop the next sweep
+    w.runner.cancel_sweep(w.runner.current_sweep_id)  # a late cancel of the sweep before the next one
+    progress = []
+    w.runner.sweep_progress.connect(lambda p: progress.append(p.done))
+    w.tabs.setCurrentWidget(w.heat_tab)
+    w.sweeps.run("seq_len", "8,16,24,32,40,48", timed=True)
+    w.text.setFocus()
+    QTest.keyClick(w.text, Qt.Key.Key_Escape)  # leaves the text field: the sweep in the Sweep tab runs on
+    qtbot.waitUntil(lambda: w.sweeps.result is not None, timeout=60000)
+    result = w.sweeps.result
+    assert not result.partial and [r.value for r in result.ok_rows()] == [8, 16, 24, 32, 40, 48]
+    assert progress == sorted(progress) and progress[-1] == 6  # one sweep, counted up, never back
+
+
+def test_esc_in_the_sweep_tab_cancels_the_sweep_it_shows(make_window, async_kind, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    w = make_window(sync=False, kind=async_kind)
+    qtbot.waitUntil(lambda: w.runner.is_idle(), timeout=60000)
+    w.tabs.setCurrentWidget(w.sweeps.panel)
+    w.runner.sweep_progress.connect(lambda p: QTest.keyClick(w.sweeps.panel.values, Qt.Key.Key_Escape)
+                                    if p.done == 1 else None)
+    w.sweeps.run("seq_len", ",".join(str(8 * i) for i in range(1, 40)), timed=True)
+    qtbot.waitUntil(lambda: w.sweeps.result is not None, timeout=60000)
+    assert w.sweeps.result.partial and w.sweeps.result.stopped_reason == "cancelled"
+    assert "Partial: cancelled." in w.sweeps.panel.caption.text()
