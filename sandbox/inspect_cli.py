@@ -27,11 +27,12 @@ def add_inspect_args(p: argparse.ArgumentParser) -> None:
 
 
 def write_heatmaps(out: Path, name: str, probs: np.ndarray, group_size: int, title: str, cols: int,
-                   vmax: float) -> list[Path]:
-    """probs (H, T, T) -> name.npy and name.png (the app's mosaic, titled tiles, a colour bar 0..vmax)."""
+                   vmax: float, tokens: list[str] | None = None, text: str = "") -> list[Path]:
+    """probs (H, T, T) -> name.npy and name.png (the app's mosaic, titled tiles, token labels, a colour bar 0..vmax)."""
     from sandbox.mosaic_png import labelled_mosaic
 
-    image = labelled_mosaic(probs, group_size, title, cols, vmax)
+    lines = (f"Text: {text[:160]}{'…' if len(text) > 160 else ''}",) if text else ()
+    image = labelled_mosaic(probs, group_size, title, cols, vmax, tokens=tokens, lines=lines)
     paths = [out / f"{name}.npy", out / f"{name}.png"]
     with staged(paths) as (npy, png):
         with open(npy, "wb") as f:
@@ -41,7 +42,7 @@ def write_heatmaps(out: Path, name: str, probs: np.ndarray, group_size: int, tit
     return paths
 
 
-def write_inspect_heatmaps(out: Path, model_name: str, result, group_size: int) -> list[Path]:
+def write_inspect_heatmaps(out: Path, model_name: str, result, group_size: int, text: str = "") -> list[Path]:
     """The chosen layer before (and after) the change, on one grid and one scale."""
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file; give a folder.")
@@ -58,13 +59,14 @@ def write_inspect_heatmaps(out: Path, model_name: str, result, group_size: int) 
     vmax = float(max(before.max(), after.max() if after is not None else 0.0)) or 1.0
     tokens = len(result.tokens)
     paths = write_heatmaps(out, f"layer{layer}_before", before, group_size,
-                           f"{model_name}, layer {layer} as trained: {len(before)} heads x {tokens} tokens", cols, vmax)
+                           f"{model_name}, layer {layer} as trained: {len(before)} heads x {tokens} tokens", cols, vmax,
+                           result.tokens, text)
     if after is not None:
         g = max(1, result.n_heads // result.n_kv_heads)
         where = "every layer" if result.all_layers else f"layer {layer} only"
         paths += write_heatmaps(out, f"layer{layer}_after", after, g,
                                 f"{model_name}, layer {layer} changed ({where}): {result.n_heads} heads, "
-                                f"{result.n_kv_heads} KV heads", cols, vmax)
+                                f"{result.n_kv_heads} KV heads", cols, vmax, result.tokens, text)
     return paths
 
 
@@ -75,7 +77,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     model = load_model(args.model, allow_pickle=args.allow_pickle)
     result = inspect(model, args.text, args.layer, HeadChange(args.kv_heads, args.heads, args.all_layers))
     if args.out:
-        write_inspect_heatmaps(Path(args.out), model.name, result, model.group_size)
+        write_inspect_heatmaps(Path(args.out), model.name, result, model.group_size, args.text)
     data = result.to_json()
     if args.json:
         print(json.dumps(data, indent=1))

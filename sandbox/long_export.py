@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import QWidget
 
 from core.atomic import ExportError, staged
 from sandbox.export import ours, render_png, versions, write_svg
+from widgets.export_frame import ColourBar, Frame, framed_image
 
 MAP_SUFFIXES = (".png", ".svg", ".npy")
 DECODE_SUFFIXES = (".png", ".csv")
@@ -36,12 +36,12 @@ def _check(path: Path, suffixes: tuple[str, ...], what: str) -> Path:
     return manifest
 
 
-def _picture(widget: QWidget, tmp: Path, suffix: str, title: str) -> None:
+def _picture(widget: QWidget, tmp: Path, suffix: str, title: str, frame: Frame | None = None) -> None:
     if suffix == ".svg":
-        write_svg(widget, tmp, title)
+        write_svg(widget, tmp, title, frame)
         if tmp.stat().st_size == 0:
             raise ExportError(f"could not write {tmp.name}; check the folder is writable. Nothing was written.")
-    elif not render_png(widget, 2.0).save(str(tmp), "PNG"):
+    elif not (framed_image(widget, frame, 2.0) if frame is not None else render_png(widget, 2.0)).save(str(tmp), "PNG"):
         raise ExportError(f"could not write {tmp.name}; check the folder is writable. Nothing was written.")
 
 
@@ -60,20 +60,25 @@ def export_map(path: Path, widget: QWidget, view: Any, head: int, zoom: Any = No
             with open(tmp, "wb") as f:
                 np.save(f, np.ascontiguousarray(view.pooled, dtype=np.float32))
         else:
-            with titled(widget.plot, f"{view.what}, {view.pool} pooled" + (f", head {head}" if head >= 0 else "")):
-                _picture(widget.glw, tmp, suffix, f"Long map: {view.what}")
+            _picture(widget.glw, tmp, suffix, f"Long map: {view.what}", map_frame(widget, view, head))
         tmp_manifest.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
     return [path, manifest]
 
 
-@contextmanager
-def titled(plot: Any, title: str):
-    """The plot with a title while it is exported (the widget's controls stay out of the picture)."""
-    plot.setTitle(title, color="#e5e7eb", size="10pt")
-    try:
-        yield
-    finally:
-        plot.setTitle(None)
+def map_frame(widget: Any, view: Any, head: int) -> Frame:
+    """The long map's title and its colour scale as the tab shows it (log from 1e<floor> to 1, or linear)."""
+    floor = widget.floor_exp()
+    if floor < 0:
+        decades = int(round(-floor))
+        ticks = tuple((1 - k / decades, f"1e-{k}" if k else "1") for k in range(decades + 1))
+        bar = ColourBar(widget.colormap.currentText(), 1.0, "attention weight, log scale; grey: never read",
+                        ticks=ticks)
+    else:
+        bar = ColourBar(widget.colormap.currentText(), float(view.pooled.max()) or 1.0,
+                        "attention weight, linear; grey: never read")
+    shown = "all heads" if head < 0 else f"head {head}"
+    return Frame(f"Long map · {shown}", (f"{view.what}; {view.pool}-pooled cells of {view.block} x {view.block} tokens",),
+                 bar)
 
 
 def steps_csv(steps: list[Any]) -> str:

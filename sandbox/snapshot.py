@@ -19,7 +19,7 @@ def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str
     from PySide6.QtWidgets import QApplication
 
     from sandbox.compute import ComputeRequest
-    from sandbox.export import render_png
+    from widgets.export_frame import framed_image
     from sandbox.main_window import MainWindow
     from sandbox.runner import ComputeRunner
 
@@ -49,7 +49,11 @@ def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str
         raise ExportError(f"cannot create the folder {out}: {exc.strerror or exc}; choose another --out.") from exc
     paths = [out / "window.png", out / "heatmaps.png", out / "manifest.json"]
     shot = window.grab().toImage()
-    heat = render_png(window.mosaic, 2.0)
+    hm = window.last_heatmaps
+    if hm is None:
+        window.close()
+        raise ExportError("the heatmaps were not computed; nothing was written.")
+    heat = framed_image(window.mosaic.glw, window.exports.frame(hm, None), 2.0)  # titled, with its colour bar
     write_atomic(paths[0], lambda tmp: _save(shot, tmp))
     write_atomic(paths[1], lambda tmp: _save(heat, tmp))
     manifest = window.manifest()

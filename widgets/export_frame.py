@@ -26,6 +26,7 @@ class ColourBar:
     vmax: float  # the scale runs 0 .. vmax
     label: str  # "attention weight, one scale for every head"
     per_head: bool = False  # each tile scaled to its own max: the bar reads 0 .. "each head's max"
+    ticks: tuple[tuple[float, str], ...] = ()  # (fraction up the bar, label) for a scale that is not linear
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,8 @@ def content_box(widget: QWidget) -> QRect:
     pixels = np.frombuffer(ptr, dtype=np.uint32, count=image.width() * image.height()).reshape(
         image.height(), image.bytesPerLine() // 4)[:, : image.width()]  # (h, w) packed ARGB
     ink = pixels != pixels[0, 0]
-    # An axis line runs the view's whole width: a column (or row) counts only with more than a line and its tick marks in it.
-    rows, cols = np.flatnonzero(ink.sum(axis=1) > 10), np.flatnonzero(ink.sum(axis=0) > 10)
+    # An axis line runs the view's whole width: a column (or row) counts only with more than a line's pixel in it.
+    rows, cols = np.flatnonzero(ink.sum(axis=1) > 2), np.flatnonzero(ink.sum(axis=0) > 2)
     if not len(rows):
         return QRect(QPoint(0, 0), size)
     pad = 4
@@ -87,8 +88,7 @@ class _Plan:
 def _plan(widget: QWidget, frame: Frame) -> _Plan:
     box = content_box(widget)
     y_title_w = LINE_PX + GAP if frame.y_title else 0
-    bar_w = (BAR_W + 8 + QFontMetricsF(_font(TICK_PX)).horizontalAdvance("each head's max") + GAP + LINE_PX + GAP
-             if frame.bar else 0)
+    bar_w = BAR_W + 8 + _widest_tick(frame.bar) + GAP + LINE_PX + GAP if frame.bar else 0
     width = MARGIN + y_title_w + box.width() + (GAP + bar_w if frame.bar else 0) + MARGIN
     width = max(width, 420)  # a title needs some room even over one small head
     text_w = width - 2 * MARGIN
@@ -139,6 +139,17 @@ def _paint(painter: QPainter, widget: QWidget, frame: Frame, plan: _Plan) -> Non
         _paint_bar(painter, frame.bar, plan.bar_at)
 
 
+def _bar_ticks(bar: ColourBar) -> list[tuple[float, str]]:
+    """(fraction up the bar, label): the bar's own, or 0 .. each head's max, or five linear steps to vmax."""
+    return list(bar.ticks) or ([(0.0, "0"), (1.0, "each head's max")] if bar.per_head else [
+        (f, f"{f * bar.vmax:.3g}") for f in (0.0, 0.25, 0.5, 0.75, 1.0)])
+
+
+def _widest_tick(bar: ColourBar) -> float:
+    fm = QFontMetricsF(_font(TICK_PX))
+    return max(fm.horizontalAdvance(text) for _, text in _bar_ticks(bar))
+
+
 def _paint_bar(painter: QPainter, bar: ColourBar, at: QRectF) -> None:
     table = lut(bar.colormap)
     steps = max(2, int(at.height()))
@@ -149,15 +160,13 @@ def _paint_bar(painter: QPainter, bar: ColourBar, at: QRectF) -> None:
     painter.setPen(DIM)
     painter.drawRect(at)
     painter.setFont(_font(TICK_PX))
-    ticks = [(0.0, "0"), (1.0, "each head's max")] if bar.per_head else [
-        (f, f"{f * bar.vmax:.3g}") for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
     painter.setPen(INK)
-    for fraction, text in ticks:
+    for fraction, text in _bar_ticks(bar):
         y = at.bottom() - fraction * at.height()
         painter.drawLine(round(at.right()), round(y), round(at.right() + 4), round(y))
         painter.drawText(QRectF(at.right() + 7, y - TICK_PX, 400, 2 * TICK_PX), int(Qt.AlignmentFlag.AlignVCenter),
                          text)
-    label_x = at.right() + 8 + QFontMetricsF(_font(TICK_PX)).horizontalAdvance("each head's max") + GAP
+    label_x = at.right() + 8 + _widest_tick(bar) + GAP
     painter.save()
     painter.translate(label_x, at.center().y())
     painter.rotate(-90)

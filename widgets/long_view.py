@@ -72,6 +72,7 @@ class LongMapView(QWidget):
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground("#1e1e1e")
         self.plot = self.glw.addPlot()
+        self.plot.layout.setContentsMargins(4, 4, 24, 4)  # the last key position's label ("1000") is not cut
         self.plot.invertY(True)
         self.plot.setAspectLocked(True)
         self.plot.hideButtons()
@@ -208,8 +209,8 @@ class LongMapView(QWidget):
             self.image.setRect(QRectF(0, 0, image.shape[1], image.shape[0]))
             self.detail.hide()
             self.plot.hideAxis("left")  # a tile's pixels are no positions: the tiles say what they are
-            self.plot.setLabel("bottom", "every head: keys across, queries down, each tile the whole input; click one")
-            self.plot.getAxis("bottom").setStyle(showValues=False)
+            self.plot.setLabel("bottom", "each tile one head, the whole input: keys across, queries down (click one)")
+            self.plot.getAxis("bottom").setStyle(showValues=False, tickLength=0)  # no positions: no tick marks
         else:
             self.tiles = None
             top = float(v.pooled.max()) if floor == 0 else None
@@ -217,10 +218,12 @@ class LongMapView(QWidget):
             self.image.setImage(image, autoLevels=False, levels=None, lut=table)
             self.image.setRect(QRectF(0, 0, image.shape[1] * v.block, image.shape[0] * v.block))
             self.plot.showAxis("left")
-            self.plot.getAxis("bottom").setStyle(showValues=True)
+            self.plot.getAxis("bottom").setStyle(showValues=True, tickLength=-5)  # pyqtgraph's default
             self.plot.setLabel("bottom", "key position")
             self.plot.setLabel("left", "query position")
             self._draw_detail()
+        for side in ("bottom", "left"):  # pyqtgraph places an axis title only when the axis resizes: place it now
+            self.plot.getAxis(side).resizeEvent()
         self.bar.setPixmap(gradient_pixmap(self.colormap.currentText()))
         self.bar_text.setText(f"1e{floor:g} → 1 (log); grey: never read" if floor < 0 else
                               f"0 → {float(v.pooled.max()):.4g} (the largest cell, linear); grey: never read")

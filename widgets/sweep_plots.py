@@ -145,6 +145,7 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         marks = [(sweep_x(knob, v), name) for v, name in marks]
         for p in self.plots.values():
             p.setLabel("bottom", AXIS_LABELS.get(knob, knob))
+            p.getAxis("bottom").resizeEvent()  # pyqtgraph places an axis title only when the axis resizes
         if not rows:
             return
         logx = self._logx = wants_log(xs)

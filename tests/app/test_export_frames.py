@@ -95,7 +95,7 @@ def test_the_exported_view_is_cut_to_what_it_holds(qtbot):
     view.resize(900, 300)
     plot = view.addPlot()
     plot.setAspectLocked(True)
-    plot.getAxis("bottom").setStyle(showValues=False)  # as the mosaic: a bare axis line along the bottom
+    plot.getAxis("bottom").setStyle(showValues=False, tickLength=0)  # as the mosaics: a bare axis line
     plot.addItem(pg.ImageItem(np.random.default_rng(0).random((20, 20))))
     view.show()
     qtbot.waitUntil(lambda: plot.getViewBox().height() > 100)
@@ -137,3 +137,25 @@ def test_a_head_view_shows_every_token_label_apart_from_its_axis_title_and_the_b
     scene = view.plot.sceneRect()
     assert any(t in ("1", "1.0") for _, t in ends), ends
     assert all(scene.contains(rect) for rect, _ in ends), "a colour bar label is cut by the view's edge"
+
+
+def test_the_cli_mosaic_names_each_tile_row_s_tokens_its_text_and_its_scale():
+    """inspect --out's image: the title, the text under it, the query tokens beside every row of tiles (as many as
+    fit), axis titles and a colour bar with its ticks."""
+    from sandbox.mosaic_png import PX, labelled_mosaic
+    from widgets.mosaic import plan_layout
+
+    tokens = TEXT.split()
+    probs = np.random.default_rng(0).dirichlet(np.ones(8), size=(6, 8)).astype(np.float32)  # (H, T, T)
+    bare = pixels(labelled_mosaic(probs, 2, "a title", 3, 1.0))
+    image = pixels(labelled_mosaic(probs, 2, "a title", 3, 1.0, tokens=tokens, lines=(f"Text: {TEXT}",)))
+    assert image.shape[1] > bare.shape[1] + 40  # the token labels take their room on the left
+    lay = plan_layout(6, 8, 2, cols=3)
+    tile_rows = sorted({lay.origin(h)[1] for h in range(6)})
+    left = image[:, : image.shape[1] - bare.shape[1] + 8]  # the label margin
+    text = text_rows(left)
+    offset = image.shape[0] - bare.shape[0]  # the text line pushes everything down
+    for row_y in tile_rows:  # some label in the band of every row of tiles
+        band = range(offset + 34 + row_y * PX, offset + 34 + (row_y + lay.tile) * PX)
+        assert any(r in band for r in text), f"no token labels beside the tiles at {row_y}"
+    assert colour_bar_column(image, lut("viridis")) is not None

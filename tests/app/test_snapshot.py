@@ -8,6 +8,8 @@ import pytest
 from PySide6.QtGui import QImage
 
 from sandbox.cli import main
+from tests.app.test_export_frames import colour_bar_column, pixels, text_rows
+from widgets.colormaps import lut
 
 
 def test_snapshot_command_writes_window_heatmaps_and_manifest(qtbot, tmp_path):
@@ -17,7 +19,9 @@ def test_snapshot_command_writes_window_heatmaps_and_manifest(qtbot, tmp_path):
     assert code == 0
     window = QImage(str(out / "window.png"))
     assert (window.width(), window.height()) == (1280, 800)
-    assert not QImage(str(out / "heatmaps.png")).isNull()
+    heat = pixels(QImage(str(out / "heatmaps.png")))
+    assert len(text_rows(heat[:120])) > 30, "heatmaps.png has no title"  # 2x: title and two lines
+    assert colour_bar_column(heat, lut("viridis")) is not None, "heatmaps.png has no colour bar"
     m = json.loads((out / "manifest.json").read_text())
     assert m["report"]["config"]["mode"] == "GQA" and m["tokens"] == ["one", "two", "three", "four"]
     assert m["report"]["params"]["total"] == 2 * 128 * 16 * (8 + 2)
