@@ -19,9 +19,9 @@ def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str
     from PySide6.QtWidgets import QApplication
 
     from sandbox.compute import ComputeRequest
-    from widgets.export_frame import framed_image
     from sandbox.main_window import MainWindow
     from sandbox.runner import ComputeRunner
+    from widgets.export_frame import framed_image
 
     if out.exists() and not out.is_dir():
         raise ExportError(f"--out {out} is a file; give a folder.")
