@@ -206,6 +206,7 @@ class MainWindow(QMainWindow):
         self.pins.pins_changed.connect(
             lambda: self.pin_count.setText(f"{len(self.pins.pins)} pinned: see the Compare tab (Ctrl+2)"
                                            if self.pins.pins else ""))
+        self.pins.restore_session()  # the last session's pins, once everything that shows them is connected
 
     # -- state -------------------------------------------------------------------------------
     def config(self) -> AttentionConfig:
@@ -392,6 +393,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         self.save_settings()
+        self.pins.save_session()  # the pins, as they are now, for the next start
         for view in list(self.head_views):
             view.close()
         self.worker_finished = self.runner.shutdown(self.quit_wait_s)

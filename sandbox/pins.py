@@ -59,6 +59,14 @@ def why_tokens_differ(a: Pin, b: Pin) -> str:
 
 
 PIN_WAIT_S = 3.0  # Ctrl+P just after a change pins the change once its heatmaps are shown, if they come by then
+SESSION_SAVE_S = 1.0  # pins are written this long after their last change (and at once when the window closes)
+SESSION_FILE = "session-pins.attn.json"
+
+
+def session_file(settings_file: str) -> Path:
+    """Where the pins of the last session live: beside the window's settings (so a test's settings in a temporary
+    folder keep its pins there too)."""
+    return Path(settings_file).with_name(SESSION_FILE)
 
 
 class PinController(QObject):
@@ -82,6 +90,51 @@ class PinController(QObject):
         self._pin_wait = QTimer(self)  # Ctrl+P while the heatmaps of what the controls show are on their way
         self._pin_wait.setInterval(20)
         self._pin_wait.timeout.connect(self._pin_when_current)
+        # Unsaved pins are never lost: every change is written (atomically, as a workspace) to the session file,
+        # which the next start opens again. A window without settings (snapshot, most tests) keeps none.
+        self.session_path = session_file(window.settings.fileName()) if window.settings is not None else None
+        self._session_save = QTimer(self)
+        self._session_save.setSingleShot(True)
+        self._session_save.setInterval(round(SESSION_SAVE_S * 1000))
+        self._session_save.timeout.connect(self.save_session)
+        self.pins_changed.connect(lambda: self._session_save.start() if self.session_path is not None else None)
+
+    def save_session(self) -> None:
+        """Write the pins to the session file now (a failure says so in the status bar; the pins stay)."""
+        self._session_save.stop()
+        if self.session_path is None:
+            return
+        try:
+            self.session_path.parent.mkdir(parents=True, exist_ok=True)
+            save_workspace(self.session_path, self.pins)
+        except (ExportError, OSError) as exc:
+            self.window.statusBar().showMessage(f"Could not keep this session's pins in {self.session_path}: {exc}",
+                                                10000)
+
+    def restore_session(self) -> None:
+        """The last session's pins, back as they were. A file that no longer reads is set aside (renamed
+        .unreadable), never overwritten, and the status bar says where it is."""
+        path = self.session_path
+        if path is None or not path.exists():
+            return
+        try:
+            pins = load_workspace(path)
+        except ValueError as exc:
+            kept = path.with_name(path.name + ".unreadable")
+            try:
+                path.replace(kept)
+            except OSError:
+                kept = path
+            self.window.statusBar().showMessage(f"The last session's pins could not be restored ({exc}); the file is "
+                                                f"kept as {kept}.", 15000)
+            return
+        if not pins:
+            return
+        self.pins = pins
+        self.refresh()
+        self._session_save.stop()  # nothing changed: no write
+        self.window.statusBar().showMessage(
+            f"Restored {len(pins)} pin{'' if len(pins) == 1 else 's'} from the last session (Compare tab).", 8000)
 
     def _pin_when_current(self) -> None:
         if self.window.view_is_current():
