@@ -187,6 +187,33 @@ class Cell:
     text: str
     relation: str
     better: bool | None  # None: same, or not comparable
+    why: str = ""  # for a cell with no figure ("–"): why this pin has none, and how to get one
+
+
+def why_missing(report: dict[str, Any], section: str, key: str) -> str:
+    """The sentence behind a '–': why this pin has no figure in this row, and what would give it one."""
+    model = report.get("model") or {}
+    if model.get("kind") == "encoder" and (section, key) in ENCODER_HAS_NONE or (
+            section == "model" and key.startswith("kv_cache_bytes") and model.get("kind") == "encoder"):
+        return "An encoder keeps no KV cache and has no decode step: there is nothing to measure here."
+    if section == "timing":
+        if report.get("timing") is None:
+            return ("Not measured: this pin was made before its timing finished (or with timing off). Load it on the "
+                    "sliders, press Measure now (Ctrl+M), then pin it again.")
+        if key == "mla_decode":
+            return "Only an MLA layer has two decode forms (naive and absorbed) to time."
+    if section == "model":
+        return ("A figure of a real model's own weights: this pin is of random weights. Open a model in the Model "
+                "list and pin it to compare.") if not model else "This real model's pin has no figure of this kind."
+    if section == "plan":
+        return "No plan was made for this pin: set up the Plan tab before pinning to carry its figures."
+    if section == "params" and key == "kv":
+        return "An MLA layer has no W_k or W_v: its keys and values are rebuilt from one latent (kv_b)."
+    if key in MLA_ONLY:
+        return "Only an MLA layer has this figure."
+    if section == "layout":
+        return "This pin has no local (windowed) layers: its whole cache is global."
+    return "This pin has no figure of this kind."
 
 
 @dataclass(frozen=True)
@@ -216,7 +243,8 @@ def comparison(reports: list[dict[str, Any]], baseline: int) -> list[TableRow]:
             if sure is not None:  # two measured times: the ratio with its 95% interval, no direction within noise
                 rel = sure.cell()
                 better = better if sure.measurable else None
-            cells.append(Cell(format_value(value, kind), rel, better))
+            cells.append(Cell(format_value(value, kind), rel, better, "" if value is not None else
+                              why_missing(rep, section, key)))
         rows.append(TableRow(label, cells))
     return rows
 

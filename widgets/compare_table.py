@@ -21,8 +21,26 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.compare import as_markdown, as_text, comparison
+from core.compare import as_markdown, as_text, cell_text, comparison
 from widgets.wheel import FocusCombo
+
+def stacked(text: str, relation: str) -> str:
+    """A cell in short lines, so four pins fit a 1280 px window: '1,376,256 (1.38M)' and '-41.7%' become
+    '1,376,256', '(1.38M)  -41.7%'; an interval goes under its ratio; a list ('float32, prefill') a part a line.
+    The whole figure, unbroken, is the cell's tooltip."""
+    lines = text.replace(", ", ",\n").split("\n")
+    if " (" in lines[0] and not lines[0].startswith("–"):  # "1,376,256 (1.38M)": the short form on its own line
+        head, tail = lines[0].split(" (", 1)
+        lines[0:1] = [head, "(" + tail]
+    if relation:
+        ratio, _, interval = relation.partition(" (")
+        lines[-1] = f"{lines[-1]}  {ratio}" if len(lines) > 1 else lines[-1]
+        if len(lines) == 1:
+            lines.append(ratio)
+        if interval:
+            lines.append("(" + interval.split(": ")[0].rstrip(")") + ")")
+    return "\n".join(lines)
+
 
 BETTER = QColor("#059669")
 WORSE = QColor("#dc2626")
@@ -45,6 +63,10 @@ class CompareTable(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectColumns)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setToolTip("Click a pin's name to select its column")
+        # A header's click selects its pin's column, as a click in the column does (and clears "Select… first").
+        self.table.horizontalHeader().sectionClicked.connect(self.table.selectColumn)
+        self.table.itemSelectionChanged.connect(self._on_table_selection_changed)
         self.table.setAlternatingRowColors(True)
         self.empty = QLabel("No pins yet. Press Pin (Ctrl+P) to keep the current configuration with its numbers, "
                             "timing and heatmaps; pin another to compare them here.")
@@ -105,6 +127,10 @@ class CompareTable(QWidget):
             return 1 - self.baseline_index()
         return None
 
+    def _on_table_selection_changed(self) -> None:
+        if self.names and self.selected() is not None:
+            self.empty.hide()  # a "Select a pin's column first." from before is answered
+
     def _with_selected(self, fn: Any) -> None:
         i = self.selected()
         if i is None:
@@ -146,15 +172,13 @@ class CompareTable(QWidget):
         self.table.setVerticalHeaderLabels([r.label for r in rows])
         for r, row in enumerate(rows):
             for c, cell in enumerate(row.cells):
-                text = f"{cell.text}   {cell.relation}" if cell.relation else cell.text
-                if row.label == "layout":  # one part a line: a long layout must not widen its pin's column
-                    text = text.replace(", ", "\n")
-                item = QTableWidgetItem(text)
-                item.setToolTip(cell.text)
+                item = QTableWidgetItem(stacked(cell.text, cell.relation))
+                item.setToolTip(cell.why or cell_text(cell))
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if cell.better is not None:
                     item.setForeground(QBrush(BETTER if cell.better else WORSE))
-                    item.setToolTip(f"{'better' if cell.better else 'worse'} than {self.names[base]}")
+                    item.setToolTip(f"{cell_text(cell)}: {'better' if cell.better else 'worse'} than "
+                                    f"{self.names[base]}")
                 self.table.setItem(r, c, item)
         self.table.resizeRowsToContents()
 
