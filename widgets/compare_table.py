@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from core.compare import as_markdown, as_text, cell_text, comparison
 from widgets.wheel import FocusCombo
 
+
 def stacked(text: str, relation: str) -> str:
     """A cell in short lines, so four pins fit a 1280 px window: '1,376,256 (1.38M)' and '-41.7%' become
     '1,376,256', '(1.38M)  -41.7%'; an interval goes under its ratio; a list ('float32, prefill') a part a line.
