@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from core.arch.model import Architecture
 from core.config import AttentionConfig, divisors
 from core.plan import (
     PlanInput,
@@ -41,10 +42,28 @@ def parse_count(text: str) -> int:
 
 def plan_inputs(cfg: AttentionConfig, params: int, gpu, n_gpus: int, tp: int, weights_dtype: str, kv_dtype: str,
                 batch: int, context: int, reserve: float, kind: str = "causal",
-                active_params: int | None = None) -> PlanInput:
-    """The plan of cfg's model (its layers, as the app counts them) at this workload; kind encoder: no cache."""
-    return PlanInput(cfg.architecture(kind), params, gpu, n_gpus, tp, weights_dtype, kv_dtype, batch, context,
+                active_params: int | None = None, arch: Architecture | None = None) -> PlanInput:
+    """The plan of cfg's model (its layers, as the app counts them) at this workload; kind encoder: no cache. arch:
+    a real model's layers as they are (a change to one layer changes that layer only), in place of cfg's."""
+    return PlanInput(arch or cfg.architecture(kind), params, gpu, n_gpus, tp, weights_dtype, kv_dtype, batch, context,
                      reserve, active_params)
+
+
+def trained_context_note(j: dict[str, Any], name: str, trained_tokens: int) -> str:
+    """A sentence when the context asked, or the longest that fits, is beyond what the model was made to read
+    (its max_position_embeddings); empty when neither is."""
+    if trained_tokens <= 0:
+        return ""
+    asked, longest = j["inputs"]["context"], j.get("max_context")
+    over = []
+    if asked > trained_tokens:
+        over.append(f"the context asked ({asked:,} tokens)")
+    if longest is not None and longest > trained_tokens:
+        over.append(f"the longest that fits in memory ({longest:,} tokens)")
+    if not over:
+        return ""
+    return (f"{' and '.join(over).capitalize()} {'is' if len(over) == 1 else 'are'} beyond {name}'s "
+            f"{trained_tokens:,}-token context: the model reads no more than {trained_tokens:,} tokens.")
 
 
 def memory_curve(p: PlanInput, longest: int | None) -> list[tuple[int, int]]:

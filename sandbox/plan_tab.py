@@ -15,7 +15,7 @@ from core.counts import format_bytes
 from core.gpus import GPU, THIS_MACHINE, find_gpu, this_machine
 from core.plan import plan as plan_of
 from core.plan_pin import MACHINE_KEYS, plan_input
-from core.plan_report import decode_sentence, heads_sentence, plan_inputs, plan_json, verdict
+from core.plan_report import decode_sentence, heads_sentence, plan_inputs, plan_json, trained_context_note, verdict
 from core.presets import load_presets
 from sandbox.compute_types import Failure
 from sandbox.plan_roofs import roofs as plan_roofs
@@ -44,8 +44,10 @@ class PlanTab:
         self.used = False  # shown once: pins keep its plan
         self.last: dict[str, Any] | None = None  # the plan on screen, as JSON
         self._params_for: object = None  # the preset (or model) whose count the parameters box holds
+        self._kept_from: str | None = None  # a named model whose count stays in the box after the sliders left it
         p = self.panel
         p.changed.connect(self.refresh)
+        p.params.editingFinished.connect(self._on_params_typed)
         p.measure_requested.connect(self.measure)
         runner = window.runner
         runner.roof_ready.connect(self._on_roof)
@@ -94,6 +96,10 @@ class PlanTab:
             return None, None, ""
         return preset.name, preset.params, f"{preset.name}: {preset.params_source}"
 
+    def _on_params_typed(self) -> None:
+        if self.panel.params.text() != self.panel._preset_params:
+            self._kept_from = None  # the user's own count: no longer another model's
+
     def _sync_model(self, cfg: AttentionConfig) -> None:
         self.panel.set_tp_choices(tp_degrees(cfg))
         key, params, source = self._named_model()
@@ -101,7 +107,10 @@ class PlanTab:
             left, self._params_for = self._params_for, key
             if key is not None or not self.panel.params.text():
                 self.panel.set_params(params, source)
+                self._kept_from = None
             else:
+                if self.panel.params.text() == self.panel._preset_params:  # the named model's, not typed
+                    self._kept_from = str(left)
                 self.panel.params_source.setText(f"Parameters: kept from {left}; the sliders no longer show it, so "
                                                  "type this model's own count if it is another.")
 
@@ -128,7 +137,8 @@ class PlanTab:
             i = p.inputs()
             gpu = self.gpu(i["gpu"])
             plan = plan_inputs(cfg, i["params"], gpu, i["n_gpus"], i["tp"], i["weights_dtype"], i["kv_dtype"],
-                               i["batch"], i["context"], i["reserve"], self.kind(), self.active_params(i["params"]))
+                               i["batch"], i["context"], i["reserve"], self.kind(), self.active_params(i["params"]),
+                               self.architecture(cfg))
             j = plan_json(plan, cfg)
         except (ValueError, OverflowError) as exc:
             self.last = None
@@ -137,7 +147,26 @@ class PlanTab:
         self.last = j
         machine = self.gpu(THIS_MACHINE) if self.machine is not None else None
         roofs, note = plan_roofs(j, self.window.current_timing(), machine)
-        p.show_plan(j, verdict(j), self.details(j), roofs, note)
+        p.show_plan(j, " ".join(s for s in (self.kept_note(i["params"]), verdict(j), self.context_note(j)) if s),
+                    self.details(j), roofs, note)
+
+    def architecture(self, cfg: AttentionConfig) -> Architecture | None:
+        """The open real model's layers with the change applied only where it is (one layer, or every layer), as the
+        costs count them; None in design mode (the sliders' layers, every one alike)."""
+        if self.window.models.shape is None:
+            return None
+        return self.window.models.cost_context(cfg).arch
+
+    def kept_note(self, params: int) -> str:
+        """Said first in the verdict: the parameter count is another model's, kept after the sliders left it."""
+        if self._kept_from is None or self.panel.params.text() != self.panel._preset_params:
+            return ""
+        return (f"The parameters ({params / 1e9:,.3g}B) are {self._kept_from}'s, kept after the sliders changed the "
+                "model: type this model's own count to plan it.")
+
+    def context_note(self, j: dict[str, Any]) -> str:
+        shape = self.window.models.shape
+        return trained_context_note(j, shape.name, shape.max_tokens) if shape is not None else ""
 
     @staticmethod
     def details(j: dict[str, Any]) -> str:

@@ -6,9 +6,12 @@ import os
 import pytest
 
 from core.config import AttentionConfig
+from core.models.source import shipped_unavailable_reason
 from core.presets import find_preset
 from sandbox.plan_roofs import roofs as plan_roofs
 from sandbox.plan_tab import tp_degrees
+
+needs_models = pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the [models] extra is missing")
 
 
 def open_plan(w, preset):
@@ -98,3 +101,37 @@ def test_a_pin_keeps_the_plan_shows_it_in_compare_and_puts_it_back(make_window):
     p.tp.setCurrentIndex(p.tp.findData(1))
     w.pins.load_on_sliders(len(w.pins.pins) - 1)
     assert (p.n_gpus.value(), p.tp.currentData(), p.context.value()) == (2, 2, 32768)
+
+
+@needs_models
+def test_a_real_model_changed_in_one_layer_is_planned_with_that_layer_alone_and_its_trained_context(make_window):
+    """SmolLM2 with layer 0 pooled to one KV head: the plan counts 1 + 29 x 3 KV heads (it once pooled every layer:
+    29 x 1), and says when the context is beyond the 8,192 tokens the model reads."""
+    w = make_window()
+    w.models.load("smollm2-135m")
+    w.models.picker.layer.setValue(0)
+    w.config_panel.n_kv_heads.slider.setValue(0)  # 1 KV head, layer 0 only
+    assert w.models.shape.max_tokens == 8192
+    w.tabs.setCurrentWidget(w.plan.panel)
+    p = w.plan.panel
+    p.kv.setCurrentText("bf16")
+    p.batch.setValue(1)
+    p.context.setValue(4096)
+    j = w.plan.last
+    per_token = 2 * 64 * (1 + 29 * 3) * 2  # K and V, head_dim 64, layer 0's one KV head and 29 layers' three, bf16
+    assert j["per_gpu"]["kv_cache"] == 4096 * per_token
+    assert j["max_context"] > 8192 and "beyond SmolLM2-135M's 8,192-token context" in p.verdict.text()
+    p.context.setValue(16384)
+    assert "the context asked (16,384 tokens)" in p.verdict.text().lower()
+
+
+def test_a_parameter_count_kept_from_a_preset_is_said_in_the_verdict(make_window):
+    w = make_window()
+    p = open_plan(w, "DeepSeek-V3")
+    assert "are DeepSeek-V3's" not in p.verdict.text()
+    w.config_panel.d_model.slider.setValue(w.config_panel.d_model.slider.value() - 4)  # another model now
+    assert w.config_panel.preset.currentData() is None
+    assert "The parameters (671B) are DeepSeek-V3's, kept after the sliders changed the model" in p.verdict.text()
+    p.params.setText("7,000,000,000")
+    p.params.editingFinished.emit()  # the user's own count: nothing to warn of
+    assert "are DeepSeek-V3's" not in p.verdict.text()
