@@ -15,7 +15,14 @@ from core.counts import format_bytes
 from core.gpus import GPU, THIS_MACHINE, find_gpu, this_machine
 from core.plan import plan as plan_of
 from core.plan_pin import MACHINE_KEYS, plan_input
-from core.plan_report import decode_sentence, heads_sentence, plan_inputs, plan_json, trained_context_note, verdict
+from core.plan_report import (
+    decode_sentence,
+    heads_sentence,
+    plan_inputs,
+    plan_json,
+    trained_context_note,
+    verdict,
+)
 from core.presets import load_presets
 from sandbox.compute_types import Failure
 from sandbox.plan_roofs import roofs as plan_roofs
