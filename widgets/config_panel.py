@@ -36,7 +36,7 @@ from widgets.mla_controls import MLAControls, switch_attention, switch_key
 from widgets.mode_badge import ModeBadge
 from widgets.preset_match import PresetMatch
 from widgets.slider_spin import SliderSpin
-from widgets.steady import LayoutFirewall, reserve_lines
+from widgets.steady import LayoutFirewall, WholeLabel
 from widgets.style import set_style
 from widgets.wheel import FocusCombo
 
@@ -91,10 +91,8 @@ class ConfigPanel(QWidget):
         # The last forced move or refused value, in full (the status bar cuts it). Always shown, two lines high,
         # with a hint until the first notice: a first notice shown into a hidden row relaid and repainted the whole
         # side panel (16-20 ms, the longest stall of a drag; QFormLayout gives a hidden row no room, kept or not).
-        self.notice_label = QLabel(NOTICE_HINT)
-        self.notice_label.setWordWrap(True)
+        self.notice_label = WholeLabel(NOTICE_HINT, lines=2)  # most notices take two lines at this panel's width
         set_style(self.notice_label, "color: #6b7280;")
-        reserve_lines(self.notice_label, 2)  # most notices take two lines at this panel's width
         self._forced: set[str] = set()  # which of n_heads, n_kv_heads the panel moved away from the intent
         self._tick_notes = ""  # forced moves said during the change being handled
         self.last_notice = ""
@@ -283,8 +281,8 @@ class ConfigPanel(QWidget):
             self._intent["n_kv_heads"] = self.n_kv_heads.set_choices(self._kv_choices(n_heads), n_heads)
             return []
         new = self.n_kv_heads.set_choices(self._kv_choices(n_heads), wanted)
-        if new == old or new == wanted:
-            return []
+        if new == wanted or (new == old and "n_kv_heads" not in self._forced):
+            return []  # as chosen, or kept where it stood for another reason: nothing to say of it
         if self.shape:  # a real model's KV heads re-split with its heads: more cannot be made, others not all
             why = self.shape.why_not_more_kv() if wanted > new else self.shape.why_kv_choices(n_heads)
         else:
@@ -324,24 +322,31 @@ class ConfigPanel(QWidget):
         old, wanted = self.n_heads.value(), self._intent["n_heads"]
         new = self.n_heads.set_choices(choices, wanted)
         why = f"{wanted} does not divide d_model {self.d_model.value()} (head_dim = d_model / n_heads must be whole)."
-        return ([f"n_heads is {new}, not your {wanted}: {why}"] if old != new != wanted else []) + self._snap_kv(new)
+        # Said whenever it stays forced, not only when it moves: a notice names the values shown (a drag that
+        # passes 6592 and stops at 10784 once left "d_model 6592" under the badge).
+        forced = new != wanted and (old != new or "n_heads" in self._forced)
+        return ([f"n_heads is {new}, not your {wanted}: {why}"] if forced else []) + self._snap_kv(new)
 
+    # Each slot lays out the panel's other labels first and says its notice last: a notice set before the labels
+    # below it changed kept the height of its old text (cut top and bottom) until the next change.
     def _on_d_model_changed(self, d_model: int) -> None:
         self._tick_notes = ""
-        self._say_moves(self._snap_heads(self._head_choices(d_model)))
+        notes = self._snap_heads(self._head_choices(d_model))
         self._on_control_changed()
+        self._say_moves(notes)
 
     def _on_n_heads_changed(self, n_heads: int) -> None:
         self._tick_notes = ""
         self._intent["n_heads"] = n_heads  # the user chose it
-        self._say_moves(self._snap_kv(n_heads))
+        notes = self._snap_kv(n_heads)
         self._on_control_changed()
+        self._say_moves(notes)
 
     def _on_n_kv_heads_changed(self, n_kv_heads: int) -> None:
         self._tick_notes = ""
         self._intent["n_kv_heads"] = n_kv_heads
-        self._say_moves([])
         self._on_control_changed()
+        self._say_moves([])
 
     def _on_layout_changed(self) -> None:
         """The lock, window, sinks or KV format changed: n_heads' choices follow the lock."""

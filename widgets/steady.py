@@ -11,7 +11,7 @@ import math
 import time
 import weakref
 
-from PySide6.QtCore import QEvent, QSize, QTimer, Signal
+from PySide6.QtCore import QEvent, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QToolTip, QWidget
 from shiboken6 import isValid as shiboken_valid
@@ -30,6 +30,37 @@ def reserve_lines(label: QLabel, lines: int) -> None:
     """At least `lines` lines of height, so that a text of fewer lines leaves its neighbours where they are."""
     margins = label.contentsMargins()
     label.setMinimumHeight(lines * label.fontMetrics().lineSpacing() + margins.top() + margins.bottom())
+
+
+class WholeLabel(QLabel):
+    """A word-wrapped label that is never cut: its minimum height is what its text needs at the width it has now
+    (and never under `lines` lines). A height-for-width alone was not enough beside a scroll area: the layouts
+    above asked for the height at the width without the scroll bar, and a third line was cut top and bottom."""
+
+    def __init__(self, text: str = "", lines: int = 1, parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+        self._lines = lines
+        self._fit()
+
+    def _fit(self) -> None:
+        margins = self.contentsMargins()
+        fm = self.fontMetrics()
+        floor = self._lines * fm.lineSpacing() + margins.top() + margins.bottom()
+        width = self.contentsRect().width() - 2 * max(0, self.margin())
+        # the text's own height at this width (QLabel's heightForWidth counts the minimum height set here too)
+        text = fm.boundingRect(QRect(0, 0, max(1, width), 100_000), int(Qt.TextFlag.TextWordWrap), self.text())
+        need = max(floor, text.height() + margins.top() + margins.bottom() + 2 * max(0, self.margin()))
+        if self.width() > 0 and need != self.minimumHeight():
+            self.setMinimumHeight(need)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit()
 
 
 class SteadyLabel(QLabel):
