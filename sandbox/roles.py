@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from core.atomic import ExportError, write_text_atomic
 from core.head_roles import ROLES
-from sandbox.compute_types import HeatmapResult
+from sandbox.compute_types import Failure, HeatmapResult
 from widgets.role_badges import badges_for, legend_html, legend_tooltip
 from widgets.roles_panel import RolesPanel
 from widgets.wheel import FocusCombo
@@ -31,10 +31,12 @@ class RolesController(QObject):
         self.probe_combo.addItem("induction probe", "induction")
         self.probe_combo.setToolTip("What the heads read: your text, or the standard induction probe (a seeded random "
                                     "token sequence repeated twice), which makes induction heads show (Ctrl+I)")
-        self.probe_combo.currentIndexChanged.connect(lambda _i: window.request())
+        self.probe_combo.currentIndexChanged.connect(self._on_probe_combo_changed)
+        self.panel.probe_requested.connect(self.set_probe)
         self.panel.head_requested.connect(self.open_head)
         self.panel.export_requested.connect(self._ask_export)
         self.result: HeatmapResult | None = None
+        window.runner.failed.connect(self._on_runner_failed)
 
     @property
     def probe(self) -> str:
@@ -44,6 +46,14 @@ class RolesController(QObject):
         index = self.probe_combo.findData(probe)
         if index >= 0:
             self.probe_combo.setCurrentIndex(index)
+
+    def _on_probe_combo_changed(self, _index: int) -> None:
+        self.panel.set_pending(self.probe)  # said at once; the scores follow the heatmaps
+        self.window.request()
+
+    def _on_runner_failed(self, failure: Failure) -> None:
+        if failure.stage == "heatmaps" and self.window.runner.is_current(failure.request_id):
+            self.panel.set_failed(failure.message)
 
     def toggle_probe(self) -> None:
         self.probe_combo.setCurrentIndex(1 - self.probe_combo.currentIndex())

@@ -41,6 +41,7 @@ class _Number(QTableWidgetItem):
 class RolesPanel(QWidget):
     head_requested = Signal(int, int)  # layer, head
     export_requested = Signal()
+    probe_requested = Signal(str)  # "induction": the hint's link to the induction probe
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -56,6 +57,13 @@ class RolesPanel(QWidget):
         self.min_score.setToolTip("Show only heads whose chosen score is at least this")
         self.explain = QLabel("")
         self.explain.setWordWrap(True)
+        self.explain.linkActivated.connect(self.probe_requested.emit)  # "use the induction probe" in the hint
+        self.hint = QLabel("")  # why a grid is blank (no repeated token for induction) and what would fill it
+        self.hint.setWordWrap(True)
+        self.hint.setStyleSheet("color: #b45309;")
+        self.hint.linkActivated.connect(self.probe_requested.emit)
+        self.hint.hide()
+        self.probe = "text"
         self.grid = pg.PlotWidget(background="#1e1e1e")
         self.grid.invertY(True)
         self.grid.setLabel("left", "head")
@@ -96,6 +104,7 @@ class RolesPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.explain)
+        lay.addWidget(self.hint)
         lay.addWidget(split, 1)
         lay.addWidget(self.readout)
         self.scores: dict[str, np.ndarray] = {}
@@ -140,8 +149,26 @@ class RolesPanel(QWidget):
             if shape is None or grid.shape == shape:
                 self.scores[name] = grid
 
+    def set_pending(self, probe: str) -> None:
+        """The heads are being scored on another probe: the old scores are greyed and say they are old, at once
+        (the new ones can take seconds on a real model, or wait behind other work on the worker)."""
+        where = "the induction probe" if probe == "induction" else "your text"
+        self.explain.setText(f"Scoring every head on {where}… (the grid below is the last probe's until then)")
+        self.hint.hide()
+        for w in (self.grid, self.table):
+            w.setEnabled(False)
+
+    def set_failed(self, message: str) -> None:
+        """The scoring the panel waited for failed: say so, and show the last scores again for what they are."""
+        self.explain.setText(f"Could not score the heads: {message} The grid below is the last probe's.")
+        for w in (self.grid, self.table):
+            w.setEnabled(True)
+
     def set_scores(self, scores: dict[str, np.ndarray], patterns: np.ndarray, probe: str) -> None:
         """scores {role: (L, H)}; patterns (L * H, T, T) layer-major, for 'heads like this one'."""
+        for w in (self.grid, self.table):
+            w.setEnabled(True)
+        self.probe = probe
         self.scores, self.patterns = dict(scores), patterns
         self._merge_extra()
         self.readout.reset()  # a reading of the last scores would be stale now
@@ -179,6 +206,11 @@ class RolesPanel(QWidget):
         self.bar.setLevels((0.0, max(top, 1e-9)))
         self._update_grid_ticks()
         self.explain.setText(self.explain.text().rsplit(". ", 1)[0] + ". " + self.text(role))
+        blank = role == "induction" and self.probe == "text" and float(grid.max()) < 1e-6
+        self.hint.setText("No head scores here: an induction head attends to the token after an earlier copy of the "
+                          "current one, and no token of your text repeats. <a href=\"induction\">Use the induction "
+                          "probe</a> (Ctrl+I): a random sequence repeated twice." if blank else "")
+        self.hint.setVisible(blank)
         self._fill_table()
 
     def _update_grid_ticks(self, *_: object) -> None:
