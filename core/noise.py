@@ -37,10 +37,12 @@ class Ratio:
         return f"x{self.ratio:.3g} ({ci})" if self.measurable else f"≈ x{self.ratio:.3g} ({ci}: no measurable difference)"
 
     def short(self) -> str:
-        """'x0.53, CI 0.50-0.56' or 'x1.02: no measurable difference', for a narrow panel."""
+        """'x0.53, CI 0.50-0.56', or 'x5.41, but CI 0.62-14 holds x1: too noisy to tell' for a narrow panel: a ratio
+        far from 1 beside "no measurable difference" read as a contradiction without its interval."""
+        ci = f"CI {self.low:.2g}-{self.high:.2g}" if self.high >= 10 else f"CI {self.low:.2f}-{self.high:.2f}"
         if self.measurable:
-            return f"x{self.ratio:.2f}, CI {self.low:.2f}-{self.high:.2f}"
-        return f"x{self.ratio:.2f}: no measurable difference"
+            return f"x{self.ratio:.2f}, {ci}"
+        return f"x{self.ratio:.2f}, but {ci} holds x1: too noisy to tell"
 
     def text(self) -> str:
         """'x0.53 (95% CI 0.50-0.56)', or 'no measurable difference (x1.02, 95% CI 0.97-1.08)'."""

@@ -25,7 +25,11 @@ def test_a_real_difference_is_measurable_and_noise_is_not():
     same = ratio_ci(repeats(5.0, 0.2), repeats(5.0, 0.2))
     assert same is not None and not same.measurable and same.low < 1.0 < same.high
     assert same.text().startswith("no measurable difference (x")
-    assert same.short() == f"x{same.ratio:.2f}: no measurable difference"
+    assert same.short() == f"x{same.ratio:.2f}, but CI {same.low:.2f}-{same.high:.2f} holds x1: too noisy to tell"
+    # A ratio far from 1 whose repeats scatter widely: the interval is what makes "no difference" readable.
+    wild = ratio_ci([1.0, 30.0, 2.0, 25.0, 3.0], [5.0, 4.0, 6.0, 1.0, 20.0])
+    assert wild is not None and not wild.measurable and wild.ratio != 1.0
+    assert f"x{wild.ratio:.2f}, but CI " in wild.short() and wild.short().endswith("holds x1: too noisy to tell")
     assert twice.short() == f"x{twice.ratio:.2f}, CI {twice.low:.2f}-{twice.high:.2f}"
     assert ratio_ci([1.0], [1.0, 2.0]) is None  # one repeat: nothing to resample
     assert ratio_ci([1.0, 2.0], [0.0, 0.0]) is None

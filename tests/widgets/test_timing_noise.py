@@ -42,3 +42,16 @@ def test_nothing_animates_while_the_cpu_is_measured(qtbot):
     assert panel.busy.isHidden() and "no progress animation" in panel.labels["state"].text()
     panel.show_measuring("CUDA")  # a GPU timing does not share the window's cores: the bar says it is busy
     assert panel.busy.isVisible() and panel.labels["state"].text() == "measuring on CUDA…"
+
+
+def test_a_noisy_qkv_ratio_shows_its_interval_and_says_why_it_is_no_difference(qtbot):
+    """'375 ms fused, 2,027 ms separate (x5.41: no measurable difference)' read as a contradiction: the interval
+    that holds x1 is what a reader needs to see it."""
+    panel = TimingPanel()
+    qtbot.addWidget(panel)
+    fused, separate = [300.0, 375.0, 3000.0, 350.0, 400.0], [2027.0, 300.0, 2500.0, 2100.0, 280.0]
+    t = {**T, "fused_qkv_ms": 375.0, "separate_qkv_ms": 2027.0,
+         "samples_ms": {"fused_qkv": fused, "separate_qkv": separate}}
+    panel.show_timing(t, "MHA")
+    text = panel.labels["qkv"].text()
+    assert "375 ms fused · 2,027 ms separate (x5.41, but CI " in text and text.endswith("holds x1: too noisy to tell)")
