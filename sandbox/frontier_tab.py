@@ -113,7 +113,10 @@ class FrontierTab:
         self.run_id = self.window.runner.submit_frontier(key, families)
 
     def _on_progress(self, progress: FrontierProgress) -> None:
-        if progress.run_id < self.newest or progress.point is None:  # an earlier run's last words
+        if progress.run_id < self.newest:  # an earlier run's last words
+            return
+        if progress.point is None:  # the run's start: its steps and the first guess of its time
+            self.panel.show_progress(progress.done, progress.total, progress.eta_s, progress.text)
             return
         if progress.point["method"] == "baseline":
             self.partial = {"model": self.run_model[0], "kind": self.run_model[1],
@@ -133,10 +136,10 @@ class FrontierTab:
             self.panel.show_result(done.result, " Read from the cache." if done.cached else "")
             return
         if done.message == "cancelled":
-            if self.partial is not None and self.partial["points"]:
+            if self.partial is not None:  # the points done, the unchanged model's alone included, stay drawn
                 self.panel.show_result(self.partial)
             else:
-                self.panel.status.setText("Cancelled before the first point.")
+                self.panel.status.setText("Cancelled before the unchanged model was measured: nothing to draw yet.")
             return
         self.panel.show_error(f"The frontier stopped: {done.message}")
 

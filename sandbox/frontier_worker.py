@@ -16,6 +16,20 @@ from resources import CALIB_TEXT, EVAL_TEXT
 from sandbox.compute_types import FrontierDone, FrontierJob, FrontierProgress
 
 Emit = Callable[..., None]
+# A first guess of a step's time before one is measured: every step is a forward pass over the samples, about
+# 2 x parameters x tokens FLOPs, at a rate a float32 transformer forward reaches (the measured steps replace it).
+GUESS_FLOPS_S = {"cpu": 40e9, "cuda": 20e12, "mps": 2e12}
+
+
+def first_guess_s(m: LoadedModel, run: FrontierRun, seconds_per_step: float | None) -> float:
+    """The whole run's time before its first step ends: this model's last measured step time in this worker, or the
+    model's size over a device's usual rate."""
+    if seconds_per_step is not None:
+        return seconds_per_step * run.steps
+    params = sum(p.numel() for p in m.model.parameters())
+    tokens = sum(int(ids.numel()) for ids in run.samples)
+    device = next(m.model.parameters()).device.type
+    return run.steps * 2.0 * params * tokens / GUESS_FLOPS_S.get(device, GUESS_FLOPS_S["cpu"])
 
 
 class FrontierWork:
@@ -27,6 +41,7 @@ class FrontierWork:
         self.run: FrontierRun | None = None
         self.key = ""
         self.step_seconds: list[float] = []
+        self.seconds_per_step: dict[str, float] = {}  # by model: the last run's mean, for the next run's first guess
 
     def step(self, job: FrontierJob, index: int) -> bool:
         """Step `index` of the job; True when there is a next one."""
@@ -44,6 +59,7 @@ class FrontierWork:
             if run.bases is not None:  # the shipped calibration text's: the Heatmaps tab's too
                 self.bases.setdefault(job.model, run.bases)
             self.step_seconds.append(time.perf_counter() - t0)
+            self.seconds_per_step[job.model] = sum(self.step_seconds) / len(self.step_seconds)
             done = index + 1
             fit_to_come = run.bases is None and any(m.method.startswith("latent") for m in run.methods[done - 1:])
             eta = sum(self.step_seconds) / len(self.step_seconds) * (run.steps - done + fit_to_come)  # a fit ~ a step
@@ -77,6 +93,11 @@ class FrontierWork:
             return False
         self.run = FrontierRun(m, eval_text, calib_text, methods, job.n_samples, context)
         self.step_seconds = []
+        # Said before the first (slowest) step: how many steps and about how long, so the tab shows time left at once.
+        guess = first_guess_s(m, self.run, self.seconds_per_step.get(job.model))
+        self.emit("frontier_progress", FrontierProgress(job.run_id, 0, self.run.steps, guess,
+                                                        f"{self.run.describe(0)} (time left estimated until a step "
+                                                        "is measured)", None))
         return True
 
     def _end(self, done: FrontierDone) -> None:

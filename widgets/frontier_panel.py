@@ -219,6 +219,10 @@ class FrontierPanel(QWidget):
         else:
             self.countdown.stop()
             self.eta_at = None
+        # an empty chart says what it waits for: points while a run goes on, a run when none does
+        self.chart.empty.setText("Measuring the unchanged model first; each point appears here as it finishes."
+                                 if running else "Run the frontier to draw it.")
+        self._show_sentence()
         self._enable_exports()
 
     def show_progress(self, done: int, total: int, eta_s: float, text: str) -> None:
@@ -287,7 +291,8 @@ class FrontierPanel(QWidget):
         self.budget_label.setText(f"{BUDGET_NAMES[budget]} of the model's own")
         if self.result is None:
             self.chart.set_budget(None)
-            self.sentence.setText("Run the frontier to see which method loses least at this budget.")
+            self.sentence.setText("The sentence follows the first points." if self.running else
+                                  "Run the frontier to see which method loses least at this budget.")
             return
         self.chart.set_budget(budget * self.result["baseline"]["kv_bytes_per_token"])
         text = budget_sentence(self.rows(), budget, self.kind, self.result["model"])

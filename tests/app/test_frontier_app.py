@@ -79,9 +79,16 @@ def test_in_the_app_runner_heatmaps_run_between_points_and_cancel_keeps_the_poin
     qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60_000)
     tab = w.frontier
     seen = []
-    w.runner.frontier_progress.connect(lambda p: seen.append(("point", p.done)))
+    w.runner.frontier_progress.connect(lambda p: seen.append(("point", p.done) if p.point is not None else
+                                                             ("start", (p.done, p.total, p.eta_s))))
     w.runner.heatmaps_ready.connect(lambda r: seen.append(("heatmaps", r.request_id)))
     tab.panel.run.click()
+    assert "Measuring the unchanged model first" in tab.panel.chart.empty.toPlainText()  # not "Run the frontier"
+    # Before its first (slowest) step, the run says its steps and a first guess of their time.
+    qtbot.waitUntil(lambda: any(k == "start" for k, _ in seen), timeout=120_000)
+    start = next(d for k, d in seen if k == "start")
+    assert [k for k, _ in seen if k in ("start", "point")][0] == "start"  # said before any point
+    assert start[0] == 0 and start[1] >= 2 and start[2] > 0
     qtbot.waitUntil(lambda: sum(k == "point" for k, _ in seen) >= 2, timeout=120_000)
     rid = w.request()  # heatmaps asked for mid-frontier come back before it ends
     qtbot.waitUntil(lambda: ("heatmaps", rid) in seen, timeout=60_000)
@@ -153,3 +160,18 @@ def test_a_point_opens_in_the_heatmaps_is_pinned_with_its_method_and_comes_back_
     assert w.last_heatmaps.model.fidelity["kv_method"] == "quantised KV, q4_0"
     w.config_panel.set_config(w.config().with_(n_kv_heads=6))  # a change of heads replaces the point
     assert w.models.kv_method is None and w.last_heatmaps.model.fidelity["kv_method"] is None
+
+
+def test_a_cancel_right_after_the_unchanged_model_keeps_it_drawn(make_window, qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    w = make_window(sync=False, kind="process")
+    w.runner.wait_ready(120)
+    w.models.load("minilm-l6")
+    qtbot.waitUntil(lambda: w.models.key == "minilm-l6" and w.runner.is_idle(), timeout=120_000)
+    tab = w.frontier
+    w.runner.frontier_progress.connect(lambda p: tab.panel.cancel.click()
+                                       if p.point is not None and p.point["method"] == "baseline" else None)
+    tab.panel.run.click()
+    qtbot.waitUntil(lambda: not tab.panel.running, timeout=120_000)
+    assert tab.panel.result is not None and tab.panel.result["baseline"]["method"] == "baseline"
+    assert "Cancelled before" not in tab.panel.status.text()
