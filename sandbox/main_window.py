@@ -146,9 +146,21 @@ class MainWindow(QMainWindow):
         lv = QVBoxLayout(left)
         lv.addWidget(self.models.picker)
         lv.addWidget(self.config_panel)
-        lv.addWidget(self.metrics)
         lv.addStretch(1)
-        scroll = self.left_scroll = SideScroll(LayoutFirewall(left))  # a new figure repaints its label only
+        self.left_scroll = SideScroll(LayoutFirewall(left))  # a new figure repaints its label only
+        costs = QWidget()
+        cv = QVBoxLayout(costs)
+        cv.addWidget(self.metrics)
+        cv.addStretch(1)
+        # The costs have a pane of their own under the controls: at the foot of one long scroll they showed 2 to 4
+        # rows at 1280x800 and none at 1024x700. The user moves the boundary; each pane scrolls on its own.
+        self.costs_scroll = SideScroll(LayoutFirewall(costs))
+        self.left_split = QSplitter(Qt.Orientation.Vertical)
+        self.left_split.addWidget(self.left_scroll)
+        self.left_split.addWidget(self.costs_scroll)
+        self.left_split.setStretchFactor(0, 11)
+        self.left_split.setStretchFactor(1, 9)
+        self.left_split.setChildrenCollapsible(False)
         pin_row = QWidget()
         pins = QHBoxLayout(pin_row)
         pins.setContentsMargins(0, 0, 0, 0)
@@ -156,14 +168,13 @@ class MainWindow(QMainWindow):
         self.pin_button.setToolTip("Keep this configuration with its numbers, timing and heatmaps to compare later")
         self.pin_button.clicked.connect(self.pins.pin_current)
         self.pin_count = QLabel("")
-        pins.addWidget(self.pin_button)
         pins.addWidget(self.pin_count, 1)
         shipped = [(k, label) for k, label in SHIPPED.items() if not shipped_unavailable_reason(k)]
         self.weights_note = WeightsNote(shipped)
         self.weights_note.model_requested.connect(self.models.load)
         heat = self.heat_tab = HeatmapsTab(self.text, self.roles.probe_combo, self.info, self.weights_note,
                                            self.mosaic, self.models.original,
-                                           [self.models.fidelity, self.timing, pin_row])
+                                           [self.models.fidelity, self.timing, pin_row], pin=self.pin_button)
         self.maps = heat.maps
         self.tabs = QTabWidget()
         self.tabs.addTab(LayoutFirewall(heat, sized_by_host=True), "Heatmaps")  # a label's new text no longer repaints every tab
@@ -177,7 +188,7 @@ class MainWindow(QMainWindow):
         for i, tip in TAB_TIPS.items():
             self.tabs.setTabToolTip(i, tip)
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(scroll)
+        split.addWidget(self.left_split)
         split.addWidget(self.tabs)
         split.setStretchFactor(1, 1)
         split.setSizes([450, 830])

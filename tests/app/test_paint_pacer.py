@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from sandbox.frame_pacer import FRAME_MS, FramePacer
 from sandbox.paint_pacer import PaintPacer
+from widgets.heatmaps_tab import lower_cap
 from widgets.maps_view import MapsView
 
 NOW = [0.0]  # the pacer's clock in seconds: a busy machine's pauses do not count
@@ -196,14 +197,14 @@ def test_the_figures_below_the_maps_get_their_height_after_every_timing_and_skip
     def fitted() -> bool:
         total = sum(tab.split.sizes())
         need = content.heightForWidth(tab.lower.viewport().width()) + 10  # as fit_lower measures
-        return tab.split.sizes()[1] == min(need, int(total * 0.45))
+        return tab.split.sizes()[1] == min(need, lower_cap(total))
 
     heights = set()
     for seq in (128, 256, 64):
         w.config_panel.seq_len.spin.setValue(seq)
         qtbot.waitUntil(lambda seq=seq: w.last_timing is not None and w.last_timing.config.seq_len == seq, timeout=30000)
         qtbot.waitUntil(lambda: w.view_is_current() and w.runner.is_idle(), timeout=30000)
-        qtbot.waitUntil(fitted, timeout=5000)  # every row in view (unless at the 45% cap)
+        qtbot.waitUntil(fitted, timeout=5000)  # every row in view (unless at the cap)
         heights.add(tab.split.sizes()[1])
     before = tab.split.sizes()[1]
     w.timing.show_error("timing skipped: a test's reason.", skipped=True)  # a shorter text than a measurement's
