@@ -97,6 +97,7 @@ class ConfigPanel(QWidget):
         self._tick_notes = ""  # forced moves said during the change being handled
         self.last_notice = ""
         self._chosen = None  # the preset last picked: named while the layers still are its own
+        self._kv_kept_by: tuple[str, str] | None = None  # (preset, KV format) picked while a format set before stayed
         self._switched: tuple[object, ...] = ()  # the layer an attention switch's notice describes (switch_key)
         self._preset_match = PresetMatch([self.preset.itemData(i) for i in range(1, self.preset.count())])
         # What the user chose, kept while d_model (or a real model's shape) forces other values.
@@ -385,7 +386,7 @@ class ConfigPanel(QWidget):
             cfg = self._read()
         except ValueError as exc:  # a window without a causal mask, q4_0 on head_dim 80, ...: nothing is lost
             self._write(self._cfg)
-            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
+            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.{self._kv_origin(exc)}")
             return
         self._cfg = cfg
         self.bias_which.setEnabled(self.bias.isChecked() and self.shape is None)
@@ -400,5 +401,17 @@ class ConfigPanel(QWidget):
             self._say(CUSTOM_NOTE)
             return
         self._chosen = preset
-        self.set_config(preset.apply(self._cfg))
-        self._say(f"Preset {preset.name}: {preset.note}.")
+        cfg = preset.apply(self._cfg)
+        self._kv_kept_by = (preset.name, cfg.kv_dtype) if cfg.kv_dtype is not None else None  # presets set none
+        self.set_config(cfg)
+        self._say(f"Preset {preset.name}: {preset.note}." + (
+            f" The KV format {cfg.kv_dtype} is kept from before (Layout, KV format)." if self._kv_kept_by else ""))
+
+    def _kv_origin(self, exc: ValueError) -> str:
+        """Where the KV format of a refusal came from, so that the user finds it: a preset keeps the one set before."""
+        fmt = self._cfg.kv_dtype
+        if fmt is None or "KV format" not in str(exc):
+            return ""
+        kept = (f", kept when you picked the preset {self._kv_kept_by[0]}" if self._kv_kept_by is not None
+                and self._kv_kept_by[1] == fmt else "")
+        return f" The KV format {fmt} was set under Layout (KV format){kept}: choose another there to go on."

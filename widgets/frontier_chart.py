@@ -98,6 +98,7 @@ class FrontierChart(QWidget):
         self.plot.clear()
         self.plot.setTitle(title or None)
         if not self.points:
+            self.plot.setLabel("left", "")  # no points: no quality axis of a model that is no longer shown
             self.plot.addItem(self.empty)
             self.empty.setPos(0.5, 0.5)
             self.plot.getAxis("bottom").setTicks([[], []])

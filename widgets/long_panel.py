@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from core.arch.formats import KV_FORMATS
 from core.long_budget import DEFAULT_BAND, MAX_TOKENS
 from widgets.decode_view import DecodeView
+from widgets.elided_combo import ElidedCombo
 from widgets.long_stats import LongStatsTable
 from widgets.long_view import LongMapView
 from widgets.steady import keep_room, reserve_lines
@@ -58,7 +59,7 @@ class LongPanel(QWidget):
         self.tokens.setGroupSeparatorShown(True)
         self.tokens.setToolTip(f"Tokens of input, up to {MAX_TOKENS:,} (a real model: at most its own context, "
                                "SmolLM2 8,192; random weights: seeded inputs of this many positions)")
-        self.text_source = FocusCombo()
+        self.text_source = ElidedCombo(chars=12)
         self.text_source.addItems(list(TEXT_SOURCES))
         self.text_source.setToolTip("What a real model reads: its first 'tokens' tokens (random weights read seeded "
                                     "inputs)")
@@ -116,12 +117,12 @@ class LongPanel(QWidget):
         self.steps.setValue(64)
         self.steps.setToolTip("A real model: tokens to generate greedily after the prompt (the Heatmaps tab's text). "
                               "Random weights: context lengths at which one decode step is timed")
-        self.kv_format = FocusCombo()
+        self.kv_format = ElidedCombo(chars=8)
         self.kv_format.addItems(list(KV_FORMATS))
         self.kv_format.setCurrentText("bfloat16")
         self.kv_format.setToolTip("The format the cache's bytes are counted in ([geometry]'s formats); the model runs "
                                   "in float32 on the CPU either way")
-        self.prompt = FocusCombo()
+        self.prompt = ElidedCombo(chars=14)
         self.prompt.addItems(list(PROMPTS))
         self.prompt.setToolTip("What a real model reads before it generates: the Heatmaps tab's text, or the long "
                                "map's text cut to its first 'Tokens' tokens (each step then reads that long a cache)")
@@ -138,9 +139,6 @@ class LongPanel(QWidget):
         self.running = False
 
     def _build(self) -> None:
-        for combo, chars in ((self.text_source, 12), (self.prompt, 14), (self.kv_format, 8)):
-            combo.setSizeAdjustPolicy(FocusCombo.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(chars)  # a long name is elided: the tab fits a 1024-wide window
         row1 = QHBoxLayout()
         for label, w in (("Tokens", self.tokens), ("Text", self.text_source)):
             row1.addWidget(QLabel(label))

@@ -14,7 +14,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
     QGraphicsRectItem,
     QHBoxLayout,
     QLabel,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.colormaps import COLORMAPS, DEFAULT_COLORMAP
+from widgets.elided_combo import ElidedCombo
 from widgets.heatmap_view import gradient_pixmap
 from widgets.long_render import (
     DEFAULT_SCALE,
@@ -35,7 +35,6 @@ from widgets.long_render import (
 )
 from widgets.long_tile_labels import TileLabels
 from widgets.pixmap_image import PixmapImageItem
-from widgets.wheel import FocusCombo
 
 ZOOM_SETTLE_MS = 250
 
@@ -53,20 +52,17 @@ class LongMapView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.head = QComboBox()
+        self.head = ElidedCombo(chars=14)
         self.head.setToolTip("One head's map (zoom with the wheel, drag to pan; a zoom is recomputed at full "
                              "resolution, down to single tokens) or every head small (click a tile to open it)")
         self.head.currentIndexChanged.connect(self._on_head_changed)
-        self.scale = FocusCombo()
+        self.scale = ElidedCombo(chars=10)
         self.scale.addItems(list(SCALES))
         self.scale.setCurrentText(DEFAULT_SCALE)
         self.scale.setToolTip("Log scales show a band of 1e-3 a key beside a sink near 1; grey cells are never read")
-        self.colormap = FocusCombo()
+        self.colormap = ElidedCombo(chars=8)
         self.colormap.addItems(list(COLORMAPS))
         self.colormap.setCurrentText(DEFAULT_COLORMAP)
-        for combo, chars in ((self.head, 14), (self.scale, 10), (self.colormap, 8)):  # names elide: 1024 px fits
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(chars)
         for combo in (self.scale, self.colormap):
             combo.currentTextChanged.connect(self._redraw)
         self.glw = pg.GraphicsLayoutWidget()
@@ -79,6 +75,13 @@ class LongMapView(QWidget):
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("bottom", "key position")
         self.plot.setLabel("left", "query position")
+        for side in ("bottom", "left"):
+            self.plot.getAxis(side).enableAutoSIPrefix(False)  # positions are whole tokens: no "(x0.001)"
+        # Before the first overview: no axes of positions that do not exist yet (they read -400 .. 400), a line instead.
+        self.empty = pg.TextItem("Compute an overview (Ctrl+Enter) to draw the map here.", color="#9ca3af",
+                                 anchor=(0.5, 0.5))
+        self.plot.addItem(self.empty)
+        self._show_empty(True)
         self.image = PixmapImageItem()
         self.detail = PixmapImageItem()  # a zoom's recomputed region, over the overview
         self.detail.setZValue(5)
@@ -146,8 +149,17 @@ class LongMapView(QWidget):
         QShortcut(QKeySequence("Ctrl+0"), self, self.fit)
 
     # -- data --------------------------------------------------------------------------------------
+    def _show_empty(self, empty: bool) -> None:
+        self.empty.setVisible(empty)
+        for side in ("bottom", "left"):
+            self.plot.getAxis(side).setStyle(showValues=not empty)
+        if empty:
+            self.plot.getViewBox().setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
+            self.empty.setPos(0, 0)
+
     def set_overview(self, view: Any) -> None:
         """A new overview: every head listed, the zoom dropped, the view fitted."""
+        self._show_empty(False)
         self.view, self.zoom = view, None
         n_heads = view.pooled.shape[0]
         keep = self.head.currentIndex()

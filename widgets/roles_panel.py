@@ -66,6 +66,8 @@ class RolesPanel(QWidget):
         self.probe = "text"
         self.grid = pg.PlotWidget(background="#1e1e1e")
         self.grid.invertY(True)
+        self.grid.setAspectLocked(True)  # square cells: one layer is a column of heads, not a stretched band
+        self.grid.getPlotItem().layout.setContentsMargins(4, 14, 8, 4)  # room for the colour bar's "1.0" at its top
         self.grid.setLabel("left", "head")
         self.grid.setLabel("bottom", "layer")
         self.grid.hideButtons()
