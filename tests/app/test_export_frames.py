@@ -11,6 +11,7 @@ from PySide6.QtSvg import QSvgRenderer
 
 from core.config import AttentionConfig
 from sandbox.export import ExportJob
+from tests.drawn_text import drawn_labels
 from widgets.colormaps import lut
 from widgets.export_frame import PAPER, ColourBar, Frame, content_box, framed_image
 from widgets.head_view import HeadView
@@ -108,16 +109,6 @@ def test_the_exported_view_is_cut_to_what_it_holds(qtbot):
     assert framed_image(view, frame, 1.0).width() < box.width() + 260
 
 
-def _drawn(axis) -> list[tuple[QRectF, str]]:
-    image = QImage(10, 10, QImage.Format.Format_ARGB32)
-    painter = QPainter(image)
-    try:
-        specs = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [(axis.mapRectToScene(r), t) for r, _f, t in specs[2]]
-
-
 def test_a_head_view_shows_every_token_label_apart_from_its_axis_title_and_the_bar_s_end_labels(qtbot):
     tokens = TEXT.split()
     probs = np.tril(np.ones((8, 8), dtype=np.float32))
@@ -128,12 +119,12 @@ def test_a_head_view_shows_every_token_label_apart_from_its_axis_title_and_the_b
     qtbot.waitUntil(lambda: view.plot.getViewBox().height() > 100)
     view.plot.grab()  # painted once, as an export paints it
     left = view.plot.getAxis("left")
-    labels = _drawn(left)
+    labels = drawn_labels(left, in_scene=True)
     assert [t for _, t in labels] == tokens  # "Lucknow", the longest, was dropped
     title = left.mapRectToScene(left.label.mapRectToParent(left.label.boundingRect()))
     assert not any(rect.intersects(title) for rect, _ in labels), "the axis title overprints a token"
     bar_axis = view.colorbar.axis
-    ends = _drawn(bar_axis)
+    ends = drawn_labels(bar_axis, in_scene=True)
     scene = view.plot.sceneRect()
     assert any(t in ("1", "1.0") for _, t in ends), ends
     assert all(scene.contains(rect) for rect, _ in ends), "a colour bar label is cut by the view's edge"

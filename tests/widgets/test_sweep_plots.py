@@ -4,10 +4,10 @@ legends in the titles (wrapped, never widening a column) rather than on the curv
 import math
 
 import pytest
-from PySide6.QtGui import QImage, QPainter
 
 from core.config import AttentionConfig
 from core.sweep import SweepResult, plan_sweep, run_point
+from tests.drawn_text import drawn_labels
 from widgets.plot_ticks import axis_ticks, short_number, spaced_values
 from widgets.sweep_plots import UNITS, SweepPlots, pin_labels
 
@@ -57,17 +57,6 @@ def _timed_result(knob, values, base):
     return SweepResult(knob, rows=rows, timed=True)
 
 
-def _drawn_labels(axis):
-    """The tick labels pyqtgraph actually draws (it drops crowded or out-of-bounds ones), with their rects."""
-    image = QImage(10, 10, QImage.Format.Format_ARGB32)
-    painter = QPainter(image)
-    try:
-        specs = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    return [(rect, text) for rect, _flags, text in specs[2]] if specs else []
-
-
 @pytest.mark.parametrize("size", [(500, 600), (760, 640), (1400, 900)])
 def test_every_plot_is_numbered_with_units_and_legends_never_widen_a_column(qtbot, size):
     base = AttentionConfig(d_model=4096, n_heads=32, n_kv_heads=32, seq_len=1024, n_layers=32)
@@ -84,12 +73,12 @@ def test_every_plot_is_numbered_with_units_and_legends_never_widen_a_column(qtbo
         missing = []
         for key, p in plots.plots.items():
             left, bottom = p.getAxis("left"), p.getAxis("bottom")
-            if len(_drawn_labels(left)) < 2 or left.labelText != UNITS[key]:
-                missing.append(f"{key}: value axis {_drawn_labels(left)} {left.labelText!r}")
-            rects = [r for r, _ in _drawn_labels(left)]
+            if len(drawn_labels(left)) < 2 or left.labelText != UNITS[key]:
+                missing.append(f"{key}: value axis {drawn_labels(left)} {left.labelText!r}")
+            rects = [r for r, _ in drawn_labels(left)]
             if any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:]):
                 missing.append(f"{key}: value labels overprint each other")
-            ticks = _drawn_labels(bottom)
+            ticks = drawn_labels(bottom)
             if not {t for _, t in ticks} >= {"1", "32"}:
                 missing.append(f"{key}: swept values {[t for _, t in ticks]}")
             # the axis title sits below every tick label (it once overprinted them: "n_kv8heads")
