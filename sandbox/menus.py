@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
 
+from widgets.shortcut_pass import ShortcutPass
+
 if TYPE_CHECKING:
     from sandbox.main_window import MainWindow
 
@@ -78,4 +80,7 @@ def build_menus(w: MainWindow) -> tuple[QAction, QAction]:
         tab = QAction(f"Show {name}", w, shortcut=QKeySequence(f"Ctrl+{i + 1}"))
         tab.triggered.connect(lambda _c=False, i=i: w.tabs.setCurrentIndex(i))
         view.addAction(tab)
+    # The window's shortcuts reach their actions from the Text field too (it would take Ctrl+E as "end of line").
+    passing = ShortcutPass([a.shortcut() for a in w.findChildren(QAction)], w.text)
+    w.text.installEventFilter(passing)
     return export_action, pin_action

@@ -2,6 +2,12 @@
 axis titles and every token label the window shows, nothing clipped, at 1x, 2x and as SVG; and the user can leave
 the decorations off. Every check reads pixels or what pyqtgraph actually draws, not that a file exists."""
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pyqtgraph as pg
 import pytest
@@ -150,3 +156,37 @@ def test_the_cli_mosaic_names_each_tile_row_s_tokens_its_text_and_its_scale():
         band = range(offset + 34 + row_y * PX, offset + 34 + (row_y + lay.tile) * PX)
         assert any(r in band for r in text), f"no token labels beside the tiles at {row_y}"
     assert colour_bar_column(image, lut("viridis")) is not None
+
+
+CTRL_E_SCRIPT = """
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from sandbox.main_window import MainWindow
+from sandbox.runner import ComputeRunner
+w = MainWindow(runner=ComputeRunner(sync=True), settings=None, live_timing=False)
+opened = []
+w.open_export_dialog = lambda *a: opened.append(1)
+w.show()
+w.activateWindow()
+for _ in range(20):
+    app.processEvents()
+w.text.setFocus()
+for _ in range(5):
+    app.processEvents()
+QTest.keyClick(w.text, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+print("focus", w.text.hasFocus(), "opened", len(opened), "on", app.platformName())
+"""
+
+
+@pytest.mark.xvfb
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="Xvfb is not installed (apt-get install xvfb)")
+def test_ctrl_e_exports_from_the_text_field_in_a_real_x11_window():
+    """QLineEdit takes Ctrl+E as 'end of line' under X11 (not offscreen): File > Export did nothing while the Text
+    box had the cursor."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb"}
+    proc = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", sys.executable, "-c", CTRL_E_SCRIPT],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=Path(__file__).parents[2])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "focus True opened 1 on xcb" in proc.stdout, proc.stdout + proc.stderr[-2000:]
