@@ -96,6 +96,8 @@ class ExportController(QObject):
                 view = HeadView(hm.probs[job.head], hm.tokens, job.head, hm.config.group_size,
                                 w.mosaic.colormap.currentText(), **self.head_where(hm))
                 view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+                if not job.decorations:
+                    view.bare()  # its own bar and axis titles go too: "off" means the map alone
                 view.show()
                 widget = view.plot
         try:

@@ -60,6 +60,13 @@ class HeadView(QDialog):
         self.plot.getViewBox().sigResized.connect(self._update_ticks)
         self._update_ticks()
 
+    def bare(self) -> None:
+        """The map and its token ticks alone, for an export without decorations: no colour bar, no axis titles."""
+        self.plot.getPlotItem().layout.removeItem(self.colorbar)
+        self.colorbar.hide()
+        for side in ("left", "bottom"):
+            self.plot.getAxis(side).showLabel(False)
+
     def _fit_axes(self) -> None:
         """Room for every label before the first paint: the left axis as wide as its longest token (pyqtgraph
         widens it only after a paint, and drops the labels that did not fit then: "Lucknow", and "query token"
