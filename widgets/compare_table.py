@@ -3,6 +3,7 @@ better in green and worse in red; copy as text, export CSV or Markdown, rename, 
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -170,7 +171,9 @@ class CompareTable(QWidget):
         self.table.setRowCount(len(rows))
         base = self.baseline_index()
         self.table.setHorizontalHeaderLabels([f"{n} (baseline)" if i == base else n for i, n in enumerate(self.names)])
-        self.table.setVerticalHeaderLabels([r.label for r in rows])
+        # metric names in lines of about 24 characters: "plan: memory a GPU (weights + KV + allowance)" on one line
+        # made the name column 330 px wide and pushed the fourth pin out of a 1280 px window
+        self.table.setVerticalHeaderLabels([textwrap.fill(r.label, 24) for r in rows])
         for r, row in enumerate(rows):
             for c, cell in enumerate(row.cells):
                 item = QTableWidgetItem(stacked(cell.text, cell.relation))
