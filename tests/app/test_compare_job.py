@@ -11,6 +11,8 @@ CFG = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=12, seq_len=512, n_lay
 
 def four_pins(make_window, **kw):
     w = make_window(config=CFG, **kw)
+    cp = w.config_panel
+    cp._on_preset_activated(cp.preset.findText("GPT-2 small"))  # a named model: the plan has its parameters
     w.tabs.setCurrentWidget(w.plan.panel)  # the Plan tab used: pins carry the plan's long-named rows too
     for step in (5, 3, 1, 0):  # MHA, GQA-4, GQA-2, MQA
         w.config_panel.n_kv_heads.slider.setValue(step)
@@ -50,6 +52,7 @@ def test_four_pins_fit_a_1280x800_window_with_no_figure_cut(make_window, qtbot):
             item = t.item(r, c)
             widest = max(fm.horizontalAdvance(line) for line in item.text().split("\n"))
             assert widest <= header.sectionSize(c), (t.verticalHeaderItem(r).text(), item.text())
+    assert any(t.verticalHeaderItem(r).text().startswith("plan: memory") for r in range(t.rowCount()))
     names = t.verticalHeader()
     assert names.width() <= 200  # the metric names wrap rather than widen their column
 
