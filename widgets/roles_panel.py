@@ -66,7 +66,6 @@ class RolesPanel(QWidget):
         self.probe = "text"
         self.grid = pg.PlotWidget(background="#1e1e1e")
         self.grid.invertY(True)
-        self.grid.setAspectLocked(True)  # square cells: one layer is a column of heads, not a stretched band
         self.grid.getPlotItem().layout.setContentsMargins(4, 14, 8, 4)  # room for the colour bar's "1.0" at its top
         self.grid.setLabel("left", "head")
         self.grid.setLabel("bottom", "layer")
@@ -205,6 +204,9 @@ class RolesPanel(QWidget):
         top = float(grid.max()) if "distance" in role else 1.0
         self.image.setImage(grid.T.astype(np.float32), levels=(0.0, max(top, 1e-9)))  # rows = heads, columns = layers
         self.image.setRect(QRectF(0, 0, L, H))
+        # Square cells while the layers are no more than the heads (one layer was a stretched band); a model of many
+        # layers (SmolLM2: 30 x 9) fills the pane, or its heads shrink to a thin band of unreadable labels.
+        self.grid.setAspectLocked(L <= H)
         self.bar.setLevels((0.0, max(top, 1e-9)))
         self._update_grid_ticks()
         self.explain.setText(self.explain.text().rsplit(". ", 1)[0] + ". " + self.text(role))
