@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -349,13 +350,18 @@ class HeatmapMosaic(QWidget):
         px = self.plot.getViewBox().viewPixelSize()[0]
         token_px = lay.upsample / px if px > 0 else 0.0
         longest = max(len(clip(t, 8)) for t in self.tokens)
-        fits_x = token_px >= max(MIN_TICK_PX, CHAR_PX * longest + 4)  # labels side by side must not overlap
-        fits_y = token_px >= MIN_TICK_PX
+        # Every token whose label fits beside the last one shown (every n-th when they crowd), never none: a mosaic
+        # of small tiles once dropped all its token labels and kept their empty room.
+        x_step = max(1, math.ceil(max(MIN_TICK_PX, CHAR_PX * longest + 4) / max(token_px, 1e-9)))
+        y_step = max(1, math.ceil(MIN_TICK_PX / max(token_px, 1e-9)))
+        fits_x = token_px > 0 and x_step <= len(self.tokens)
+        fits_y = token_px > 0 and y_step <= len(self.tokens)
         u = lay.upsample
+        last = len(self.tokens) - (x_step if x_step > 1 else 1)  # thinned: the next tile's first label needs room too
         xs = [(lay.origin(c)[0] + (i + 0.5) * u, clip(tok, 8)) for c in range(lay.cols)
-              for i, tok in enumerate(self.tokens)] if fits_x else []
+              for i, tok in enumerate(self.tokens) if i % x_step == 0 and i <= last] if fits_x else []
         ys = [(lay.origin(r * lay.cols)[1] + (i + 0.5) * u, clip(tok, 10)) for r in range(lay.rows)
-              for i, tok in enumerate(self.tokens)] if fits_y else []
+              for i, tok in enumerate(self.tokens) if i % y_step == 0] if fits_y else []
         self._set_ticks("bottom", xs, fits_x)
         self._set_ticks("left", ys, fits_y)
 

@@ -118,8 +118,9 @@ def test_the_axes_keep_their_room_whatever_grid_the_heads_make(qtbot):
         m.set_data(probs, tokens, 1)
         m.glw.viewport().repaint()
         seen.add(rooms())
-        shown.add(m.plot.getAxis("left").style["showValues"])
-    assert shown == {True, False}  # the labels did come and go
+        ticks = m.plot.getAxis("left")._tickLevels
+        shown.add(len(ticks[0]) if ticks and m.plot.getAxis("left").style["showValues"] else 0)
+    assert len(shown) > 1  # every token on the big tiles, every n-th (or none) on the small ones
     assert len(seen) == 1
     m.set_data(np.full((4, 2, 2), 0.5, dtype=np.float32), ["a", "a much longer token"], 1)
     m.glw.viewport().repaint()
@@ -203,3 +204,25 @@ def test_a_huge_mosaics_frames_are_drawn_not_kept_and_a_small_ones_are_kept():
         assert np.array_equal(mosaic._frames(lay), mosaic._draw_frames(lay))
     assert mosaic._frames(small) is mosaic._frames(small)  # kept: the next result of this layout draws nothing
     assert mosaic._kept_frames.cache_info().currsize == 1  # the huge one was not kept
+
+
+def test_small_tiles_keep_every_n_th_token_label_rather_than_none(qtbot):
+    """A 3 x 3 grid of 70 px tiles over 11 tokens once showed no token label at all, beside their empty room."""
+    import numpy as np
+
+    from widgets.heatmap_view import MIN_TICK_PX, HeatmapMosaic
+
+    m = HeatmapMosaic()
+    qtbot.addWidget(m)
+    m.resize(520, 300)
+    m.show()
+    qtbot.waitExposed(m)
+    tokens = [f"t{i}" for i in range(11)]
+    m.set_data(np.full((9, 11, 11), 1 / 11, dtype=np.float32), tokens, 3)
+    m.glw.viewport().repaint()
+    left = m.plot.getAxis("left")
+    labels = [text for _, text in left._tickLevels[0]]
+    px = m.plot.getViewBox().viewPixelSize()[1]
+    token_px = m.layout_.upsample / px
+    assert token_px < MIN_TICK_PX  # not every token fits here
+    assert left.style["showValues"] and "t0" in labels and 0 < len(labels) < 9 * 11
