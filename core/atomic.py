@@ -3,7 +3,11 @@
 - A group (an image and its manifest) is written to temporary names first and renamed together at
   the end; if a rename fails part-way, the error says exactly which files were replaced.
 - The file's mode is kept (a 0600 file stays 0600; a new one gets what open() would give it), and a
-  target that is a symlink is written through: the file it points to is replaced, the link stays.
+  target that is a symlink to a file inside its own folder is written through: that file is replaced, the
+  link stays. A link to anywhere else is refused (a link planted in an output folder must not make a save
+  replace a file elsewhere), and so is anything that is not a regular file: a device (/dev/null), a FIFO or a
+  socket would otherwise be renamed over and turned into a file.
+- A name longer than the file system takes (255 bytes) is refused with a sentence before anything is written.
 - Temporary names carry our pid (.NAME.PID.RANDOM.part); a save killed by SIGKILL leaves one, and
   the next save into that folder removes those whose process is gone.
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -42,9 +47,66 @@ def check_folder(path: Path) -> None:
         raise ExportError(f"cannot write {path.name}: the folder {parent} does not exist; choose an existing folder.")
 
 
+NAME_MAX_BYTES = 255  # a file name's longest on the file systems this runs on (ext4, APFS, NTFS)
+KINDS = {stat.S_IFCHR: "a device", stat.S_IFBLK: "a device", stat.S_IFIFO: "a FIFO (named pipe)",
+         stat.S_IFSOCK: "a socket"}
+
+
+def _shown(name: str) -> str:
+    return name if len(name) <= 60 else f"{name[:40]}…"
+
+
 def real_target(path: Path) -> Path:
-    """Where writing `path` must land: through symlinks, so a link keeps pointing at the new file."""
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
+    """Where writing `path` may land, or an ExportError saying why it may not: a name of at most 255 bytes; through
+    a symlink only to a file inside the link's own folder (so the link keeps pointing at the new file); only over
+    a regular file or nothing."""
+    path = Path(path)
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > NAME_MAX_BYTES:
+            raise ExportError(f"the name {_shown(part)} is {size:,} bytes; a file or folder name may have at most "
+                              f"{NAME_MAX_BYTES}: choose a shorter one. Nothing was written.")
+    target = path
+    if path.is_symlink():
+        folder = Path(os.path.realpath(path.parent))
+        real = Path(os.path.realpath(path))
+        if folder not in real.parents:
+            raise ExportError(f"{_shown(path.name)} is a link to {real}, outside {path.parent}; the app writes only "
+                              "inside the folder you chose: remove the link or choose another name. Nothing was "
+                              "written.")
+        target = real
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise ExportError(f"cannot write {_shown(path.name)}: {_reason(exc)}. Nothing was written.") from exc
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a folder in the way is said by the caller
+        kind = KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        raise ExportError(f"{path} is {kind}, not a file; the app writes only over regular files: choose another "
+                          "name. Nothing was written.")
+    return target
+
+
+def out_folder(text: str, flag: str = "--out", make: bool = True) -> Path:
+    """The folder a command writes into, made if missing (make), or a sentence saying what to give instead: an empty
+    name, a name part over 255 bytes, a file in the way or a folder that cannot be made (ValueError / ExportError)."""
+    if not text.strip():
+        raise ValueError(f"{flag} is empty; give a folder, such as {flag} maps.")
+    folder = Path(text).expanduser()
+    for part in folder.parts:
+        size = len(os.fsencode(part))
+        if size > NAME_MAX_BYTES:
+            raise ValueError(f"{flag}: the name {_shown(part)} is {size:,} bytes; a folder name may have at most "
+                             f"{NAME_MAX_BYTES}: give a shorter one.")
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"{flag} {folder} is a file; give a folder.")
+        if make:
+            folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot create the folder {folder}: {_reason(exc)}; choose another {flag}.") from exc
+    return folder
 
 
 def _alive(pid: int) -> bool:
@@ -98,7 +160,10 @@ def staged(paths: list[Path]) -> Iterator[list[Path]]:
     replaced: list[Path] = []
     try:
         for p in targets:
-            fd, name = tempfile.mkstemp(prefix=f".{p.name}.{os.getpid()}.", suffix=".part", dir=p.parent)
+            short = p.name
+            while len(os.fsencode(short)) > 180:  # the temporary name (name, pid, random, .part) must fit too
+                short = short[:-1]
+            fd, name = tempfile.mkstemp(prefix=f".{short}.{os.getpid()}.", suffix=".part", dir=p.parent)
             os.close(fd)
             temps.append(Path(name))
             try:

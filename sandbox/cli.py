@@ -79,15 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
-    from core.atomic import ExportError
+    from core.atomic import ExportError, out_folder
     from core.device import default_dtype, resolve_device
     from sandbox.snapshot import take_snapshot
 
     cfg = config_from_args(args, default_dtype(resolve_device(args.device)))
     try:
-        paths = take_snapshot(cfg, args.text, Path(args.out), args.device, timing=not args.no_time)
+        paths = take_snapshot(cfg, args.text, out_folder(args.out, make=False), args.device, timing=not args.no_time)
     except ExportError as exc:
         fail(str(exc))
     for p in paths:

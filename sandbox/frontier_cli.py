@@ -33,7 +33,7 @@ def add_frontier_args(p: argparse.ArgumentParser) -> None:
 
 def read_text(path: str | None, default: Path) -> str:
     """The file's text, or the default's (sandbox/text_file.py: bounded, UTF-8)."""
-    return read_file(path or default, "the frontier reads at most 64 samples of 1,024 tokens")
+    return read_file(default if path is None else path, "the frontier reads at most 64 samples of 1,024 tokens")
 
 
 def cmd_frontier(args: argparse.Namespace) -> int:

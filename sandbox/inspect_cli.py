@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.atomic import ExportError, staged
+from core.atomic import ExportError, out_folder, staged
 from sandbox.cli_args import seed_value
 
 TEXT = "The chef who trained in Lucknow cooked biryani"
@@ -44,12 +44,7 @@ def write_heatmaps(out: Path, name: str, probs: np.ndarray, group_size: int, tit
 
 def write_inspect_heatmaps(out: Path, model_name: str, result, group_size: int, text: str = "") -> list[Path]:
     """The chosen layer before (and after) the change, on one grid and one scale."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file; give a folder.")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ExportError(f"cannot create the folder {out}: {exc.strerror or exc}; choose another --out.") from exc
+    out = out_folder(str(out))
     layer = result.layer
     before = result.before.attentions[layer]
     after = result.after.attentions[layer] if result.after is not None else None
@@ -76,8 +71,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
     model = load_model(args.model, allow_pickle=args.allow_pickle)
     result = inspect(model, args.text, args.layer, HeadChange(args.kv_heads, args.heads, args.all_layers))
-    if args.out:
-        write_inspect_heatmaps(Path(args.out), model.name, result, model.group_size, args.text)
+    if args.out is not None:  # `--out ""` is said, not ignored
+        write_inspect_heatmaps(out_folder(args.out), model.name, result, model.group_size, args.text)
     data = result.to_json()
     if args.json:
         print(json.dumps(data, indent=1))

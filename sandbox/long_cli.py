@@ -12,13 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from core.arch.formats import KV_FORMATS
-from core.atomic import ExportError, staged
+from core.atomic import ExportError, out_folder, staged
 from core.long_budget import DEFAULT_BAND, MAX_TOKENS
 from sandbox.cli_args import PROG, add_config_args, config_from_args
 from sandbox.long_types import LongDone, LongJob, LongProgress
@@ -72,7 +71,7 @@ def _work(args: argparse.Namespace) -> tuple[Any, LongJob, list]:
         raise ValueError("give --text or --text-file, not both.")
     cfg = config_from_args(args, default_dtype(resolve_device(args.device)))
     models, key = {}, None
-    text = args.text if args.text is not None else read_text(args.text_file) if args.text_file else None
+    text = args.text if args.text is not None else read_text(args.text_file) if args.text_file is not None else None
     if args.model:
         say(f"loading {args.model}…")
         m = load_model(args.model, allow_pickle=args.allow_pickle)
@@ -113,18 +112,12 @@ def cmd_longmap(args: argparse.Namespace) -> int:
     from sandbox.export import ours
     from sandbox.long_export import long_map_png, manifest_path
 
-    work, job, out = _work(args)
-    out_dir = Path(args.out)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ValueError(f"--out {out_dir} is a file; give a folder.")
+    work, job, out = _work(args)  # the arguments checked, nothing computed yet
+    out_dir = out_folder(args.out)  # before the map: a bad folder is said at once, not after minutes of work
     mine = manifest_path(out_dir / "longmap.npy")
     if mine.exists() and not ours(mine):
         raise ValueError(f"{mine} exists and is not an Attention Sandbox manifest; choose another --out, so that it is "
                          "not overwritten.")
-    try:  # before the map: a folder that cannot be made is said at once, not after minutes of work
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ExportError(f"cannot create the folder {out_dir}: {exc.strerror or exc}; choose another --out.") from exc
     last = [""]
     work.emit = lambda name, *a: (_progress(a[0], last), out.append(a[0]))
     work.step(job, 0)

@@ -5,6 +5,7 @@ import os
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +94,51 @@ with staged([__import__('pathlib').Path({str(target)!r})]) as (tmp,):
     keep.write_text("in progress")
     write_text_atomic(target, "saved")
     assert not os.path.exists(left) and keep.exists() and target.read_text() == "saved"
+
+
+def test_a_device_a_fifo_or_a_socket_is_never_renamed_over(tmp_path):
+    """Saving to /dev/null (or through a link to a device) once turned the device into a regular file. The test
+    makes its own device node (as root, which these machines are) rather than risk the machine's /dev/null."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    targets = [fifo]
+    null = tmp_path / "null"
+    try:
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        targets.append(null)
+    except PermissionError:  # not root: the FIFO alone
+        null = None
+    for target in targets:
+        with pytest.raises(ExportError, match="not a file; the app writes only over regular files"):
+            write_text_atomic(target, "x")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    if null is not None:
+        assert stat.S_ISCHR(os.stat(null).st_mode)
+        link = tmp_path / "out" / "map.png"
+        link.parent.mkdir()
+        link.symlink_to(null)
+        with pytest.raises(ExportError):
+            write_text_atomic(link, "x")
+        assert stat.S_ISCHR(os.stat(null).st_mode) and link.is_symlink()
+
+
+def test_a_link_to_a_file_outside_the_folder_is_refused_and_the_file_is_untouched(tmp_path):
+    outside = tmp_path / "elsewhere" / "precious.txt"
+    outside.parent.mkdir()
+    outside.write_text("keep me")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "layer0.png").symlink_to(outside)
+    with pytest.raises(ExportError, match="outside .*; the app writes only inside the folder you chose"):
+        with staged([out / "layer0.png", out / "layer0.json"]) as (a, b):
+            a.write_text("new")
+            b.write_text("new")
+    assert outside.read_text() == "keep me" and not (out / "layer0.json").exists()
+
+
+def test_a_name_over_255_bytes_is_refused_in_a_sentence_and_one_of_250_is_written(tmp_path):
+    with pytest.raises(ExportError, match="is 300 bytes; a file or folder name may have at most 255"):
+        write_text_atomic(tmp_path / ("a" * 300), "x")
+    long = tmp_path / ("é" * 125)  # 250 bytes: its temporary name must fit as well
+    write_text_atomic(long, "x")
+    assert long.read_text() == "x" and [p.name for p in tmp_path.iterdir()] == [long.name]

@@ -1,0 +1,32 @@
+"""Output folders and text files given by hostile hands: an empty name, a name too long for the file system, a
+link planted in the folder that points elsewhere. Each is one sentence, and nothing outside the folder is written."""
+
+import pytest
+
+from tests.cli.conftest import run_cli
+
+LONG = "x" * 300
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["longmap", "--tokens", "256", "--out", ""], "--out is empty; give a folder"),
+    (["longmap", "--tokens", "256", "--out", f"/tmp/{LONG}"], "is 300 bytes; a folder name may have at most 255"),
+    (["snapshot", "--no-time", "--out", f"/tmp/{LONG}/inner"], "is 300 bytes; a folder name may have at most 255"),
+    (["snapshot", "--no-time", "--out", ""], "--out is empty"),
+    (["frontier", "--model", "minilm-l6", "--text-file", ""], "--text-file is empty"),
+])
+def test_an_empty_or_too_long_name_is_one_sentence(capsys, argv, words):
+    code, _, err = run_cli(capsys, *argv)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and words in lines[0] and "Traceback" not in err, err
+
+
+def test_a_link_planted_in_the_out_folder_never_writes_outside_it(capsys, tmp_path):
+    outside = tmp_path / "precious.png"
+    outside.write_bytes(b"keep me")
+    out = tmp_path / "maps"
+    out.mkdir()
+    (out / "longmap.png").symlink_to(outside)
+    code, _, err = run_cli(capsys, "longmap", "--tokens", "256", "--out", str(out))
+    assert code == 2 and "is a link to" in err and "outside" in err and "Traceback" not in err, err
+    assert outside.read_bytes() == b"keep me" and not (out / "longmap.npy").exists()
