@@ -129,7 +129,7 @@ def config_from_args(args: argparse.Namespace, default_dtype: str) -> AttentionC
     fields["mla"] = mla_from_args(args, fields.get("mla"))  # type: ignore[arg-type]
     if fields["mla"] is not None:
         given = [flag for flag, name in (("--kv-heads", "n_kv_heads"), ("--head-dim", "explicit_head_dim"))
-                 if name in explicit and explicit[name] != (fields["n_heads"] if name == "n_kv_heads" else None)]
+                 if name in explicit and explicit[name] != (fields.get("n_heads") if name == "n_kv_heads" else None)]
         if given:
             raise ValueError(f"an MLA layer rebuilds one key and value per query head from its latent; drop "
                              f"{' and '.join(given)} (set --kv-lora-rank and the head widths) or use --attention standard.")

@@ -19,6 +19,10 @@ from tests.cli.conftest import run_cli
     (["report", "--preset", ""], "preset"),
     (["heads", "--model", "minilm-l6", "--probe", "induction", "--seed", "-5"], "--seed must be from 0 to"),
     (["report", "--seq-len", "-3"], "seq_len must be at least 1"),
+    # an MLA flag with --kv-heads and no --heads or --preset: a KeyError traceback once, for each command
+    (["report", "--attention=mla", "--kv-heads=4"], "an MLA layer rebuilds one key and value per query head"),
+    (["sweep", "--attention=mla", "--kv-heads=4", "--vary", "seq_len=8,16"], "an MLA layer rebuilds one key"),
+    (["plan", "--attention=mla", "--kv-heads=4"], "an MLA layer rebuilds one key"),
 ])
 def test_hostile_values_exit_2_with_one_sentence(capsys, argv, words):
     code, out, err = run_cli(capsys, *argv)
