@@ -8,6 +8,7 @@ import json
 import os
 import sys
 
+from core import finite_json
 from core.atomic import ExportError
 from sandbox.cli_args import (
     PROG,
@@ -139,7 +140,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         say(f"about {seconds_text(seconds)} on {device.type.upper()}; Ctrl-C stops it")
         timing = interruptible(lambda stop: run_timing(cfg, device, should_stop=stop, progress=say)).to_report()
     report = build_report(cfg, timing)
-    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    print(finite_json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
 
 
@@ -177,8 +178,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     records = [{"value": r.value, "status": r.status, "reason": r.reason or None, **flatten(r.report or {})}
                for r in rows]
     if args.json:
-        print(json.dumps([{"value": r.value, "status": r.status, "reason": r.reason or None, "report": r.report}
-                          for r in rows], indent=1))
+        print(finite_json.dumps([{"value": r.value, "status": r.status, "reason": r.reason or None,
+                                  "report": r.report} for r in rows], indent=1))
     elif args.csv:
         fields = list(dict.fromkeys(k for rec in records for k in rec))
         w = csv.DictWriter(sys.stdout, fieldnames=fields)

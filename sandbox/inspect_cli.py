@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core import finite_json
 from core.atomic import ExportError, out_folder, staged
 from sandbox.cli_args import seed_value
 
@@ -75,7 +76,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         write_inspect_heatmaps(out_folder(args.out), model.name, result, model.group_size, args.text)
     data = result.to_json()
     if args.json:
-        print(json.dumps(data, indent=1))
+        print(finite_json.dumps(data, indent=1))
         return 0
     print(f"{model.name} ({model.kind}), layer {args.layer} of {model.n_layers}: {len(result.tokens)} tokens")
     print("tokens: " + " | ".join(result.tokens))

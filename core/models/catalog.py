@@ -4,12 +4,14 @@ lookups, no transformers (the window's process reads this; core/models/source.py
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from pathlib import Path
 from typing import Any
 
+from core.bounded_read import Unreadable, read_json_bounded
+
 SHIPPED = {"smollm2-135m": "SmolLM2-135M", "minilm-l6": "all-MiniLM-L6-v2"}
+MAX_CONFIG_BYTES = 4 * 2**20  # config.json and tokenizer_config.json are a few kB; more is not one
 SUPPORTED_TYPES = {"llama": "causal", "mistral": "causal", "qwen2": "causal", "bert": "encoder"}
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "tokenizer.model", "spiece.model", "vocab.json")
 
@@ -47,21 +49,23 @@ def check_folder(path: Path, allow_pickle: bool = False) -> dict[str, Any]:
     if not path.is_dir():
         raise ValueError(f"{path} is not a folder; choose the folder that holds config.json.")
     cfg_file = path / "config.json"
-    if not cfg_file.is_file():
+    if not cfg_file.exists():
         raise ValueError(f"{path.name} is not a model folder: it has no config.json.")
     try:
-        cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
-        if not isinstance(cfg, dict):
-            raise ValueError("not an object")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path.name}/config.json is broken ({exc}); the folder cannot be loaded.") from exc
+        cfg = read_json_bounded(cfg_file, MAX_CONFIG_BYTES, f"{path.name}/config.json")
+    except Unreadable as exc:
+        raise ValueError(f"{path.name}/config.json is broken ({exc.reason.rstrip('.')}); the folder cannot be "
+                         "loaded.") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{path.name}/config.json is broken (not an object); the folder cannot be loaded.")
     if "auto_map" in cfg or cfg.get("trust_remote_code") or _tokenizer_wants_code(path):
         raise ValueError(f"{path.name} asks to run code shipped with the model (auto_map); the app never runs "
                          "code from a model folder.")
     model_type = cfg.get("model_type")
-    if model_type not in SUPPORTED_TYPES:
-        raise ValueError(f"{path.name} is a {model_type or 'model of unknown type'}; the app can inspect "
-                         f"{', '.join(sorted(SUPPORTED_TYPES))} models.")
+    if not isinstance(model_type, str) or model_type not in SUPPORTED_TYPES:  # a list or an object: no TypeError
+        shown = model_type if isinstance(model_type, str) and len(model_type) <= 40 else None
+        raise ValueError(f"{path.name} is a {shown or 'model of unknown type'} (model_type in its config.json); the "
+                         f"app can inspect {', '.join(sorted(SUPPORTED_TYPES))} models.")
     safetensors = list(path.glob("*.safetensors"))
     pickles = list(path.glob("*.bin")) + list(path.glob("*.pt")) + list(path.glob("*.pth"))
     if not safetensors:
@@ -79,8 +83,8 @@ def check_folder(path: Path, allow_pickle: bool = False) -> dict[str, Any]:
 
 def _tokenizer_wants_code(path: Path) -> bool:
     """tokenizer_config.json can name code of its own too (auto_map): never run it."""
-    try:
-        tcfg = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return False  # missing or broken: the tokenizer's own load says so
+    tcfg_file = path / "tokenizer_config.json"
+    if not tcfg_file.exists():
+        return False
+    tcfg = read_json_bounded(tcfg_file, MAX_CONFIG_BYTES, f"{path.name}/tokenizer_config.json")  # a pipe: said
     return isinstance(tcfg, dict) and ("auto_map" in tcfg or bool(tcfg.get("trust_remote_code")))

@@ -64,6 +64,38 @@ class FolderModel:
         return self.params * LOAD_BYTES_PER_PARAM + self.capture_bytes
 
 
+# The config's other numbers that the model's own code reads, with the range in which it computes anything sound:
+# rope_theta NaN or rms_norm_eps -1 ran to the end with NaN everywhere (and "JS divergence 0 bits"), sliding_window
+# -5 passed every check and failed in the forward.
+NUMBERS = {"rope_theta": (1e-6, 1e12), "rms_norm_eps": (1e-30, 0.5), "layer_norm_eps": (1e-30, 0.5),
+           "initializer_range": (0.0, 10.0), "attention_dropout": (0.0, 1.0), "hidden_dropout_prob": (0.0, 1.0),
+           "attention_probs_dropout_prob": (0.0, 1.0), "partial_rotary_factor": (1e-6, 1.0)}
+WHOLES = {"sliding_window": (1, 2**24), "max_window_layers": (0, 2**16), "pad_token_id": (0, 2**31),
+          "bos_token_id": (0, 2**31), "eos_token_id": (0, 2**31)}
+FLAGS = ("use_sliding_window", "use_cache", "attention_bias", "mlp_bias")
+
+
+def check_numbers(cfg: dict[str, Any], where: str) -> None:
+    """Every other config field the app's models read: its type and range, finite (a ValueError names the first)."""
+    try:
+        for key, (lo, hi) in NUMBERS.items():
+            if cfg.get(key) is not None:
+                schema.number(cfg[key], f"{where}: {key}", lo, hi)
+        for key, (lo, hi) in WHOLES.items():
+            value = cfg.get(key)
+            if isinstance(value, list) and key == "eos_token_id":  # several end tokens
+                schema.sequence(value, f"{where}: {key}", 64)
+                for i, v in enumerate(value):
+                    schema.whole(v, f"{where}: {key}[{i}]", lo, hi)
+            elif value is not None:
+                schema.whole(value, f"{where}: {key}", lo, hi)
+        for key in FLAGS:
+            if cfg.get(key) is not None:
+                schema.flag(cfg[key], f"{where}: {key}")
+    except ValueError as exc:
+        raise ValueError(f"{exc}; fix the config or choose another folder.") from None
+
+
 def read_config(cfg: dict[str, Any], name: str) -> FolderModel:
     """config.json -> FolderModel, or ValueError naming the field that is wrong."""
     where = f"{name}/config.json"
@@ -100,6 +132,7 @@ def read_config(cfg: dict[str, Any], name: str) -> FolderModel:
     if not isinstance(tied, bool):
         raise ValueError(f"{where}: tie_word_embeddings must be true or false, not {tied!r:.30}.")
     types = field("type_vocab_size", 0, 2**16, 2) if model_type == "bert" else 0
+    check_numbers(cfg, where)
     return FolderModel(model_type, d, layers, heads, kv, head_dim, inner, vocab, positions, tied,
                        qkv_bias=model_type == "qwen2", type_vocab=types)
 

@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 
 from core.atomic import ExportError, write_text_atomic
+from core.bounded_read import read_json_bounded
 from core.models.catalog import cache_dir
 from core.models.frontier import FrontierResult
 from core.models.kv_methods import KVMethod
@@ -35,10 +36,8 @@ def load(key: str) -> FrontierResult | None:
     """The cached result, or None when there is none or the file is not one whole, sound result (then the
     frontier is computed again and the file replaced)."""
     try:
-        path = _path(key)
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        result = FrontierResult.from_json(json.loads(path.read_text(encoding="utf-8")))
+        path = _path(key)  # a FIFO or a link to /dev/zero here once hung the command or filled memory
+        result = FrontierResult.from_json(read_json_bounded(path, MAX_FILE_BYTES, "a cached frontier"))
         return result if sound(result) else None
     except Exception:  # noqa: BLE001 (a damaged file of any kind: deep nesting, huge numbers, wrong types)
         return None

@@ -90,3 +90,15 @@ def test_a_window_is_never_the_whole_sample():
     assert windows and all(w < 16 for w in windows)
     assert KVMethod("window_sinks", 12, 4) in default_sweep(shape, 32, ("window",))  # W - 4 recent + 4 sinks = 16
     assert math.isfinite(FrontierPoint("heads", 1, 0, "h", 1.0, 1.0).to_json()["kv_fraction"])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_cache_entry_that_is_a_pipe_or_a_link_to_a_device_is_computed_again_at_once(tmp_path, monkeypatch, kind):
+    """A FIFO hung the command; a link to /dev/zero was read until MemoryError."""
+    import os
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = tmp_path / "attention-sandbox" / "frontier" / "k.json"
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path) if kind == "fifo" else path.symlink_to("/dev/zero")
+    assert fc.load("k") is None  # returns at once: nothing was read

@@ -70,6 +70,13 @@ def test_a_huge_config_is_refused_with_the_bytes_it_needs_before_loading(tiny_ll
     ({"hidden_size": "64"}, "hidden_size must be a whole number"),
     ({"num_key_value_heads": 3}, "does not divide num_attention_heads"),
     ({"vocab_size": 1e400}, "vocab_size must be a whole number"),
+    # each once passed the checks: a TypeError, a crash in the forward, or NaN everywhere and exit 0
+    ({"model_type": ["llama"]}, "is a model of unknown type"),
+    ({"model_type": {"a": 1}}, "is a model of unknown type"),
+    ({"sliding_window": -5}, "sliding_window must be from 1"),
+    ({"rope_theta": float("nan")}, "rope_theta must be a finite number"),
+    ({"rms_norm_eps": -1}, "rms_norm_eps must be a finite number"),
+    ({"use_sliding_window": "yes"}, "use_sliding_window must be true or false"),
 ])
 def test_a_broken_config_is_named_as_the_config(tiny_llama, tmp_path, changes, words):
     folder = copy_folder(tiny_llama, tmp_path / "cfg")
@@ -141,3 +148,28 @@ def test_loading_prints_no_report_and_a_remote_code_tokenizer_is_refused_without
     with pytest.raises(ValueError, match="never runs code") as exc:
         load_model(str(remote))
     assert "trust_remote_code" not in str(exc.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "huge", "nested"])
+@pytest.mark.parametrize("name", ["config.json", "tokenizer_config.json"])
+def test_a_config_that_is_a_pipe_a_device_huge_or_nested_is_one_sentence_at_once(tiny_llama, tmp_path, kind, name):
+    """/dev/zero ran to 3.2 GB in 4 s and a FIFO froze the window for good: every such file is refused unread."""
+    import os
+
+    folder = copy_folder(tiny_llama, tmp_path / "bad")
+    target = folder / name
+    target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "zero":
+        target.symlink_to("/dev/zero")
+    elif kind == "huge":
+        with open(target, "wb") as f:
+            f.truncate(6 * 2**30)  # 6 GB of holes: nothing on the disk, and never read
+    else:
+        target.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ValueError) as exc:
+        load_model(str(folder))
+    text = str(exc.value)
+    assert name in text and "\n" not in text
+    assert any(w in text for w in ("not a regular file", "the app reads at most", "nested too deeply")), text
