@@ -28,6 +28,9 @@ APP = "attention-sandbox"
 SCHEMA = 2  # 2: pins carry their architecture (per layer), a real model's context and the probe
 MAX_PINS = 1000
 MAX_FILE_BYTES = 2 * 2**30  # a workspace is read whole: refuse a bigger file before reading it
+# JSON objects and lists a workspace may hold: 1,000 pins of a few hundred each. Parsed, each costs 50-200 bytes of
+# memory however few bytes it takes in the file ("{}," is three): 150 MB of empty pins took 3.7 GB to refuse.
+MAX_CONTAINERS = 1_000_000
 MAX_MAP_BYTES = 512 * 2**20  # one pin's attention maps, decompressed
 MAX_TOTAL_MAP_BYTES = 2 * 2**30  # every pin's maps together: forty pins just under the limit each are refused too
 MAX_TOKENS = 4096
@@ -260,13 +263,22 @@ def read_json(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Any:
     try:
         if not path.is_file():  # a folder, a device such as /dev/zero, a pipe: never read
             raise ValueError(f"{path.name} is not a regular file; choose a workspace file.")
+        if path.stat().st_size > max_bytes:  # said before reading: a 3 GB file was read to 2 GiB first
+            raise ValueError(f"{path.name} is {path.stat().st_size:,} bytes, larger than a workspace may be "
+                             f"({max_bytes:,} bytes); it was not read.")
         with open(path, "rb") as f:
             raw = f.read(max_bytes + 1)  # bounded even if the size on disk lies
         if len(raw) > max_bytes:
             raise ValueError(f"{path.name} is larger than a workspace may be ({max_bytes:,} bytes).")
+        containers = raw.count(b"{") + raw.count(b"[")  # an upper bound (braces in texts count too), found in C
+        if containers > MAX_CONTAINERS:
+            raise ValueError(f"{path.name} holds {containers:,} JSON objects and lists; a workspace holds at most "
+                             f"{MAX_CONTAINERS:,} ({MAX_PINS:,} pins); it was not read.")
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read {path.name}: {getattr(exc, 'strerror', None) or exc}.") from exc
+    except MemoryError:
+        raise ValueError(f"{path.name} is too large for this machine's memory; it was not read.") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -275,6 +287,8 @@ def read_json(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Any:
         raise ValueError(f"{path.name} is not a workspace: its JSON is nested too deeply to read.") from None
     except ValueError:  # Python's own limit on the digits of one number
         raise ValueError(f"{path.name} is not a workspace: it holds a number too long to read.") from None
+    except MemoryError:
+        raise ValueError(f"{path.name} is too large for this machine's memory; it was not read.") from None
 
 
 def load_workspace(path: Path) -> list[Pin]:

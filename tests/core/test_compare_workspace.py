@@ -137,3 +137,27 @@ def test_schema_1_is_migrated_to_random_weights_read_as_text(tmp_path):
     (pin,) = load_workspace(path)
     assert (pin.arch, pin.model, pin.probe) == (None, None, "text") and pin.report["timing"] == FULL_TIMING
     assert migrate(old)["schema"] == SCHEMA == 2
+
+
+def test_a_workspace_that_would_inflate_in_memory_or_is_too_big_is_refused_before_parsing(tmp_path, monkeypatch):
+    """150 MB of empty pins took 3.7 GB and 31 s to refuse; a 3 GB file was read to 2 GiB before being refused."""
+    import core.workspace as ws
+
+    path = tmp_path / "empty-pins.json"
+    n = ws.MAX_CONTAINERS + 1
+    path.write_bytes(b'{"app": "attention-sandbox", "schema": 2, "pins": [' + b"{}," * (n - 1) + b"{}]}")
+    parsed = []
+    monkeypatch.setattr(ws.json, "loads", lambda *a, **k: parsed.append(1))
+    with pytest.raises(ValueError, match=r"JSON objects and lists; a workspace holds at most 1,000,000"):
+        load_workspace(path)
+    assert parsed == []  # counted in C, never parsed
+    monkeypatch.undo()
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(ws.MAX_FILE_BYTES + 1)  # holes: nothing on the disk
+    read = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda *a, **k: (read.append(a[0]), real_open(*a, **k))[1])
+    with pytest.raises(ValueError, match="larger than a workspace may be .* it was not read"):
+        load_workspace(big)
+    assert str(big) not in map(str, read)  # refused by its size, before any read
