@@ -26,6 +26,10 @@ __all__ = ["TimingResult", "estimate_timing_s", "run_timing", "measure_layer", "
 
 # Rough sustained rates, only to warn before a timing that would take minutes.
 ASSUMED_FLOPS_PER_S = {"cpu": 1.0e11, "mps": 2.0e12, "cuda": 1.0e14}
+# Score elements (one a query-key pair of a head) a second: what bounds many narrow heads, whose FLOPs are few but
+# whose T x T maps are as many as a wide head's (65,536 heads of width 1 were estimated at 5 s by FLOPs and took 85;
+# SDPA on this machine's 2 cores scores about 1e9 elements a second at any head width).
+ASSUMED_SCORES_PER_S = {"cpu": 1.5e9, "mps": 2.0e10, "cuda": 2.0e11}
 
 
 def estimate_timing_s(cfg: AttentionConfig, device: torch.device, budget_s: float = 0.3,
@@ -45,7 +49,9 @@ def estimate_timing_s(cfg: AttentionConfig, device: torch.device, budget_s: floa
     masked = device.type != "cuda" and (spec.sinks or (spec.window is not None and cfg.causal
                                                        and spec.window < T < 2 * spec.window))
     core = 3 * full.attention if masked else max(prefill.attention, full.attention)
-    per_call = (prefill.projections + core) / rate
+    scores = cfg.batch_size * cfg.n_heads * T * T * (0.5 if cfg.causal else 1.0)  # every head's map
+    core_s = max(core / rate, scores / ASSUMED_SCORES_PER_S.get(device.type, 1.5e9))
+    per_call = prefill.projections / rate + core_s
     calls = 2 if include_qkv else 1  # the prefill layer, plus its core or the QKV projections
     seconds = max(budget_s, 7 * per_call) * (2 + calls)
     if spec.window is not None and cfg.causal and T > spec.window:

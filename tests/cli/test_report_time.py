@@ -49,3 +49,20 @@ def test_progress_is_printed_and_ctrl_c_stops_a_forced_timing_at_once(tmp_path):
     assert code == 130 and "interrupted; stopping the measurement" in rest and "Traceback" not in rest
     assert stopped_s < 5, stopped_s  # not the 96 s the timing would take
     assert proc.stdout.read() == ""
+
+
+def test_many_narrow_heads_are_estimated_by_their_maps_not_their_few_flops(capsys):
+    """65,536 heads of width 1 were estimated at 5.1 s (their FLOPs) and took 85 s: every head scores its own
+    T x T map, whatever its width, and the estimate now counts those scores."""
+    import torch
+
+    from core.config import AttentionConfig
+    from core.layer_timing import ASSUMED_SCORES_PER_S, estimate_timing_s
+
+    narrow = AttentionConfig(d_model=1024, n_heads=1024, n_kv_heads=1024, seq_len=4096, causal=True)
+    cpu = torch.device("cpu")
+    scores = 1024 * 4096 * 4096 / 2
+    assert estimate_timing_s(narrow, cpu) >= 7 * scores / ASSUMED_SCORES_PER_S["cpu"]  # at least 7 calls of its maps
+    code, _, err = run_cli(capsys, "report", "--time", "--d-model", "1024", "--heads", "1024", "--seq-len", "4096",
+                           "--device", "cpu")  # by its FLOPs alone, about 19 s: it was run, for minutes
+    assert code == 2 and "timing this configuration takes about" in err and "add --force" in err, err
