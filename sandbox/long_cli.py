@@ -18,7 +18,7 @@ import numpy as np
 
 from core.arch.formats import KV_FORMATS
 from core.atomic import ExportError, out_folder, staged
-from core.long_budget import DEFAULT_BAND, MAX_TOKENS
+from core.long_budget import DEFAULT_BAND, MAX_TOKENS, Budget, overview_budget
 from sandbox.cli_args import PROG, add_config_args, config_from_args
 from sandbox.long_types import LongDone, LongJob, LongProgress
 
@@ -30,6 +30,22 @@ def add_longmap_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pixels", type=int, default=1024, help="cells a side (16 to 4,096; default 1,024)")
     p.add_argument("--band", type=int, default=DEFAULT_BAND, help="the band W a global layer's figures count")
     p.add_argument("--json", action="store_true", help="the per-head figures as one JSON object")
+    p.add_argument("--force", action="store_true", help=f"compute a map estimated to take over {LIMIT_S:.0f} s")
+
+
+LIMIT_S = 60.0  # a map estimated to take longer asks for --force, as report --time does
+
+
+def map_estimate(job: LongJob, work: Any, device_kind: str) -> Budget:
+    """The overview's seconds and bytes, as the Long tab estimates them beside its button."""
+    m = work.models.get(job.model) if job.model else None
+    if m is not None:
+        return overview_budget(m.n_heads, m.n_kv_heads, m.head_dim, job.n_tokens, job.pixels, m.kind == "causal",
+                               None, device_kind, job.layer + 1, m.d_model)
+    cfg = job.config
+    spec = cfg.layer_spec(min(job.layer, cfg.n_layers - 1))
+    return overview_budget(spec.n_heads, spec.n_kv_heads, spec.head_dim, job.n_tokens, job.pixels, cfg.causal,
+                           spec.window if cfg.causal else None, device_kind)
 
 
 def add_decode_args(p: argparse.ArgumentParser) -> None:
@@ -113,6 +129,14 @@ def cmd_longmap(args: argparse.Namespace) -> int:
     from sandbox.long_export import long_map_png, manifest_path
 
     work, job, out = _work(args)  # the arguments checked, nothing computed yet
+    from core.device import resolve_device
+
+    kind = resolve_device(args.device).type
+    budget = map_estimate(job, work, kind)
+    if budget.seconds > LIMIT_S and not args.force:  # said first: Gemma 3 27B at 32,768 tokens ran 300 s unannounced
+        raise ValueError(f"this map takes {budget.text()} on {kind.upper()} (more than {LIMIT_S:.0f} s); give fewer "
+                         "--tokens, or add --force to compute it anyway.")
+    say(f"estimate: {budget.text()} ({kind})")
     out_dir = out_folder(args.out)  # before the map: a bad folder is said at once, not after minutes of work
     mine = manifest_path(out_dir / "longmap.npy")
     if mine.exists() and not ours(mine):

@@ -123,3 +123,20 @@ def test_decode_prints_every_context_and_refuses_flags_random_weights_do_not_use
     assert code == 2 and "give --dtype instead" in err
     code, _, err = run_cli(capsys, "decode", *LAYER, "--tokens", "400", "--steps", "0")
     assert code == 2 and "1 to 256 tokens" in err
+
+
+def test_a_long_map_says_its_estimate_first_and_asks_for_force_past_a_minute(capsys, tmp_path):
+    """Gemma 3 27B's layer at 32,768 tokens on random weights ran past 300 s with no estimate."""
+    from core.config import AttentionConfig
+    from core.long_budget import overview_budget
+    from core.presets import find_preset
+
+    cfg = find_preset("gemma-3-27b").apply(AttentionConfig())
+    spec = cfg.layer_spec(5)  # a global layer of the 5:1 pattern
+    expected = overview_budget(spec.n_heads, spec.n_kv_heads, spec.head_dim, 32768, 1024, True, None, "cpu")
+    code, _, err = run_cli(capsys, "longmap", "--preset", "gemma-3-27b", "--layer", "5", "--tokens", "32768",
+                           "--device", "cpu", "--out", str(tmp_path / "m"))
+    assert code == 2 and f"this map takes {expected.text()} on CPU" in err and "add --force" in err, err
+    assert not (tmp_path / "m").exists()  # refused before anything was made
+    code, _, err = run_cli(capsys, "longmap", "--tokens", "512", "--device", "cpu", "--out", str(tmp_path / "s"))
+    assert code == 0 and "estimate: under a second" in err
