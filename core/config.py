@@ -299,8 +299,11 @@ def short_repr(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def short_int(n: int) -> str:
-    """A whole number as the user typed it, or its size when it has too many digits to read."""
+def short_int(n: Any) -> str:
+    """A whole number as the user typed it, or its size when it has too many digits to read (a 401-digit value is
+    never echoed whole); anything else as a short repr."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        return short_repr(n)
     text = str(n)
     return text if len(text) <= 24 else f"a {len(text.lstrip('-'))}-digit number"
 

@@ -16,7 +16,7 @@ import torch
 
 from core.arch.layer import LayerSpec
 from core.band import cached_tokens
-from core.config import AttentionConfig
+from core.config import AttentionConfig, short_int
 from core.counts import layer_kv_bytes_per_token, model_counts
 from core.cpu_load import timing_threads
 from core.long_inputs import _Capture, sdpa_hooks
@@ -57,7 +57,7 @@ def kv_bytes_at(arch, n_tokens: int, kv_format: str) -> int:
 
 def check_steps(steps: object) -> int:
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
-        raise ValueError(f"a decode run generates 1 to {MAX_STEPS} tokens, not {steps!r}.")
+        raise ValueError(f"a decode run generates 1 to {MAX_STEPS} tokens, not {short_int(steps)}.")
     return steps
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.config import short_int
 from core.counts import format_bytes
 
 POOLS = ("max", "mean")
@@ -44,7 +45,7 @@ def overview_budget(n_heads: int, n_kv_heads: int, head_dim: int, n_tokens: int,
                     window: int | None = None, device: str = "cpu", model_layers: int = 0, d_model: int = 0) -> Budget:
     """model_layers: the real model's layers run up to the chosen one (0 for random weights); d_model its width."""
     if isinstance(pixels, bool) or not isinstance(pixels, int) or not 16 <= pixels <= 4096:
-        raise ValueError(f"the overview is 16 to 4,096 pixels a side, not {pixels!r}.")  # as the map says it
+        raise ValueError(f"the overview is 16 to 4,096 pixels a side, not {short_int(pixels)}.")  # as the map says it
     kind = device if device in PAIRS_PER_S else "cpu"
     seconds = n_heads * pairs(n_tokens, causal, window) / PAIRS_PER_S[kind]
     qk = (n_heads + n_kv_heads) * n_tokens * head_dim * 4

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from core.config import short_int
 from core.long_budget import CHUNK_BYTES, DEFAULT_BAND, MAX_TOKENS, POOLS
 
 __all__ = ["CHUNK_BYTES", "DEFAULT_BAND", "MAX_TOKENS", "POOLS", "LongMap", "Rule", "Stopped", "long_map"]
@@ -88,7 +89,7 @@ class LongMap:
 def block_for(n_tokens: int, pixels: int) -> int:
     """Tokens a side of one cell so that n_tokens fit in `pixels` cells."""
     if isinstance(pixels, bool) or not isinstance(pixels, int) or not 16 <= pixels <= 4096:
-        raise ValueError(f"the overview is 16 to 4,096 pixels a side, not {pixels!r}.")
+        raise ValueError(f"the overview is 16 to 4,096 pixels a side, not {short_int(pixels)}.")
     return max(1, math.ceil(n_tokens / pixels))
 
 

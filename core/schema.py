@@ -9,6 +9,8 @@ from typing import Any
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and len(str(value)) > 24:
+        return f"a {len(str(value).lstrip('-'))}-digit number"  # never echoed whole: a 401-digit schema was
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 

@@ -19,7 +19,7 @@ import numpy as np
 from core import schema
 from core.arch.model import Architecture
 from core.atomic import write_text_atomic
-from core.config import AttentionConfig
+from core.config import AttentionConfig, short_int
 from core.noise import MAX_SAMPLES, SAMPLED
 from core.plan_pin import check_pin_plan, plan_summary
 from core.report import build_report, check_model_context
@@ -301,7 +301,7 @@ def load_workspace(path: Path) -> list[Pin]:
     if isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise ValueError(f"{path.name} is damaged: its schema must be a whole number, not {version!r:.40}.")
     if version > SCHEMA:
-        raise ValueError(f"{path.name} was saved by a newer Attention Sandbox (schema {version}; this one reads up "
+        raise ValueError(f"{path.name} was saved by a newer Attention Sandbox (schema {short_int(version)}; this one reads up "
                          f"to {SCHEMA}); update the app to open it.")
     try:
         data = migrate(data)

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from core.config import short_int
 from core.frontier_summary import BUDGETS, CAVEAT, CSV_KEYS, budget_sentence
 from resources import CALIB_TEXT, EVAL_TEXT
 from sandbox.text_file import read_text as read_file
@@ -44,9 +45,9 @@ def cmd_frontier(args: argparse.Namespace) -> int:
 
     families = parse_families(args.methods)
     if not 1 <= args.samples <= 64:
-        raise ValueError(f"--samples must be from 1 to 64, not {args.samples}.")
+        raise ValueError(f"--samples must be from 1 to 64, not {short_int(args.samples)}.")
     if args.context is not None and not 16 <= args.context <= 8192:
-        raise ValueError(f"--context must be from 16 to 8,192 tokens, not {args.context}.")
+        raise ValueError(f"--context must be from 16 to 8,192 tokens, not {short_int(args.context)}.")
     eval_text = read_text(args.text_file, EVAL_TEXT)
     calib_text = read_text(None, CALIB_TEXT)
 

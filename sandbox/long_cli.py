@@ -18,6 +18,7 @@ import numpy as np
 
 from core.arch.formats import KV_FORMATS
 from core.atomic import ExportError, out_folder, staged
+from core.config import short_int
 from core.long_budget import DEFAULT_BAND, MAX_TOKENS, Budget, overview_budget
 from sandbox.cli_args import PROG, add_config_args, config_from_args
 from sandbox.long_types import LongDone, LongJob, LongProgress
@@ -37,15 +38,21 @@ LIMIT_S = 60.0  # a map estimated to take longer asks for --force, as report --t
 
 
 def map_estimate(job: LongJob, work: Any, device_kind: str) -> Budget:
-    """The overview's seconds and bytes, as the Long tab estimates them beside its button."""
+    """The overview's seconds and bytes, as the Long tab estimates them beside its button, once the job's pixels,
+    band and layer are checked (a refusal prints nothing else and makes no folder)."""
+    from sandbox.long_worker import check_job, design_spec
+
+    check_job(job)
     m = work.models.get(job.model) if job.model else None
     if m is not None:
+        if isinstance(job.layer, bool) or not isinstance(job.layer, int) or not 0 <= job.layer < m.n_layers:
+            raise ValueError(f"layer {short_int(job.layer)} does not exist; {m.name} has layers 0 to "
+                             f"{m.n_layers - 1}.")
         return overview_budget(m.n_heads, m.n_kv_heads, m.head_dim, job.n_tokens, job.pixels, m.kind == "causal",
                                None, device_kind, job.layer + 1, m.d_model)
-    cfg = job.config
-    spec = cfg.layer_spec(min(job.layer, cfg.n_layers - 1))
-    return overview_budget(spec.n_heads, spec.n_kv_heads, spec.head_dim, job.n_tokens, job.pixels, cfg.causal,
-                           spec.window if cfg.causal else None, device_kind)
+    spec = design_spec(job)
+    return overview_budget(spec.n_heads, spec.n_kv_heads, spec.head_dim, job.n_tokens, job.pixels, job.config.causal,
+                           spec.window if job.config.causal else None, device_kind)
 
 
 def add_decode_args(p: argparse.ArgumentParser) -> None:
@@ -108,7 +115,7 @@ def _work(args: argparse.Namespace) -> tuple[Any, LongJob, list]:
     if kv_format not in KV_FORMATS:
         raise ValueError(f"--kv-format {kv_format!r} is not known; choose one of {', '.join(KV_FORMATS)}.")
     if args.tokens is not None and not 2 <= args.tokens <= limit:
-        raise ValueError(f"--tokens must be from 2 to {limit:,}, not {args.tokens}.")
+        raise ValueError(f"--tokens must be from 2 to {limit:,}, not {short_int(args.tokens)}.")
     n_tokens = args.tokens or (min(limit, 2**15) if key else 4096)
     out: list = []
     work = LongWork(lambda name, *a: out.append(a[0]), models, describe_error)

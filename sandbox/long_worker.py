@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from core.arch.layer import LayerSpec
+from core.config import short_int
 from core.cpu_load import CpuTimes, other_cores, read_times
 from core.decode_run import (
     SERVED_FORMAT,
@@ -61,7 +62,7 @@ def check_job(job: LongJob) -> None:
     block_for(max(2, job.n_tokens), job.pixels)  # 16 to 4,096 cells
     band = job.band
     if band is not None and (isinstance(band, bool) or not isinstance(band, int) or not 1 <= band <= MAX_TOKENS):
-        raise ValueError(f"the band W is 1 to {MAX_TOKENS:,} tokens, not {band!r}.")
+        raise ValueError(f"the band W is 1 to {MAX_TOKENS:,} tokens, not {short_int(band)}.")
     if job.kind == "decode":
         check_steps(job.steps)
 
@@ -70,7 +71,7 @@ def design_spec(job: LongJob) -> LayerSpec:
     """The random-weight layer a job names (a ValueError for a layer the design does not have)."""
     n = job.config.n_layers
     if isinstance(job.layer, bool) or not isinstance(job.layer, int) or not 0 <= job.layer < n:
-        raise ValueError(f"layer {job.layer!r} does not exist; the design has layers 0 to {n - 1}.")
+        raise ValueError(f"layer {short_int(job.layer)} does not exist; the design has layers 0 to {n - 1}.")
     return job.config.layer_spec(job.layer)
 
 
@@ -270,7 +271,7 @@ class LongWork:
         device = resolve_device(job.device)
         if index == 0:
             if not 16 <= job.n_tokens <= MAX_TOKENS:
-                raise ValueError(f"the decode curve reaches 16 to {MAX_TOKENS:,} tokens of context, not {job.n_tokens:,}.")
+                raise ValueError(f"the decode curve reaches 16 to {MAX_TOKENS:,} tokens of context, not {short_int(job.n_tokens)}.")
             self.lengths = curve_lengths(job.n_tokens, max(2, min(job.steps, 24)))
             self.curve = DecodeCurve(device=device.type, threads=torch.get_num_threads())
             self.curve_run = CurveRun(job.config, spec, device, job.seed)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from core.config import short_int
 from core.kv_latent import LatentBasis
 from core.models.forward_cache import ForwardCache
 from core.models.kv_apply import KVChange, attend, probabilities, rope_of
@@ -256,7 +257,7 @@ def kv_bytes(m: LoadedModel, n_tokens: int, kv_heads_per_layer: list[int]) -> in
 
 def check_change(m: LoadedModel, change: HeadChange, layer: int) -> None:
     if not 0 <= layer < m.n_layers:
-        raise ValueError(f"layer {layer} does not exist; {m.name} has layers 0 to {m.n_layers - 1}.")
+        raise ValueError(f"layer {short_int(layer)} does not exist; {m.name} has layers 0 to {m.n_layers - 1}.")
     if change.n_kv_heads is not None and change.n_kv_heads not in valid_kv_targets(m.n_kv_heads):
         if change.n_kv_heads > m.n_kv_heads:
             raise ValueError(f"{m.name} has {m.n_kv_heads} KV heads; more cannot be made without training. "

@@ -23,12 +23,18 @@ from tests.cli.conftest import run_cli
     (["report", "--attention=mla", "--kv-heads=4"], "an MLA layer rebuilds one key and value per query head"),
     (["sweep", "--attention=mla", "--kv-heads=4", "--vary", "seq_len=8,16"], "an MLA layer rebuilds one key"),
     (["plan", "--attention=mla", "--kv-heads=4"], "an MLA layer rebuilds one key"),
+    # a 401-digit value is named by its size, never echoed whole
+    (["frontier", "--model", "minilm-l6", "--samples", "9" * 401], "not a 401-digit number"),
+    (["longmap", "--tokens", "512", "--pixels", "9" * 401, "--out", "/tmp/never-made"], "not a 401-digit number"),
+    (["longmap", "--tokens", "512", "--band", "9" * 401, "--out", "/tmp/never-made"], "not a 401-digit number"),
+    (["longmap", "--tokens", "512", "--layer", "9" * 401, "--out", "/tmp/never-made"], "a 401-digit number"),
+    (["decode", "--steps", "9" * 401], "not a 401-digit number"),
 ])
 def test_hostile_values_exit_2_with_one_sentence(capsys, argv, words):
     code, out, err = run_cli(capsys, *argv)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith("attention-sandbox: error: "), err
-    assert words in lines[0] and "Traceback" not in err
+    assert words in lines[0] and "Traceback" not in err and "9" * 60 not in err
 
 
 def test_a_sweep_with_no_valid_value_says_why_each_failed(capsys):
