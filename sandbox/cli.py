@@ -205,6 +205,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from core.torch_cache import keep_compiled_in_app_cache
+
+    keep_compiled_in_app_cache()  # before any command imports torch (the worker processes inherit it)
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = build_parser().parse_args(argv)

@@ -30,3 +30,19 @@ def test_a_link_planted_in_the_out_folder_never_writes_outside_it(capsys, tmp_pa
     code, _, err = run_cli(capsys, "longmap", "--tokens", "256", "--out", str(out))
     assert code == 2 and "is a link to" in err and "outside" in err and "Traceback" not in err, err
     assert outside.read_bytes() == b"keep me" and not (out / "longmap.npy").exists()
+
+
+def test_torch_keeps_what_it_compiles_in_the_app_cache_not_in_tmp(tmp_path):
+    """inspect (and frontier) left /tmp/torchinductor_<user> behind, shared by every user and never cleaned."""
+    import os
+    import subprocess
+    import sys
+
+    temp, cache = tmp_path / "tmp", tmp_path / "cache"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "XDG_CACHE_HOME": str(cache), "HF_HUB_OFFLINE": "1"}
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    proc = subprocess.run([sys.executable, "-m", "sandbox", "inspect", "--model", "minilm-l6"], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not list(temp.glob("torchinductor*")) and (cache / "attention-sandbox" / "torch").is_dir()
