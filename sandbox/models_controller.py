@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
 from core.config import AttentionConfig
-from core.models.catalog import SHIPPED, check_folder, shipped_unavailable_reason
+from core.models.catalog import SHIPPED, only_pickle_weights, shipped_unavailable_reason
 from core.models.choices import ModelShape
 from core.models.kv_methods import KVMethod, kv_bytes_per_token
 from core.models.kv_methods import ModelShape as KVShape
@@ -126,13 +126,13 @@ class ModelController(QObject):
             self.load(key)
 
     def _ask_pickle(self, folder: Path) -> bool:
-        try:
-            check_folder(folder)
-        except ValueError as exc:
-            if "only pickle weights" in str(exc):
-                answer = QMessageBox.question(self.window, "Load pickle weights?", f"{exc}\n\nLoad them anyway?")
-                return answer == QMessageBox.StandardButton.Yes
-        return False
+        """Asked from the folder's file names alone: every file of it is read by the worker, never in this thread."""
+        if not only_pickle_weights(folder):
+            return False
+        text = (f"{folder.name} has only pickle weights, which can run code when loaded; confirm to load them anyway, "
+                "or convert them to safetensors.")
+        answer = QMessageBox.question(self.window, "Load pickle weights?", f"{text}\n\nLoad them anyway?")
+        return answer == QMessageBox.StandardButton.Yes
 
     def load(self, key: str, allow_pickle: bool = False) -> None:
         self.picker.set_loading(f"loading {SHIPPED.get(key, Path(key).name)}…", 0.0)

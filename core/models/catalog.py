@@ -81,6 +81,22 @@ def check_folder(path: Path, allow_pickle: bool = False) -> dict[str, Any]:
     return cfg
 
 
+def only_pickle_weights(path: Path, max_entries: int = 10_000) -> bool:
+    """Whether the folder holds pickle weights and no safetensors, from its file names alone: the window asks this
+    before the worker loads the folder, and reads no file in its own thread (a FIFO or /dev/zero froze it)."""
+    names: list[str] = []
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                names.append(entry.name)
+                if len(names) >= max_entries:
+                    break
+    except OSError:
+        return False
+    has = lambda *suffixes: any(n.endswith(suffixes) for n in names)  # noqa: E731
+    return has(".bin", ".pt", ".pth") and not has(".safetensors")
+
+
 def _tokenizer_wants_code(path: Path) -> bool:
     """tokenizer_config.json can name code of its own too (auto_map): never run it."""
     tcfg_file = path / "tokenizer_config.json"

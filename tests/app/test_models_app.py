@@ -239,3 +239,25 @@ def test_the_trained_side_follows_the_colormap_and_scale_at_once(make_window):
     w.mosaic.scale.setCurrentIndex(1)
     original = w.models.original  # drawn beside the changed heads of a real model
     assert original.colormap.currentText() == "magma" and original.per_head
+
+
+def test_picking_a_folder_reads_none_of_its_files_in_the_window_s_thread(make_window, tmp_path, monkeypatch):
+    """A folder whose tokenizer_config.json was /dev/zero or a FIFO froze the window (read in its thread, unbounded)
+    when it was chosen: the window now asks only the file names, and the worker reads the files, bounded."""
+    import os
+
+    from PySide6.QtWidgets import QMessageBox
+
+    import core.bounded_read
+
+    w = make_window()
+    folder = tmp_path / "model"
+    folder.mkdir()
+    os.mkfifo(folder / "config.json")
+    (folder / "tokenizer_config.json").symlink_to("/dev/zero")
+    (folder / "pytorch_model.bin").write_bytes(b"not really")
+    monkeypatch.setattr(core.bounded_read, "read_bounded", lambda *a: (_ for _ in ()).throw(AssertionError(a)))
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a: (asked.append(a[2]), QMessageBox.StandardButton.No)[1])
+    assert w.models._ask_pickle(folder) is False
+    assert len(asked) == 1 and "only pickle weights" in asked[0]
