@@ -87,6 +87,10 @@ class ExportController(QObject):
         hm = w.last_heatmaps
         if hm is None:
             raise ExportError("there are no heatmaps to export yet.")
+        if not w.view_is_current():  # else the title and manifest would name a text the maps are not of
+            raise ExportError("the heatmaps shown are not of the text and configuration in the controls yet (they "
+                              "are being computed, or could not be: see the line above the maps); export once they "
+                              "are shown.")
         widget = None
         view: HeadView | None = None
         if job.fmt in ("png", "svg"):

@@ -39,6 +39,7 @@ class FrontierWork:
         self.bases = {} if bases is None else bases  # the worker's, by model key: kept for the Heatmaps tab
         self.stopped: Callable[[int], bool] = lambda _rid: False  # the carrier says when a run was cancelled
         self.run: FrontierRun | None = None
+        self.run_id = 0  # the job the run in progress belongs to
         self.key = ""
         self.step_seconds: list[float] = []
         self.seconds_per_step: dict[str, float] = {}  # by model: the last run's mean, for the next run's first guess
@@ -92,6 +93,7 @@ class FrontierWork:
             self._end(FrontierDone(job.run_id, cached.to_json(), cached=True))
             return False
         self.run = FrontierRun(m, eval_text, calib_text, methods, job.n_samples, context)
+        self.run_id = job.run_id
         self.step_seconds = []
         # Said before the first (slowest) step: how many steps and about how long, so the tab shows time left at once.
         guess = first_guess_s(m, self.run, self.seconds_per_step.get(job.model))
@@ -101,5 +103,6 @@ class FrontierWork:
         return True
 
     def _end(self, done: FrontierDone) -> None:
-        self.run = None
+        if done.run_id == self.run_id:  # a cancelled run's last step must not drop the run that replaced it
+            self.run = None
         self.emit("frontier_done", done)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLineEdit
 
 from widgets.shortcut_pass import ShortcutPass
 
@@ -22,8 +23,11 @@ TAB_TIPS = {
 
 
 def cancel_shown(w: MainWindow) -> None:
-    """Esc: stop the job of the tab in view. Esc also leaves a spin box or closes a popup anywhere in the window,
-    and a sweep running in its own tab must not stop for that."""
+    """Esc: stop the job of the tab in view. Esc also leaves a spin box, a text field or a popup anywhere in the
+    window: pressed there it is that editor's, and a sweep running in its own tab must not stop for it (the
+    Cancel button is beside the progress)."""
+    if isinstance(QApplication.focusWidget(), (QLineEdit, QAbstractSpinBox, QComboBox)):
+        return
     shown = w.tabs.currentWidget()
     if shown is w.sweeps.panel:
         w.sweeps.cancel()

@@ -12,9 +12,12 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QVBoxLayout, QWidget
 
 from core.atomic import ExportError, write_text_atomic
 from core.compare import as_csv, attention_diff
+from core.counts import format_bytes
 from core.workspace import (
+    MAX_MAP_BYTES,
     MAX_NAME_CHARS,
     MAX_PINS,
+    MAX_TOTAL_MAP_BYTES,
     Pin,
     load_workspace,
     next_pin_name,
@@ -93,23 +96,39 @@ class PinController(QObject):
         # Unsaved pins are never lost: every change is written (atomically, as a workspace) to the session file,
         # which the next start opens again. A window without settings (snapshot, most tests) keeps none.
         self.session_path = session_file(window.settings.fileName()) if window.settings is not None else None
+        self.unsaved = False  # pins changed since a workspace was saved or opened
         self._session_save = QTimer(self)
         self._session_save.setSingleShot(True)
         self._session_save.setInterval(round(SESSION_SAVE_S * 1000))
         self._session_save.timeout.connect(self.save_session)
         self.pins_changed.connect(lambda: self._session_save.start() if self.session_path is not None else None)
 
-    def save_session(self) -> None:
-        """Write the pins to the session file now (a failure says so in the status bar; the pins stay)."""
+    def save_session(self) -> str:
+        """Write the pins to the session file now; '' when written (or nothing to write), else why not (said in the
+        status bar too; the pins stay)."""
         self._session_save.stop()
         if self.session_path is None:
-            return
+            return ""
         try:
             self.session_path.parent.mkdir(parents=True, exist_ok=True)
             save_workspace(self.session_path, self.pins)
-        except (ExportError, OSError) as exc:
-            self.window.statusBar().showMessage(f"Could not keep this session's pins in {self.session_path}: {exc}",
-                                                10000)
+        except (ExportError, OSError, ValueError) as exc:
+            why = f"Could not keep this session's pins in {self.session_path}: {exc}"
+            self.window.statusBar().showMessage(why, 10000)
+            return why
+        return ""
+
+    def keep_replaced(self) -> str:
+        """Pins about to be replaced by an opened workspace, and never saved in one: written beside the session file
+        first (opening a workspace once dropped them for good). Returns where, or ''."""
+        if not self.pins or not self.unsaved or self.session_path is None:
+            return ""
+        kept = self.session_path.with_name(f"pins-replaced-{time.strftime('%Y%m%d-%H%M%S')}.attn.json")
+        try:
+            save_workspace(kept, self.pins)
+        except (ExportError, OSError):
+            return ""
+        return str(kept)
 
     def restore_session(self) -> None:
         """The last session's pins, back as they were. A file that no longer reads is set aside (renamed
@@ -120,9 +139,13 @@ class PinController(QObject):
         try:
             pins = load_workspace(path)
         except ValueError as exc:
-            kept = path.with_name(path.name + ".unreadable")
+            kept = path.with_name(f"{path.name}.{time.strftime('%Y%m%d-%H%M%S')}.unreadable")
+            n = 1
+            while kept.exists():  # an earlier one set aside is never replaced
+                kept = path.with_name(f"{path.name}.{time.strftime('%Y%m%d-%H%M%S')}-{n}.unreadable")
+                n += 1
             try:
-                path.replace(kept)
+                path.rename(kept)
             except OSError:
                 kept = path
             self.window.statusBar().showMessage(f"The last session's pins could not be restored ({exc}); the file is "
@@ -148,6 +171,7 @@ class PinController(QObject):
 
     def refresh(self) -> None:
         self.table.set_pins([p.name for p in self.pins], [p.report for p in self.pins])
+        self.unsaved = True  # changed since the last save or open of a workspace (open and save clear it after)
         self.pins_changed.emit()
 
     def pin_current(self) -> Pin | None:
@@ -165,6 +189,14 @@ class PinController(QObject):
             w.statusBar().showMessage("Nothing to pin yet: wait for the heatmaps of this configuration.", 6000)
             return None
         self._pin_wait.stop()
+        size = 4 * hm.probs.size  # the maps as a workspace stores them: float32
+        held = sum(4 * p.probs.size for p in self.pins if p.probs is not None)
+        if size > MAX_MAP_BYTES or held + size > MAX_TOTAL_MAP_BYTES:  # else the session file would not open again
+            w.statusBar().showMessage(
+                f"Not pinned: its heatmaps are {format_bytes(size)}, and a workspace holds at most "
+                f"{format_bytes(MAX_MAP_BYTES)} a pin and {format_bytes(MAX_TOTAL_MAP_BYTES)} in all "
+                f"({format_bytes(held)} pinned now); pin fewer heads or tokens, or remove pins first.", 10000)
+            return None
         t = w.current_timing()
         timing = t.result.to_report() if t is not None else None
         arch, model = w.models.pin_context(hm)
@@ -305,6 +337,7 @@ class PinController(QObject):
             self.window.alert("Save failed", str(exc))
             return False
         self.workspace_path = path
+        self.unsaved = False
         self.window.statusBar().showMessage(f"Saved {len(self.pins)} pin{'' if len(self.pins) == 1 else 's'} to {path}", 6000)
         return True
 
@@ -320,6 +353,7 @@ class PinController(QObject):
         except ValueError as exc:  # nothing in the open workspace changes
             self.window.alert("Cannot open workspace", str(exc))
             return False
+        kept = self.keep_replaced()
         old = (self.pins, self.workspace_path, self._awaiting)
         self.pins, self.workspace_path, self._awaiting = pins, path, []
         try:
@@ -330,5 +364,8 @@ class PinController(QObject):
             self.window.alert("Cannot open workspace", f"{path.name} cannot be shown ({type(exc).__name__}: {exc}); "
                                                        "the open workspace is unchanged.")
             return False
-        self.window.statusBar().showMessage(f"Opened {len(pins)} pin{'' if len(pins) == 1 else 's'} from {path}", 6000)
+        self.unsaved = False
+        replaced = f"; the unsaved pins it replaced are kept in {kept}" if kept else ""
+        self.window.statusBar().showMessage(f"Opened {len(pins)} pin{'' if len(pins) == 1 else 's'} from {path}"
+                                            f"{replaced}", 12000 if kept else 6000)
         return True

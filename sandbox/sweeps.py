@@ -37,8 +37,17 @@ def no_valid_point(result: SweepResult) -> str:
     """Why a sweep drew nothing: each value it skipped or that failed, with its reason, or that it stopped first."""
     if not result.rows:
         return "The sweep stopped before its first point."
-    reasons = "; ".join(f"{result.knob}={r.value}: {r.reason}" for r in result.rows if r.status != "ok")
-    return f"No point of this sweep made a valid configuration ({reasons})."
+    by_reason: dict[str, list[object]] = {}
+    for r in result.rows:
+        if r.status != "ok":  # one line a reason, its values listed (64 values once made a 6,253-character caption)
+            generic = r.reason.replace(f"{result.knob}={r.value}", f"{result.knob}=N").replace(f" {r.value} ", " N ")
+            by_reason.setdefault(generic.rstrip("."), []).append(r.value)
+    parts = []
+    for reason, values in list(by_reason.items())[:3]:
+        shown = ", ".join(map(str, values[:8])) + (f" and {len(values) - 8} more" if len(values) > 8 else "")
+        parts.append(f"{result.knob} = {shown}: {reason}")
+    more = f"; {len(by_reason) - 3} other reasons in the notes" if len(by_reason) > 3 else ""
+    return f"No point of this sweep made a valid configuration ({'; '.join(parts)}{more})."
 
 
 class SweepController(QObject):

@@ -346,8 +346,9 @@ class ConfigPanel(QWidget):
     def _on_n_kv_heads_changed(self, n_kv_heads: int) -> None:
         self._tick_notes = ""
         self._intent["n_kv_heads"] = n_kv_heads
-        self._on_control_changed()
-        self._say_moves([])
+        notes = self._snap_heads(self._head_choices(self.d_model.value()))  # what stays forced, said anew: the
+        self._on_control_changed()  # notice once kept "n_kv_heads is 5, not your 4" after the user chose 1
+        self._say_moves(notes)
 
     def _on_layout_changed(self) -> None:
         """The lock, window, sinks or KV format changed: n_heads' choices follow the lock."""

@@ -23,6 +23,8 @@ from widgets.hover_readout import HoverReadout
 from widgets.sweep_plots import SweepPlots
 from widgets.wheel import FocusCombo
 
+MAX_NOTES = 5  # skipped or failed values listed under the caption; the rest are counted
+
 KNOB_DEFAULTS = {
     "n_heads": "1,2,3,4,6,8,12,16,24,32,48,64",
     "n_kv_heads": "32,16,8,4,2,1",
@@ -130,6 +132,8 @@ class SweepPanel(QWidget):
         self.plots.hovered.connect(self.readout.setText)
         self.readout.watch(self.plots)
         self.result: SweepResult | None = None
+        self._step, self._left = "", ""  # what the timed point is doing, and the time left
+        self._notes: list[str] = []  # each skipped or failed value, as it came
 
     def _lesson_timed(self, key: str) -> bool:
         """A timed lesson measures only while "measure time" is ticked (unticked: its counts alone)."""
@@ -153,18 +157,29 @@ class SweepPanel(QWidget):
         self.progress.setFormat("%v of %m points")  # the sweep's name is in the caption: the bar stays one line
         self.progress.setToolTip(label)
         self.eta.setText("estimating time left…")
+        self._step, self._left, self._notes = "", "", []
         self.notes.setText("")
 
     def set_progress(self, done: int, total: int, eta_s: float, note: str) -> None:
         self.progress.setValue(done)
-        self.eta.setText(f"about {eta_s:.0f} s left" if done < total else "")
+        self._left = f"about {eta_s:.0f} s left" if done < total and eta_s > 0 else ""
+        self._show_eta()
         if note:
-            self.notes.setText((self.notes.text() + "\n" + note).strip())
+            self._notes.append(note)
+            shown = self._notes[:MAX_NOTES]  # a sweep of 64 invalid values once pushed the plots off the window
+            more = len(self._notes) - len(shown)
+            self.notes.setText("\n".join(shown) + (f"\n… and {more} more (Export data CSV lists every value and "
+                                                   "why)" if more else ""))
+
+    def _show_eta(self) -> None:
+        """The step of the point being timed and the time left, on one line (the step once hid the time left)."""
+        self.eta.setText(" · ".join(t for t in (self._step, self._left) if t))
 
     def set_step(self, text: str) -> None:
         """What the point being timed is doing now (a V3-width MLA point takes a minute on a CPU)."""
         if self.cancel.isEnabled():
-            self.eta.setText(text)
+            self._step = text
+            self._show_eta()
             self.eta.setToolTip(text)
 
     def show_error(self, message: str) -> None:

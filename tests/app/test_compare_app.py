@@ -23,7 +23,7 @@ def test_pins_hold_exact_numbers_timing_and_heatmaps(make_window):
     rows = {r.label: r for r in comparison([a.report, b.report], 0)}
     kv_a, kv_b = kv_cache_bytes(a.config).bytes_total, kv_cache_bytes(b.config).bytes_total
     assert rows["KV cache, B x T x L"].cells[1].relation == f"x{kv_b / kv_a:.3g}"
-    r = [table.table.verticalHeaderItem(i).text() for i in range(table.table.rowCount())].index("KV cache, B x T x L")
+    r = [table.table.verticalHeaderItem(i).text().replace("\n", " ") for i in range(table.table.rowCount())].index("KV cache, B x T x L")
     assert table.table.item(r, 1).text().endswith(f"x{kv_b / kv_a:.3g}")
     assert "KV cache, B x T x L" in table.text() and "| metric | A (baseline) | B |" in table.markdown()
 

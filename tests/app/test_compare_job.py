@@ -60,7 +60,7 @@ def test_four_pins_fit_a_1280x800_window_with_no_figure_cut(make_window, qtbot):
 def test_every_dash_says_why_on_hover(make_window):
     w = four_pins(make_window, live_timing=False)  # pins made with no timing
     t = w.pins.table.table
-    labels = [t.verticalHeaderItem(r).text() for r in range(t.rowCount())]
+    labels = [t.verticalHeaderItem(r).text().replace("\n", " ") for r in range(t.rowCount())]
     dashes = [(labels[r], t.item(r, c).toolTip()) for r in range(t.rowCount()) for c in range(t.columnCount())
               if t.item(r, c).text().startswith("–")]
     assert dashes, "no dash to check"

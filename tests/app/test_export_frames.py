@@ -193,3 +193,13 @@ def test_ctrl_e_exports_from_the_text_field_in_a_real_x11_window():
                           capture_output=True, text=True, timeout=300, env=env, cwd=Path(__file__).parents[2])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "focus True opened 1 on xcb" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+
+
+def test_maps_of_another_text_are_not_exported_under_the_new_text_s_title(make_window, tmp_path):
+    from core.atomic import ExportError
+
+    w = make_window(config=CFG, text="hello world")
+    w.text.setText("")  # no tokens: the maps of "hello world" stay on screen, with the error above them
+    with pytest.raises(ExportError, match="not of the text and configuration in the controls yet"):
+        w.export_to(ExportJob(tmp_path / "m.png", "png", 1.0))
+    assert not (tmp_path / "m.png").exists()

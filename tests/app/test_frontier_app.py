@@ -135,7 +135,7 @@ def test_a_point_opens_in_the_heatmaps_is_pinned_with_its_method_and_comes_back_
     assert w.metrics.values["kv_token"].text() == "2,592 B" == f"{q4['kv_bytes_per_token']:,.0f} B"
     assert w.pins.pins, w.statusBar().currentMessage()
     table = w.pins.table.table
-    labels = {table.verticalHeaderItem(i).text(): i for i in range(table.rowCount())}
+    labels = {table.verticalHeaderItem(i).text().replace("\n", " "): i for i in range(table.rowCount())}
     assert table.item(labels["KV cache of the text, changed"], 0).text().startswith(
         format_bytes(hm.model.fidelity["kv_cache_bytes_after"]))
     pin = w.pins.pins[-1]
@@ -175,3 +175,18 @@ def test_a_cancel_right_after_the_unchanged_model_keeps_it_drawn(make_window, qt
     qtbot.waitUntil(lambda: not tab.panel.running, timeout=120_000)
     assert tab.panel.result is not None and tab.panel.result["baseline"]["method"] == "baseline"
     assert "Cancelled before" not in tab.panel.status.text()
+
+
+def test_a_cancelled_run_s_last_step_leaves_the_run_that_replaced_it():
+    """In the thread runner a cancel then a new run let the old run's queued step clear the new run
+    ("AssertionError" at the new run's next step)."""
+    from sandbox.compute_types import FrontierDone
+    from sandbox.frontier_worker import FrontierWork
+
+    said = []
+    work = FrontierWork(lambda *a: said.append(a), {}, str)
+    work.run, work.run_id = object(), 2  # the new run, started
+    work._end(FrontierDone(1, None, "cancelled"))  # the old run's end, arriving after
+    assert work.run is not None and said[-1][1].run_id == 1
+    work._end(FrontierDone(2, None, "cancelled"))
+    assert work.run is None

@@ -32,3 +32,13 @@ def test_the_notice_is_never_cut(make_window, qtbot):
     for values in ([10720, 10752, 10784], [768], [6592, 10784]):
         drag_d_model(w, values)
         qtbot.waitUntil(fits, timeout=2000)  # the notice's whole text has its height once the layouts ran
+
+
+def test_a_kv_choice_while_n_heads_stays_forced_drops_the_old_kv_sentence(make_window):
+    w = make_window(config=CFG, live_timing=False)
+    cp = w.config_panel
+    cp.d_model.spin.setValue(100)  # typed: n_heads and n_kv_heads both forced
+    cp.d_model.spin.editingFinished.emit()
+    assert "n_kv_heads is" in cp.last_notice or "n_heads is" in cp.last_notice
+    cp.n_kv_heads.slider.setValue(0)  # the user picks the KV heads now
+    assert "n_kv_heads is" not in cp.last_notice and f"n_heads is {cp.n_heads.value()}" in cp.last_notice

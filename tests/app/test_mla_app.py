@@ -107,7 +107,7 @@ def test_an_mla_timing_shows_both_forms_and_a_pin_beside_a_gqa_pin_dashes_what_d
     w.config_panel.mla_controls.kind.setCurrentIndex(0)
     w.pins.pin_current()
     table = w.pins.table.table
-    labels = [table.verticalHeaderItem(r).text() for r in range(table.rowCount())]
+    labels = [table.verticalHeaderItem(r).text().replace("\n", " ") for r in range(table.rowCount())]
     row = labels.index("MLA latent / token / layer")
     assert table.item(row, 0).text().startswith(f"{(32 + 4) * 4} B")
     assert table.item(row, 1).text() == "–"

@@ -38,8 +38,55 @@ def test_an_unreadable_session_file_is_set_aside_not_overwritten(make_window, se
     path.write_text('{"not": "a workspace"')
     w = make_window()
     assert w.pins.pins == []
-    kept = path.with_name(path.name + ".unreadable")
+    (kept,) = path.parent.glob(path.name + ".*.unreadable")
     assert kept.read_text() == '{"not": "a workspace"' and "could not be restored" in w.statusBar().currentMessage()
     w.pins.pin_current()
     w.close()
     assert kept.read_text() == '{"not": "a workspace"' and json.loads(path.read_text())
+    path.write_text("garbage again")  # a second unreadable file never replaces the first one set aside
+    make_window()
+    kept_files = sorted(path.parent.glob(path.name + ".*.unreadable"))
+    assert len(kept_files) == 2 and {f.read_text() for f in kept_files} == {'{"not": "a workspace"', "garbage again"}
+
+
+def test_a_pin_that_would_make_the_session_unopenable_is_refused(make_window, monkeypatch):
+    """Five pins of 416 MiB maps were saved, and the next start refused the 2 GiB session whole: a pin past the
+    limits a workspace opens with is refused when it is asked for, with the sizes."""
+    import sandbox.pins as pins
+
+    w = make_window()
+    size = 4 * w.last_heatmaps.probs.size
+    monkeypatch.setattr(pins, "MAX_TOTAL_MAP_BYTES", 2 * size)  # room for two pins of these maps
+    assert w.pins.pin_current() and w.pins.pin_current()
+    assert w.pins.pin_current() is None and len(w.pins.pins) == 2
+    assert w.statusBar().currentMessage().startswith("Not pinned: its heatmaps are")
+
+
+def test_opening_a_workspace_keeps_the_unsaved_pins_it_replaces(make_window, settings, tmp_path):
+    from core.workspace import load_workspace
+
+    w = make_window()
+    w.pins.pin_current()
+    w.pins.save(tmp_path / "one.attn.json")  # A, saved
+    w.config_panel.n_kv_heads.slider.setValue(0)
+    w.pins.pin_current()  # B, never saved in a workspace
+    assert w.pins.open(tmp_path / "one.attn.json") and [p.name for p in w.pins.pins] == ["A"]
+    (kept,) = session_file(settings.fileName()).parent.glob("pins-replaced-*.attn.json")
+    assert [p.name for p in load_workspace(kept)] == ["A", "B"] and str(kept) in w.statusBar().currentMessage()
+    assert w.pins.open(tmp_path / "one.attn.json")  # nothing unsaved this time: nothing more is written
+    assert len(list(kept.parent.glob("pins-replaced-*.attn.json"))) == 1
+
+
+def test_a_quit_whose_save_fails_asks_before_the_pins_are_lost(make_window, settings, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    w = make_window()
+    w.pins.pin_current()
+    monkeypatch.setattr(w.pins, "session_path", session_file(settings.fileName()).with_name("no") / "x" / "\0")
+    asked = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a: (asked.append(a[2]), QMessageBox.StandardButton.No)[1])
+    w.close()
+    assert w.isVisible() and asked and "Quit anyway?" in asked[0]  # kept open, with its pins
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a: QMessageBox.StandardButton.Yes)
+    w.close()
+    assert not w.isVisible()

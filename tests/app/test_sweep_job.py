@@ -10,8 +10,15 @@ def test_a_sweep_with_no_valid_point_names_each_value_and_why(make_window):
     w = make_window()
     w.sweeps.run("n_heads", "3,5", timed=False)  # neither divides d_model 64
     caption = w.sweeps.panel.caption.text()
-    assert caption.startswith("No point of this sweep made a valid configuration (")
-    assert "n_heads=3: n_heads=3 does not divide d_model=64" in caption and "n_heads=5:" in caption
+    assert caption.startswith("No point of this sweep made a valid configuration (n_heads = 3, 5: n_heads=N does not "
+                              "divide d_model=64")
+    # 64 values that fail for one reason: one line, the values counted (6,253 characters once, the window 1,259 px tall)
+    w.sweeps.run("n_heads", "65..128 step 1", timed=False)
+    caption = w.sweeps.panel.caption.text()
+    assert len(caption) < 300 and "n_heads = 65, 66, 67, 68, 69, 70, 71, 72 and 56 more: " in caption
+    notes = w.sweeps.panel.notes.text().splitlines()
+    assert len(notes) == 6 and notes[-1].startswith("… and 59 more")
+    assert w.minimumSizeHint().height() <= 800
 
 
 def test_the_step_of_a_timed_point_has_a_line_of_its_own_and_the_bar_reads_whole(make_window, qtbot):
@@ -76,9 +83,16 @@ def test_esc_in_the_sweep_tab_cancels_the_sweep_it_shows(make_window, async_kind
     w = make_window(sync=False, kind=async_kind)
     qtbot.waitUntil(lambda: w.runner.is_idle(), timeout=60000)
     w.tabs.setCurrentWidget(w.sweeps.panel)
+    w.activateWindow()
+    w.sweeps.panel.values.setFocus()
+    # Esc in the values field is the field's: the sweep runs on; Esc with the plots in focus cancels it
     w.runner.sweep_progress.connect(lambda p: QTest.keyClick(w.sweeps.panel.values, Qt.Key.Key_Escape)
                                     if p.done == 1 else None)
+    w.runner.sweep_progress.connect(lambda p: (w.sweeps.panel.plots.setFocus(),
+                                               QTest.keyClick(w.sweeps.panel.plots, Qt.Key.Key_Escape))
+                                    if p.done == 3 else None)
     w.sweeps.run("seq_len", ",".join(str(8 * i) for i in range(1, 40)), timed=True)
     qtbot.waitUntil(lambda: w.sweeps.result is not None, timeout=60000)
     assert w.sweeps.result.partial and w.sweeps.result.stopped_reason == "cancelled"
+    assert len(w.sweeps.result.rows) >= 3  # not at the first Esc, the field's
     assert "Partial: cancelled." in w.sweeps.panel.caption.text()
