@@ -19,6 +19,7 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QWidget
 
 from core.atomic import ExportError, staged
+from core.bounded_read import read_json_bounded
 from sandbox.compute_types import starting_info
 from widgets.export_frame import Frame, framed_image, framed_size, paint_framed
 
@@ -46,9 +47,8 @@ def versions() -> dict[str, str]:
 
 def ours(manifest: Path) -> bool:
     """A manifest this app wrote (an export of the same name may replace it), not a user's own .json."""
-    try:
-        return json.loads(manifest.read_text(encoding="utf-8")[:1_000_000]).get("title", "").startswith(
-            "Attention Sandbox")
+    try:  # read bounded, as a regular file only: a FIFO of that name hung an export, /dev/zero filled memory
+        return read_json_bounded(manifest, 1_000_000, "the manifest").get("title", "").startswith("Attention Sandbox")
     except (OSError, ValueError, AttributeError):
         return False
 

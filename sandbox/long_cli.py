@@ -136,6 +136,7 @@ def cmd_longmap(args: argparse.Namespace) -> int:
     from sandbox.long_export import long_map_png, manifest_path
 
     work, job, out = _work(args)  # the arguments checked, nothing computed yet
+    out_folder(args.out, make=False)  # its name too, before the estimate is said
     from core.device import resolve_device
 
     kind = resolve_device(args.device).type

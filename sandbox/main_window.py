@@ -404,14 +404,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         self.save_settings()
-        why = self.pins.save_session()  # the pins, as they are now, for the next start
-        if why and self.pins.pins and QMessageBox.warning(
-                self, "Quit and lose the pins?", f"{why}\n\nQuit anyway? The pins since the last save are lost "
-                "(File > Save workspace as… keeps them).",
-                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                QMessageBox.StandardButton.No) != QMessageBox.StandardButton.Yes:
-            event.ignore()  # the window stays, and its pins
-            return
+        if self.pins.save_session():  # the pins, as they are now, for the next start; if that fails, elsewhere
+            self.pins.save_elsewhere()
         for view in list(self.head_views):
             view.close()
         self.worker_finished = self.runner.shutdown(self.quit_wait_s)

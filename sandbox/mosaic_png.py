@@ -9,6 +9,7 @@ import os
 import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QGuiApplication, QImage, QPainter
+from PySide6.QtWidgets import QApplication
 
 from widgets.colormaps import lut
 from widgets.mosaic import MosaicLayout, plan_layout, render_rgb
@@ -27,7 +28,7 @@ def ensure_gui() -> None:
     if QGuiApplication.instance() is None:
         if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        _app = QGuiApplication([])
+        _app = QApplication([])  # a QApplication, not a QGuiApplication: a later window in this process needs one
 
 
 def grid_for(n_heads: int, n_tokens: int, group_size: int, cols: int) -> MosaicLayout:

@@ -23,6 +23,7 @@ from core.workspace import (
     next_pin_name,
     pin_report,
     save_workspace,
+    workspace_json,
 )
 from sandbox.compute_types import TimingOutcome
 from widgets.compare_table import CompareTable
@@ -117,6 +118,28 @@ class PinController(QObject):
             self.window.statusBar().showMessage(why, 10000)
             return why
         return ""
+
+    def save_elsewhere(self) -> Path | None:
+        """The session file could not be written as the window closes: the pins go, written plainly (no rename),
+        to the first of the home folder and the temporary folder that takes them, and the log says where. Nothing
+        asks: a closing window has no one to answer (and a question there once hung every test that closed it)."""
+        import logging
+        import tempfile
+
+        if not self.pins:
+            return None
+        name = f"attention-sandbox-pins-{time.strftime('%Y%m%d-%H%M%S')}.attn.json"
+        for folder in (Path.home(), Path(tempfile.gettempdir())):
+            target = folder / name
+            try:
+                with open(target, "x", encoding="utf-8") as f:  # never over an existing file
+                    f.write(workspace_json(self.pins))
+            except (OSError, ValueError):
+                continue
+            logging.getLogger(__name__).warning("the session's pins could not be kept beside the settings; they "
+                                                "are in %s (File > Open workspace opens them)", target)
+            return target
+        return None
 
     def keep_replaced(self) -> str:
         """Pins about to be replaced by an opened workspace, and never saved in one: written beside the session file

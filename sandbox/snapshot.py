@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from core.atomic import ExportError, write_atomic, write_text_atomic
+from core.atomic import ExportError, staged
 from core.config import AttentionConfig
 from sandbox.qt_messages import quiet_offscreen_messages
 
@@ -54,12 +54,15 @@ def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str
         window.close()
         raise ExportError("the heatmaps were not computed; nothing was written.")
     heat = framed_image(window.mosaic.glw, window.exports.frame(hm, None), 2.0)  # titled, with its colour bar
-    write_atomic(paths[0], lambda tmp: _save(shot, tmp))
-    write_atomic(paths[1], lambda tmp: _save(heat, tmp))
     manifest = window.manifest()
     manifest["files"] = [p.name for p in paths]
-    write_text_atomic(paths[2], json.dumps(manifest, indent=2, default=str))
-    window.close()
+    try:  # the three files as one group: each name is checked before any is written ("Nothing was written" is true)
+        with staged(paths) as (window_tmp, heat_tmp, manifest_tmp):
+            _save(shot, window_tmp)
+            _save(heat, heat_tmp)
+            manifest_tmp.write_text(json.dumps(manifest, indent=2, default=str), encoding="utf-8")
+    finally:
+        window.close()
     return paths
 
 

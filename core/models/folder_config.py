@@ -73,6 +73,7 @@ NUMBERS = {"rope_theta": (1e-6, 1e12), "rms_norm_eps": (1e-30, 0.5), "layer_norm
 WHOLES = {"sliding_window": (1, 2**24), "max_window_layers": (0, 2**16), "pad_token_id": (0, 2**31),
           "bos_token_id": (0, 2**31), "eos_token_id": (0, 2**31)}
 FLAGS = ("use_sliding_window", "use_cache", "attention_bias", "mlp_bias")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 
 
 def check_numbers(cfg: dict[str, Any], where: str) -> None:
@@ -92,6 +93,21 @@ def check_numbers(cfg: dict[str, Any], where: str) -> None:
         for key in FLAGS:
             if cfg.get(key) is not None:
                 schema.flag(cfg[key], f"{where}: {key}")
+        for key in ("rope_parameters", "rope_scaling"):  # transformers 5 nests rope_theta here
+            rope = cfg.get(key)
+            if rope is None:
+                continue
+            rope = schema.mapping(rope, f"{where}: {key}")
+            if rope.get("rope_theta") is not None:
+                schema.number(rope["rope_theta"], f"{where}: {key}.rope_theta", *NUMBERS["rope_theta"])
+            for name in ("factor", "beta_fast", "beta_slow", "attention_factor", "low_freq_factor", "high_freq_factor"):
+                if rope.get(name) is not None:
+                    schema.number(rope[name], f"{where}: {key}.{name}", 1e-6, 1e6)
+            if rope.get("original_max_position_embeddings") is not None:
+                schema.whole(rope["original_max_position_embeddings"], f"{where}: {key}.original_max_position_embeddings",
+                             1, 2**24)
+            if rope.get("rope_type", rope.get("type")) is not None:
+                schema.choice(rope.get("rope_type", rope.get("type")), f"{where}: {key}.rope_type", ROPE_TYPES)
     except ValueError as exc:
         raise ValueError(f"{exc}; fix the config or choose another folder.") from None
 

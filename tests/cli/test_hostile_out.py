@@ -46,3 +46,43 @@ def test_torch_keeps_what_it_compiles_in_the_app_cache_not_in_tmp(tmp_path):
                           text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not list(temp.glob("torchinductor*")) and (cache / "attention-sandbox" / "torch").is_dir()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_pipe_or_device_at_a_manifest_s_name_is_refused_not_read(capsys, tmp_path, kind):
+    """longmap hung on a FIFO named longmap.npy.json, and read /dev/zero to a MemoryError, checking whether the
+    manifest was its own."""
+    import os
+
+    out = tmp_path / "maps"
+    out.mkdir()
+    manifest = out / "longmap.npy.json"
+    os.mkfifo(manifest) if kind == "fifo" else manifest.symlink_to("/dev/zero")
+    code, _, err = run_cli(capsys, "longmap", "--tokens", "256", "--pixels", "64", "--out", str(out))
+    assert code == 2 and "is not an Attention Sandbox manifest" in err and "Traceback" not in err, err
+
+
+def test_snapshot_checks_all_three_names_before_writing_any(capsys, tmp_path):
+    import os
+
+    out = tmp_path / "shot"
+    out.mkdir()
+    os.mkfifo(out / "manifest.json")
+    code, _, err = run_cli(capsys, "snapshot", "--no-time", "--d-model", "64", "--heads", "4", "--seq-len", "16",
+                           "--out", str(out))
+    assert code == 2 and "Nothing was written" in err
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json"]  # no window.png, no heatmaps.png
+
+
+def test_a_blocked_cache_leaves_torch_its_own_default(tmp_path, monkeypatch):
+    """XDG_CACHE_HOME a file: the compile cache under it made every real model fail ('NotADirectoryError')."""
+    import os
+
+    from core.torch_cache import keep_compiled_in_app_cache
+
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    keep_compiled_in_app_cache()
+    assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ

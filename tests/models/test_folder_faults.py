@@ -77,6 +77,10 @@ def test_a_huge_config_is_refused_with_the_bytes_it_needs_before_loading(tiny_ll
     ({"rope_theta": float("nan")}, "rope_theta must be a finite number"),
     ({"rms_norm_eps": -1}, "rms_norm_eps must be a finite number"),
     ({"use_sliding_window": "yes"}, "use_sliding_window must be true or false"),
+    ({"rope_parameters": {"rope_theta": float("nan"), "rope_type": "default"}}, "rope_parameters.rope_theta must be"),
+    ({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "yarn", "factor": -3}}, "rope_parameters.factor must be"),
+    ({"rope_parameters": {"rope_type": "zzz"}}, "rope_parameters.rope_type must be one of"),
+    ({"rope_parameters": "string"}, "rope_parameters must be an object"),
 ])
 def test_a_broken_config_is_named_as_the_config(tiny_llama, tmp_path, changes, words):
     folder = copy_folder(tiny_llama, tmp_path / "cfg")
