@@ -27,8 +27,8 @@ __all__ = ["TimingResult", "estimate_timing_s", "run_timing", "measure_layer", "
 # Rough sustained rates, only to warn before a timing that would take minutes.
 ASSUMED_FLOPS_PER_S = {"cpu": 1.0e11, "mps": 2.0e12, "cuda": 1.0e14}
 # Score elements (one a query-key pair of a head) a second: what bounds many narrow heads, whose FLOPs are few but
-# whose T x T maps are as many as a wide head's (65,536 heads of width 1 were estimated at 5 s by FLOPs and took 85;
-# SDPA on this machine's 2 cores scores about 1e9 elements a second at any head width).
+# whose T x T maps are as many as a wide head's: their FLOPs alone underestimate them many times over (SDPA on a
+# 2-core CPU scores about 1e9 elements a second at any head width).
 ASSUMED_SCORES_PER_S = {"cpu": 1.5e9, "mps": 2.0e10, "cuda": 2.0e11}
 
 

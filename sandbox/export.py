@@ -47,7 +47,7 @@ def versions() -> dict[str, str]:
 
 def ours(manifest: Path) -> bool:
     """A manifest this app wrote (an export of the same name may replace it), not a user's own .json."""
-    try:  # read bounded, as a regular file only: a FIFO of that name hung an export, /dev/zero filled memory
+    try:  # read bounded, as a regular file only: a FIFO of that name would hang an export, /dev/zero fill memory
         return read_json_bounded(manifest, 1_000_000, "the manifest").get("title", "").startswith("Attention Sandbox")
     except (OSError, ValueError, AttributeError):
         return False

@@ -141,7 +141,7 @@ def cmd_longmap(args: argparse.Namespace) -> int:
 
     kind = resolve_device(args.device).type
     budget = map_estimate(job, work, kind)
-    if budget.seconds > LIMIT_S and not args.force:  # said first: Gemma 3 27B at 32,768 tokens ran 300 s unannounced
+    if budget.seconds > LIMIT_S and not args.force:  # said first: a large layer at 32,768 tokens takes minutes
         raise ValueError(f"this map takes {budget.text()} on {kind.upper()} (more than {LIMIT_S:.0f} s); give fewer "
                          "--tokens, or add --force to compute it anyway.")
     say(f"estimate: {budget.text()} ({kind})")

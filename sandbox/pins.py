@@ -122,7 +122,7 @@ class PinController(QObject):
     def save_elsewhere(self) -> Path | None:
         """The session file could not be written as the window closes: the pins go, written plainly (no rename),
         to the first of the home folder and the temporary folder that takes them, and the log says where. Nothing
-        asks: a closing window has no one to answer (and a question there once hung every test that closed it)."""
+        asks: a closing window has no one to answer, and a question there would block whatever closes it."""
         import logging
         import tempfile
 
@@ -143,7 +143,7 @@ class PinController(QObject):
 
     def keep_replaced(self) -> str:
         """Pins about to be replaced by an opened workspace, and never saved in one: written beside the session file
-        first (opening a workspace once dropped them for good). Returns where, or ''."""
+        first, so that opening a workspace never drops them. Returns where, or ''."""
         if not self.pins or not self.unsaved or self.session_path is None:
             return ""
         kept = self.session_path.with_name(f"pins-replaced-{time.strftime('%Y%m%d-%H%M%S')}.attn.json")

@@ -78,7 +78,7 @@ class PlanTab:
 
     def active_params(self, params: int) -> int | None:
         """A mixture of experts' active count, while the parameters box holds its preset's total (also once the
-        sliders left the preset and its count was kept: a dense reading of 20.9B once cut decode 452 -> 80 tok/s)."""
+        sliders left the preset and its count was kept: read as dense, a mixture's decode bound falls several-fold)."""
         _key, total, _source = self._named_model()
         preset = self.window.config_panel.preset.currentData()
         if preset is None and self._kept_from is not None and self.window.models.shape is None:

@@ -39,7 +39,7 @@ def no_valid_point(result: SweepResult) -> str:
         return "The sweep stopped before its first point."
     by_reason: dict[str, list[object]] = {}
     for r in result.rows:
-        if r.status != "ok":  # one line a reason, its values listed (64 values once made a 6,253-character caption)
+        if r.status != "ok":  # one line a reason, its values listed: many failing values must not flood the caption
             generic = r.reason.replace(f"{result.knob}={r.value}", f"{result.knob}=N").replace(f" {r.value} ", " N ")
             by_reason.setdefault(generic.rstrip("."), []).append(r.value)
     parts = []

@@ -10,7 +10,7 @@ MAX_TEXT_BYTES = 64 * 2**20  # far more prose than any tab reads (SmolLM2's 8,19
 def read_text(path: str | Path, why: str = "") -> str:
     """The file's text (UTF-8), read no further than MAX_TEXT_BYTES; a ValueError that says what to give otherwise.
     why: the end of the too-long sentence ("the frontier reads at most 64 samples of 1,024 tokens")."""
-    if not str(path).strip():  # `--text-file ""` once read nothing and went on with the default text
+    if not str(path).strip():  # `--text-file ""` is a mistake to name, not a request for the default text
         raise ValueError("--text-file is empty; give the path of a UTF-8 text file.")
     target = Path(path)
     try:

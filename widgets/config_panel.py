@@ -324,7 +324,7 @@ class ConfigPanel(QWidget):
         new = self.n_heads.set_choices(choices, wanted)
         why = f"{wanted} does not divide d_model {self.d_model.value()} (head_dim = d_model / n_heads must be whole)."
         # Said whenever it stays forced, not only when it moves: a notice names the values shown (a drag that
-        # passes 6592 and stops at 10784 once left "d_model 6592" under the badge).
+        # passes 6592 and stops at 10784 must not leave "d_model 6592" under the badge).
         forced = new != wanted and (old != new or "n_heads" in self._forced)
         return ([f"n_heads is {new}, not your {wanted}: {why}"] if forced else []) + self._snap_kv(new)
 
@@ -347,7 +347,7 @@ class ConfigPanel(QWidget):
         self._tick_notes = ""
         self._intent["n_kv_heads"] = n_kv_heads
         notes = self._snap_heads(self._head_choices(self.d_model.value()))  # what stays forced, said anew: the
-        self._on_control_changed()  # notice once kept "n_kv_heads is 5, not your 4" after the user chose 1
+        self._on_control_changed()  # notice names only what is forced now, not an earlier n_kv_heads
         self._say_moves(notes)
 
     def _on_layout_changed(self) -> None:

@@ -351,7 +351,7 @@ class HeatmapMosaic(QWidget):
         token_px = lay.upsample / px if px > 0 else 0.0
         longest = max(len(clip(t, 8)) for t in self.tokens)
         # Every token whose label fits beside the last one shown (every n-th when they crowd), never none: a mosaic
-        # of small tiles once dropped all its token labels and kept their empty room.
+        # of small tiles keeps some labels in the room it keeps for them.
         x_step = max(1, math.ceil(max(MIN_TICK_PX, CHAR_PX * longest + 4) / max(token_px, 1e-9)))
         y_step = max(1, math.ceil(MIN_TICK_PX / max(token_px, 1e-9)))
         fits_x = token_px > 0 and x_step <= len(self.tokens)

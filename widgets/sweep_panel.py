@@ -105,7 +105,7 @@ class SweepPanel(QWidget):
         prog.addWidget(export_png)
         prog.addWidget(export_csv)
         # The step of a timed point ("point 1 of 12: allocating the layer and its inputs (1/5)") and the time
-        # left have a line of their own, wrapped: beside the buttons they were cut at any window size.
+        # left have a line of their own, wrapped: beside the buttons they would be cut at any window size.
         self.eta.setWordWrap(True)
         self.eta.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay = QVBoxLayout(self)
@@ -166,13 +166,13 @@ class SweepPanel(QWidget):
         self._show_eta()
         if note:
             self._notes.append(note)
-            shown = self._notes[:MAX_NOTES]  # a sweep of 64 invalid values once pushed the plots off the window
+            shown = self._notes[:MAX_NOTES]  # a sweep of many invalid values must not push the plots off the window
             more = len(self._notes) - len(shown)
             self.notes.setText("\n".join(shown) + (f"\n… and {more} more (Export data CSV lists every value and "
                                                    "why)" if more else ""))
 
     def _show_eta(self) -> None:
-        """The step of the point being timed and the time left, on one line (the step once hid the time left)."""
+        """The step of the point being timed and the time left, on one line, neither hiding the other."""
         self.eta.setText(" · ".join(t for t in (self._step, self._left) if t))
 
     def set_step(self, text: str) -> None:

@@ -83,7 +83,7 @@ def check_folder(path: Path, allow_pickle: bool = False) -> dict[str, Any]:
 
 def only_pickle_weights(path: Path, max_entries: int = 10_000) -> bool:
     """Whether the folder holds pickle weights and no safetensors, from its file names alone: the window asks this
-    before the worker loads the folder, and reads no file in its own thread (a FIFO or /dev/zero froze it)."""
+    before the worker loads the folder, and reads no file in its own thread (a FIFO or /dev/zero would freeze it)."""
     names: list[str] = []
     try:
         with os.scandir(path) as entries:

