@@ -287,4 +287,6 @@ class ComputeRunner(RunnerSignals):
             self._executor = None
         with self._lock:
             self._pending = 0  # cancelled futures never ran to count themselves down
+        if finished:  # the loaded models and caches go with the runner (a window may outlive its runner, and with
+            self._worker.release()  # them: about 550 MB a SmolLM2 held until the process ended)
         return finished

@@ -129,6 +129,12 @@ class Worker:
         except Exception as exc:  # said in the Plan tab
             self.fail(-1, "roof", exc)
 
+    def release(self) -> None:
+        """Everything loaded or cached: models, their forwards and calibration bases, the display caches."""
+        self.models.clear()
+        self.bases.clear()
+        self.clear()
+
     def clear(self) -> None:
         self.cache.clear()
         self.forwards.clear()
