@@ -56,16 +56,23 @@ def _shown(name: str) -> str:
     return name if len(name) <= 60 else f"{name[:40]}…"
 
 
+def _too_long(path: Path) -> tuple[str, int] | None:
+    """The first part of path longer than a file name may be, with its size in bytes; None when all fit."""
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > NAME_MAX_BYTES:
+            return part, size
+    return None
+
+
 def real_target(path: Path) -> Path:
     """Where writing `path` may land, or an ExportError saying why it may not: a name of at most 255 bytes; through
     a symlink only to a file inside the link's own folder (so the link keeps pointing at the new file); only over
     a regular file or nothing."""
     path = Path(path)
-    for part in path.parts:
-        size = len(os.fsencode(part))
-        if size > NAME_MAX_BYTES:
-            raise ExportError(f"the name {_shown(part)} is {size:,} bytes; a file or folder name may have at most "
-                              f"{NAME_MAX_BYTES}: choose a shorter one. Nothing was written.")
+    if long := _too_long(path):
+        raise ExportError(f"the name {_shown(long[0])} is {long[1]:,} bytes; a file or folder name may have at most "
+                          f"{NAME_MAX_BYTES}: choose a shorter one. Nothing was written.")
     target = path
     if path.is_symlink():
         folder = Path(os.path.realpath(path.parent))
@@ -94,11 +101,9 @@ def out_folder(text: str, flag: str = "--out", make: bool = True) -> Path:
     if not text.strip():
         raise ValueError(f"{flag} is empty; give a folder, such as {flag} maps.")
     folder = Path(text).expanduser()
-    for part in folder.parts:
-        size = len(os.fsencode(part))
-        if size > NAME_MAX_BYTES:
-            raise ValueError(f"{flag}: the name {_shown(part)} is {size:,} bytes; a folder name may have at most "
-                             f"{NAME_MAX_BYTES}: give a shorter one.")
+    if long := _too_long(folder):
+        raise ValueError(f"{flag}: the name {_shown(long[0])} is {long[1]:,} bytes; a folder name may have at most "
+                         f"{NAME_MAX_BYTES}: give a shorter one.")
     try:
         if folder.exists() and not folder.is_dir():
             raise ValueError(f"{flag} {folder} is a file; give a folder.")
