@@ -32,7 +32,7 @@ SERVED_FORMAT = "bfloat16"  # the KV format a served model's cache is counted in
 class DecodeStep:
     step: int  # 0: the prompt's prefill; then one generated token each
     n_cached: int  # tokens in the cache after this step
-    kv_bytes: int  # the whole model's cache at n_cached tokens, in the asked format ([geometry]'s count)
+    kv_bytes: int  # the whole model's cache at n_cached tokens, in the asked format (the costs' count)
     step_ms: float  # this step's forward, measured on the device
     token: str  # the token this step produced (greedy)
     row: np.ndarray  # (H, n_cached) the attention of this step's last query over every cached token, at the layer

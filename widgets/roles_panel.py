@@ -109,7 +109,7 @@ class RolesPanel(QWidget):
         lay.addWidget(split, 1)
         lay.addWidget(self.readout)
         self.scores: dict[str, np.ndarray] = {}
-        self.extra: dict[str, np.ndarray] = {}  # the Long tab's every-layer figures ([long]), beside the roles
+        self.extra: dict[str, np.ndarray] = {}  # the Long tab's every-layer figures, beside the roles
         self.extra_text: dict[str, str] = {}
         self.patterns: np.ndarray | None = None
         self._dirty = False
