@@ -1,7 +1,7 @@
 """A CPU timing while another process keeps one core busy: the app's figure against its idle figure.
 
 For a small layer (d_model 512, 8 heads, T 64, float32 by default: the shapes where OpenMP's barriers dominate),
-each round times it four ways in one process: idle with the app's choice of threads (core/cpu_load.py: the
+each round times it four ways in one process: idle with the app's choice of threads (core/timing/cpu_load.py: the
 cores no other runnable thread holds) and with torch's default (every core); then with a second process
 spinning on one core, both again. It prints the medians and each busy figure over its idle one; the app's
 should stay within 2x, torch's default is what the app used to show. --json prints the rows.
@@ -19,9 +19,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.config import AttentionConfig  # noqa: E402
-from core.cpu_load import others_running  # noqa: E402
-from core.layer_timing import measure_layer, run_timing  # noqa: E402
+from core.arch.config import AttentionConfig  # noqa: E402
+from core.kinds.standard.timing import measure_layer, run_timing  # noqa: E402
+from core.timing.cpu_load import others_running  # noqa: E402
 
 
 def both(cfg: AttentionConfig, budget: float) -> tuple[float, int, float]:

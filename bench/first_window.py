@@ -1,7 +1,7 @@
 """Process start to the first painted window, and to the first heatmaps ([live]'s bench/first_window.py).
 
 Each run starts a fresh Python process (offscreen Qt unless DISPLAY is set) that opens the app's windows
-with sandbox/app.py's open_windows and reports when the start window first painted (its first paint event),
+with sandbox/window/app.py's open_windows and reports when the start window first painted (its first paint event),
 when the main window that replaces it first painted, and, from a 1 ms QTimer, when its first heatmaps
 arrived (last_heatmaps set). The first run is cold (files not in the page cache
 yet), the others warm; the figures include the interpreter's start and every import. --json prints the rows.
@@ -23,12 +23,12 @@ CHILD = r"""
 import sys, time
 start = float(sys.argv[1])
 sys.path.insert(0, sys.argv[2])
-from sandbox.worker_child import start_worker
-main = start_worker("main")  # as sandbox/app.py does: the worker starts before every other import
+from sandbox.runner.worker_child import start_worker
+main = start_worker("main")  # as sandbox/window/app.py does: the worker starts before every other import
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from sandbox.app import open_windows
+from sandbox.window.app import open_windows
 w, first = open_windows(app, QSettings(sys.argv[3], QSettings.Format.IniFormat), main)
 seen = {"start": first.painted_at - start}
 class Paints(QObject):

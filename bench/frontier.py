@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from core.models.frontier import run_frontier  # noqa: E402
+from core.models.frontier.run import run_frontier  # noqa: E402
 from core.models.source import load_model  # noqa: E402
 from resources import CALIB_TEXT, EVAL_TEXT  # noqa: E402
 

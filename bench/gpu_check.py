@@ -31,13 +31,13 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.attention import AttentionLayer  # noqa: E402
-from core.config import AttentionConfig  # noqa: E402
-from core.counts import flop_counts  # noqa: E402
+from core.arch.config import AttentionConfig  # noqa: E402
 from core.device import TORCH_DTYPES, default_dtype, device_name, resolve_device  # noqa: E402
-from core.layer_timing import allocate, run_timing  # noqa: E402
-from core.timing import BACKEND_NAMES, measure, pick_backend  # noqa: E402
-from core.tokens import MAX_DISPLAY_TOKENS  # noqa: E402
+from core.inputs.tokens import MAX_DISPLAY_TOKENS  # noqa: E402
+from core.kinds.standard.counts import flop_counts  # noqa: E402
+from core.kinds.standard.layer import AttentionLayer  # noqa: E402
+from core.kinds.standard.timing import allocate, run_timing  # noqa: E402
+from core.timing.timer import BACKEND_NAMES, measure, pick_backend  # noqa: E402
 
 BLOCKS = 5  # of each timer, alternating, per figure the two compare
 
@@ -103,7 +103,7 @@ def check_layouts(device: torch.device, dtype: str, smoke: bool) -> list[dict]:
 def time_windowed(device: torch.device, dtype: str, smoke: bool) -> dict:
     """bench/window_timing.py's kernels at one length, for the record of a GPU run."""
     from bench.window_timing import time_kernels
-    from core.band import causal_pairs_x2
+    from core.kinds.standard.band import causal_pairs_x2
 
     T, W = (1024, 128) if smoke else (8192, 1024)
     ms = time_kernels(T, W, 8, 2, 64, device, TORCH_DTYPES[dtype], 0.2, device.type == "cuda")
@@ -115,8 +115,8 @@ def time_windowed(device: torch.device, dtype: str, smoke: bool) -> dict:
 def check_mla(device: torch.device, dtype: str, smoke: bool) -> dict:
     """DeepSeek-V3's MLA layer: naive == absorbed on the device, and both decode forms timed at 4k..32k keys
     (the absorbed form reads 1/71 of the bytes; is it faster?)."""
-    from core.mla_layer import MLALayer
-    from core.presets import find_preset
+    from core.arch.presets import find_preset
+    from core.kinds.mla.layer import MLALayer
 
     base = find_preset("deepseek-v3").apply(AttentionConfig(dtype=dtype, causal=True))
     if smoke:
@@ -150,9 +150,9 @@ def time_mla_decode(layer, T: int, device: torch.device, dt: torch.dtype) -> dic
 def check_long(device: torch.device, smoke: bool) -> dict:
     """The long map on the device: equal to pooling the whole matrix (CPU reference) at 2k, then 32k tokens of a
     Gemma 3 27B-shaped local and global layer, timed, with the device's peak memory."""
-    from core.long_inputs import design_inputs
-    from core.long_map import block_for, full_probs, long_map, pool_full
-    from core.presets import find_preset
+    from core.arch.presets import find_preset
+    from core.long.inputs import design_inputs
+    from core.long.map import block_for, full_probs, long_map, pool_full
 
     cfg = AttentionConfig(**{**find_preset("gemma-3-27b").fields, "dtype": "float32"})
     if smoke:

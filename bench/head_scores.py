@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.head_roles import all_layer_scores, induction_probe_ids  # noqa: E402
+from core.models.head_roles import all_layer_scores, induction_probe_ids  # noqa: E402
 from core.models.inspect import encode_ids, run  # noqa: E402
 from core.models.source import load_model  # noqa: E402
 

@@ -148,10 +148,10 @@ def damaged_workspaces(good: dict, n_random: int, rng: random.Random) -> list[ob
 def window_run(n_random: int) -> dict:
     from PySide6.QtWidgets import QApplication
 
-    from core.config import AttentionConfig
-    from sandbox.main_window import MainWindow
-    from sandbox.qt_messages import quiet_offscreen_messages
-    from sandbox.runner import ComputeRunner
+    from core.arch.config import AttentionConfig
+    from sandbox.runner.thread_runner import ComputeRunner
+    from sandbox.window.main_window import MainWindow
+    from sandbox.window.qt_messages import quiet_offscreen_messages
 
     quiet_offscreen_messages()
     app = QApplication.instance() or QApplication([])

@@ -36,13 +36,13 @@ import numpy as np  # noqa: E402
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from sandbox.app import (
+from sandbox.runner.process_runner import ProcessRunner  # noqa: E402
+from sandbox.runner.thread_runner import ComputeRunner  # noqa: E402
+from sandbox.window.app import (
     keep_out_of_collections,  # noqa: E402
     tear_down,
 )
-from sandbox.main_window import OPENING_CONFIG, MainWindow  # noqa: E402
-from sandbox.process_runner import ProcessRunner  # noqa: E402
-from sandbox.runner import ComputeRunner  # noqa: E402
+from sandbox.window.main_window import OPENING_CONFIG, MainWindow  # noqa: E402
 
 
 def wait_ms(ms: int) -> None:
@@ -81,7 +81,7 @@ def main() -> int:
     window = MainWindow(runner=runner, settings=None, config=OPENING_CONFIG)
     window.resize(1280, 800)
     window.show()
-    keep_out_of_collections()  # as sandbox/app.py does once the window is built
+    keep_out_of_collections()  # as sandbox/window/app.py does once the window is built
     spin(app, window.view_is_current)
     panel = window.config_panel
     choices = panel.n_heads.choices()

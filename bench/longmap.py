@@ -24,12 +24,12 @@ CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 import torch
-from core.long_map import block_for, long_map
+from core.long.map import block_for, long_map
 case, T, device = sys.argv[2], int(sys.argv[3]), torch.device(sys.argv[4])
 def rss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 if case == "smollm2":
-    from core.long_inputs import model_inputs
+    from core.long.inputs import model_inputs
     from core.models.source import load_model
     from resources import long_text
     m = load_model("smollm2-135m")
@@ -40,9 +40,9 @@ if case == "smollm2":
     li = model_inputs(m, ids, layer, [])
     what = f"SmolLM2-135M layer {layer}"
 else:
-    from core.long_inputs import design_inputs
-    from core.presets import find_preset
-    from core.config import AttentionConfig
+    from core.long.inputs import design_inputs
+    from core.arch.presets import find_preset
+    from core.arch.config import AttentionConfig
     cfg = AttentionConfig(**{**find_preset("gemma-3-27b").fields, "seq_len": T})
     layer = 0 if case == "gemma3-local" else 5
     base = rss()

@@ -2,7 +2,7 @@
 
 DeepSeek-V3's attention width (d_model 7168, 128 heads) by default: the MLA layer (latent 512 + rope 64) in
 both forms, and the GQA layer whose KV bytes a token come closest to the latent (2 KV heads of 128:
-core/latent_vs_grouped.py), each timed in one process for the prefill of T tokens and one decode step
+core/kinds/mla/latent_vs_grouped.py), each timed in one process for the prefill of T tokens and one decode step
 against T keys, T = 512 .. 8192 doubling. On a CPU it stops at the first T whose measurements take longer
 than --max-s (a V3-width layer is about 0.2 TFLOP a 512-token prefill). Ratios are against the GQA layer
 of the same run: mla_<form>_<phase> / gqa_<phase>. --json prints the rows.
@@ -20,14 +20,14 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.attention import AttentionLayer  # noqa: E402
-from core.config import AttentionConfig  # noqa: E402
+from core.arch.config import AttentionConfig  # noqa: E402
+from core.arch.presets import find_preset  # noqa: E402
 from core.device import TORCH_DTYPES, default_dtype, resolve_device  # noqa: E402
-from core.latent_vs_grouped import equal_kv_gqa  # noqa: E402
-from core.mla_layer import MLALayer  # noqa: E402
-from core.presets import find_preset  # noqa: E402
+from core.kinds.mla.latent_vs_grouped import equal_kv_gqa  # noqa: E402
+from core.kinds.mla.layer import MLALayer  # noqa: E402
+from core.kinds.standard.layer import AttentionLayer  # noqa: E402
 from core.report import build_report  # noqa: E402
-from core.timing import measure  # noqa: E402
+from core.timing.timer import measure  # noqa: E402
 
 
 def time_mla(cfg: AttentionConfig, x: torch.Tensor, x_new: torch.Tensor, device: torch.device,

@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from bench.live_latency import spin  # noqa: E402
-from sandbox.main_window import OPENING_CONFIG, MainWindow  # noqa: E402
-from sandbox.qt_messages import quiet_offscreen_messages  # noqa: E402
-from sandbox.runner import ComputeRunner  # noqa: E402
+from sandbox.runner.thread_runner import ComputeRunner  # noqa: E402
+from sandbox.window.main_window import OPENING_CONFIG, MainWindow  # noqa: E402
+from sandbox.window.qt_messages import quiet_offscreen_messages  # noqa: E402
 
 TEXT = "The chef who trained in Lucknow cooked biryani in a copper pot for the whole family"
 

@@ -1,4 +1,4 @@
-"""The full soak: N random user actions on the real window, offscreen (sandbox/soak.py).
+"""The full soak: N random user actions on the real window, offscreen (sandbox/window/soak.py).
 Prints actions, seconds, rss_growth_mb, stale_views, errors (and more) as JSON with --json.
 Pass criteria: no crash, no Qt warning, no thread left, no stale view, RSS growth < 20 MB."""
 
@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from sandbox.app import tear_down
-from sandbox.main_window import OPENING_CONFIG, MainWindow  # noqa: E402
-from sandbox.soak import Soak, threads_left  # noqa: E402
+from sandbox.window.app import tear_down
+from sandbox.window.main_window import OPENING_CONFIG, MainWindow  # noqa: E402
+from sandbox.window.soak import Soak, threads_left  # noqa: E402
 
 
 def main() -> int:

@@ -20,10 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QEventLoop  # noqa: E402
 
-from core.config import AttentionConfig  # noqa: E402
-from core.layer_timing import run_timing  # noqa: E402
-from core.sweep import plan_sweep  # noqa: E402
-from sandbox.runner import ComputeRunner  # noqa: E402
+from core.arch.config import AttentionConfig  # noqa: E402
+from core.kinds.standard.timing import run_timing  # noqa: E402
+from core.study.sweep import plan_sweep  # noqa: E402
+from sandbox.runner.thread_runner import ComputeRunner  # noqa: E402
 
 BASE = AttentionConfig(d_model=512, n_heads=8, n_kv_heads=2, seq_len=256, causal=True)
 VALUES = list(range(64, 64 * 12 + 1, 64))

@@ -26,9 +26,9 @@ import torch.utils.benchmark as tb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.config import AttentionConfig  # noqa: E402
-from core.layer_timing import allocate  # noqa: E402
-from core.timing import measure  # noqa: E402
+from core.arch.config import AttentionConfig  # noqa: E402
+from core.kinds.standard.timing import allocate  # noqa: E402
+from core.timing.timer import measure  # noqa: E402
 
 CONFIGS = [
     AttentionConfig(d_model=256, n_heads=4, seq_len=128),
@@ -65,8 +65,8 @@ def window_rows(configs: list[AttentionConfig], blocks: int, budget: float) -> l
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from sandbox.main_window import MainWindow
-    from sandbox.process_runner import ProcessRunner
+    from sandbox.runner.process_runner import ProcessRunner
+    from sandbox.window.main_window import MainWindow
 
     QApplication.instance() or QApplication([])  # the window needs one; spin runs its event loop
     runner = ProcessRunner()

@@ -1,6 +1,6 @@
 """Pipe or shared memory for a 64-head mosaic ([live]): how the worker's heatmaps reach the window.
 
-A child started as the app starts its workers (a fresh interpreter on a socket pair, sandbox/process_runner.py)
+A child started as the app starts its workers (a fresh interpreter on a socket pair, sandbox/runner/process_runner.py)
 sends a (64, 256, 256) float32 array (16 MiB: the largest mosaic the window draws) N times, two ways:
 - pipe: pickled over the socket (what the app does: multiprocessing's Connection.send / recv);
 - shm: written into a multiprocessing.shared_memory block; only its name crosses, and the window copies it out

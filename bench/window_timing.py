@@ -3,7 +3,7 @@
 For T in 1k..16k at W = 1024 (CPU: stops once a T's measurements take longer than --max-s), the
 attention core of one causal layer (B 1, H 8, K 2, h 64 by default) timed four ways in one process:
 full causal SDPA (the reference), SDPA with an explicit T x T band mask (what the app runs), blockwise
-SDPA (each block of W queries against its 2W keys, core/band_kernel.py: what the app runs once T >= 2W
+SDPA (each block of W queries against its 2W keys, core/kinds/standard/band_kernel.py: what the app runs once T >= 2W
 off CUDA), and flex_attention with a
 sliding-window block mask under torch.compile (CUDA, or the CPU with --flex: about 25 s to compile per
 shape there). Each row gives the band's share of the full causal FLOPs (our band convention) and, per
@@ -24,13 +24,13 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.attention import AttentionLayer  # noqa: E402
-from core.band import causal_pairs_x2  # noqa: E402
-from core.band_kernel import blockwise_band_attention  # noqa: E402
-from core.config import AttentionConfig  # noqa: E402
+from core.arch.config import AttentionConfig  # noqa: E402
 from core.device import resolve_device  # noqa: E402
-from core.masking import sdpa_inputs  # noqa: E402
-from core.timing import measure  # noqa: E402
+from core.kinds.standard.band import causal_pairs_x2  # noqa: E402
+from core.kinds.standard.band_kernel import blockwise_band_attention  # noqa: E402
+from core.kinds.standard.layer import AttentionLayer  # noqa: E402
+from core.kinds.standard.masking import sdpa_inputs  # noqa: E402
+from core.timing.timer import measure  # noqa: E402
 
 
 def flex_kernel(W: int, T: int, H: int, device: torch.device):

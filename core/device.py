@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import torch
 
-from core.config import AttentionConfig
-from core.counts import format_bytes, timing_bytes
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import format_bytes, timing_bytes
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")

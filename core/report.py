@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from core import schema
+from core.arch.config import AttentionConfig
 from core.arch.model import Architecture
-from core.config import AttentionConfig
-from core.counts import (
+from core.files import schema
+from core.kinds.mla.counts import (
+    FORMS,
+    decode_bytes_read,
+    decode_intensity,
+    decompressed_bytes_per_token,
+    equivalent_gqa_heads,
+    forms_summary,
+)
+from core.kinds.standard.counts import (
     flop_counts,
     format_bytes,
     format_count,
@@ -19,15 +27,7 @@ from core.counts import (
     model_counts,
     param_counts,
 )
-from core.mla_counts import (
-    FORMS,
-    decode_bytes_read,
-    decode_intensity,
-    decompressed_bytes_per_token,
-    equivalent_gqa_heads,
-    forms_summary,
-)
-from core.models.kv_methods import METHODS, QUANT_FORMATS, KVMethod
+from core.models.kv.methods import METHODS, QUANT_FORMATS, KVMethod
 
 REPORT_KEYS = ("config", "params", "flops", "kv_cache", "timing")
 
@@ -172,7 +172,7 @@ def model_context(key: str, name: str, fidelity: dict[str, Any], changed: str, p
 
 
 def check_kv_point(d: Any, where: str) -> dict[str, Any]:
-    """A pin's frontier point read back from a file (core/models/kv_methods.py's names)."""
+    """A pin's frontier point read back from a file (core/models/kv/methods.py's names)."""
     d = schema.mapping(d, where)
     if set(d) != {"method", "setting", "sinks", "label"}:
         raise ValueError(f"{where} needs exactly the fields method, setting, sinks and label.")

@@ -1,6 +1,6 @@
 import sys
 
-from sandbox.cli import main
+from sandbox.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

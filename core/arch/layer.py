@@ -11,8 +11,8 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from core.arch.mla import MLADims
-from core.band import check_window
+from core.kinds.mla.spec import MLADims
+from core.kinds.standard.band import check_window
 
 LAYER_MAXIMA = {"n_heads": 2**16, "n_kv_heads": 2**16, "head_dim": 2**20}  # as AttentionConfig's maxima
 
@@ -104,7 +104,7 @@ class LayerSpec:
         legend): '' for a standard layer."""
         if self.mla is None:
             return ""
-        heads = f"{self.n_heads} head{'s' if self.n_heads != 1 else ''}"  # core.counts.format_noun imports this module
+        heads = f"{self.n_heads} head{'s' if self.n_heads != 1 else ''}"  # core.kinds.standard.counts.format_noun imports this module
         return (f"{heads}, each key and value rebuilt from one shared latent of {self.mla.latent_width} values a "
                 "token (MLA): grey frames, no groups.")
 

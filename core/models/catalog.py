@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from core.bounded_read import Unreadable, read_json_bounded
+from core.files.bounded_read import Unreadable, read_json_bounded
 
 SHIPPED = {"smollm2-135m": "SmolLM2-135M", "minilm-l6": "all-MiniLM-L6-v2"}
 MAX_CONFIG_BYTES = 4 * 2**20  # config.json and tokenizer_config.json are a few kB; more is not one

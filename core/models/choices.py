@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.arch.config import divisors
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
-from core.config import divisors
 
 
 @dataclass(frozen=True)

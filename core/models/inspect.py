@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from core.config import short_int
-from core.kv_latent import LatentBasis
+from core.arch.config import short_int
 from core.models.forward_cache import ForwardCache
-from core.models.kv_apply import KVChange, attend, probabilities, rope_of
-from core.models.kv_methods import KVMethod, ModelShape, kv_bytes_per_token
+from core.models.kv.apply import KVChange, attend, probabilities, rope_of
+from core.models.kv.latent import LatentBasis
+from core.models.kv.methods import KVMethod, ModelShape, kv_bytes_per_token
 from core.models.source import LoadedModel
 from core.models.surgery import (
     js_per_head,
@@ -242,7 +242,7 @@ def run(m: LoadedModel, enc: dict[str, torch.Tensor], layer: int, change: HeadCh
 
 def recompute_attention(c: Capture, n_heads: int) -> torch.Tensor:
     """The layer's attention from its captured queries and keys: softmax(q k^T * scale + mask), (B, H, T, T)."""
-    from core.attention import repeat_kv
+    from core.kinds.standard.layer import repeat_kv
 
     k = repeat_kv(c.key, n_heads // c.key.shape[1])  # (B, H, T, h)
     scores = torch.matmul(c.query.float(), k.float().transpose(-2, -1)) * c.scaling  # (B, H, T, T)

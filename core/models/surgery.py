@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from core.attention import repeat_kv
-from core.config import divisors
+from core.arch.config import divisors
+from core.kinds.standard.layer import repeat_kv
 
 
 def valid_kv_targets(native_kv: int) -> list[int]:

@@ -3,10 +3,10 @@ import threading
 import pytest
 from PySide6.QtCore import QSettings
 
-from core.config import AttentionConfig
-from sandbox.main_window import MainWindow
-from sandbox.process_runner import ProcessRunner
-from sandbox.runner import ComputeRunner
+from core.arch.config import AttentionConfig
+from sandbox.runner.process_runner import ProcessRunner
+from sandbox.runner.thread_runner import ComputeRunner
+from sandbox.window.main_window import MainWindow
 
 SMALL = AttentionConfig(d_model=64, n_heads=8, n_kv_heads=2, seq_len=64, n_layers=2, causal=True)
 

@@ -2,10 +2,10 @@ import json
 
 import numpy as np
 
-from core.compare import comparison
-from core.counts import kv_cache_bytes, param_counts
+from core.kinds.standard.counts import kv_cache_bytes, param_counts
 from core.report import build_report
-from core.sweep import parse_values
+from core.study.compare import comparison
+from core.study.sweep import parse_values
 from tests.app.conftest import SMALL
 
 

@@ -4,7 +4,7 @@ nothing cut, and every dash says why on hover."""
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
 
 CFG = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=12, seq_len=512, n_layers=12, causal=True)
 

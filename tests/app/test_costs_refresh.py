@@ -1,7 +1,7 @@
-"""A change's costs follow its heatmaps' paint (sandbox/costs_refresh.py), and never wait for ever."""
+"""A change's costs follow its heatmaps' paint (sandbox/window/costs_refresh.py), and never wait for ever."""
 
-from core.counts import param_counts
-from sandbox.costs_refresh import COSTS_WAIT_MS
+from core.kinds.standard.counts import param_counts
+from sandbox.window.costs_refresh import COSTS_WAIT_MS
 
 
 def params_shown(w) -> str:
@@ -75,7 +75,7 @@ def _drag(painted_later: bool):
     gap's test does not hang on how fast this machine gets back to it). -> (costs, refresh times, change())."""
     import time
 
-    from sandbox.costs_refresh import CostsRefresh
+    from sandbox.window.costs_refresh import CostsRefresh
 
     runs = []
 
@@ -100,7 +100,7 @@ def test_a_drag_s_costs_come_at_most_every_gap_and_a_lone_change_s_at_once(qtbot
     COSTS_GAP_MS while the changes come faster; a change after a pause is not held back."""
     import time
 
-    from sandbox.costs_refresh import COSTS_GAP_MS
+    from sandbox.window.costs_refresh import COSTS_GAP_MS
 
     costs, runs, change = _drag(painted_later=True)
     change()
@@ -114,7 +114,7 @@ def test_a_drag_s_costs_come_at_most_every_gap_and_a_lone_change_s_at_once(qtbot
 
 def test_with_the_maps_hidden_a_drag_s_costs_still_keep_their_gap(qtbot):
     """Another tab in front: the costs came in the next turn after each result (every 16 ms of a 4 ms drag)."""
-    from sandbox.costs_refresh import COSTS_GAP_MS
+    from sandbox.window.costs_refresh import COSTS_GAP_MS
 
     costs, runs, change = _drag(painted_later=False)
     change()

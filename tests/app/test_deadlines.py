@@ -3,7 +3,7 @@ one not stopping the next."""
 
 import threading
 
-from sandbox.deadlines import Deadlines
+from sandbox.runner.deadlines import Deadlines
 
 
 def test_calls_come_in_deadline_order_on_one_thread_and_cancelled_ones_never():

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
-from core.atomic import ExportError
-from sandbox.export import ExportJob
+from core.files.atomic import ExportError
+from sandbox.tabs.export_render import ExportJob
 
 
 def image_array(path) -> np.ndarray:
@@ -112,7 +112,7 @@ def test_export_menu_action_has_the_shortcut(make_window):
 
 
 def test_the_export_folder_falls_back_to_one_that_exists_and_is_remembered(make_window, tmp_path, settings):
-    from widgets.export_dialog import default_export_folder
+    from widgets.export.dialog import default_export_folder
 
     missing = tmp_path / "Pictures"
     assert default_export_folder(None, str(missing), str(tmp_path)) == tmp_path

@@ -15,12 +15,12 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
-from core.config import AttentionConfig
-from sandbox.export import ExportJob
+from core.arch.config import AttentionConfig
+from sandbox.tabs.export_render import ExportJob
 from tests.drawn_text import drawn_labels
-from widgets.colormaps import lut
-from widgets.export_frame import PAPER, ColourBar, Frame, content_box, framed_image
-from widgets.head_view import HeadView
+from widgets.export.frame import PAPER, ColourBar, Frame, content_box, framed_image
+from widgets.maps.colormaps import lut
+from widgets.maps.head_view import HeadView
 
 TEXT = "The chef who trained in Lucknow cooked biryani"
 CFG = AttentionConfig(d_model=256, n_heads=8, n_kv_heads=2, seq_len=64, n_layers=4, causal=True)
@@ -142,8 +142,8 @@ def test_a_head_view_shows_every_token_label_apart_from_its_axis_title_and_the_b
 def test_the_cli_mosaic_names_each_tile_row_s_tokens_its_text_and_its_scale():
     """inspect --out's image: the title, the text under it, the query tokens beside every row of tiles (as many as
     fit), axis titles and a colour bar with its ticks."""
-    from sandbox.mosaic_png import PX, labelled_mosaic
-    from widgets.mosaic import plan_layout
+    from sandbox.tabs.mosaic_png import PX, labelled_mosaic
+    from widgets.maps.mosaic import plan_layout
 
     tokens = TEXT.split()
     probs = np.random.default_rng(0).dirichlet(np.ones(8), size=(6, 8)).astype(np.float32)  # (H, T, T)
@@ -166,8 +166,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from sandbox.main_window import MainWindow
-from sandbox.runner import ComputeRunner
+from sandbox.window.main_window import MainWindow
+from sandbox.runner.thread_runner import ComputeRunner
 w = MainWindow(runner=ComputeRunner(sync=True), settings=None, live_timing=False)
 opened = []
 w.open_export_dialog = lambda *a: opened.append(1)
@@ -196,7 +196,7 @@ def test_ctrl_e_exports_from_the_text_field_in_a_real_x11_window():
 
 
 def test_maps_of_another_text_are_not_exported_under_the_new_text_s_title(make_window, tmp_path):
-    from core.atomic import ExportError
+    from core.files.atomic import ExportError
 
     w = make_window(config=CFG, text="hello world")
     w.text.setText("")  # no tokens: the maps of "hello world" stay on screen, with the error above them

@@ -7,26 +7,26 @@ import os
 import numpy as np
 import pytest
 
-from core.atomic import ExportError
-from sandbox.export import ExportJob
+from core.files.atomic import ExportError
+from sandbox.tabs.export_render import ExportJob
 
 
 def test_an_unexpected_worker_error_is_shown_logged_with_its_traceback_and_survived(make_window, monkeypatch, tmp_path):
-    import sandbox.worker
+    import sandbox.jobs.worker
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     w = make_window()
-    real = sandbox.worker.compute_heatmaps
+    real = sandbox.jobs.worker.compute_heatmaps
 
     def broken(*args, **kwargs):
         raise RuntimeError("the display path broke")
 
-    monkeypatch.setattr(sandbox.worker, "compute_heatmaps", broken)
+    monkeypatch.setattr(sandbox.jobs.worker, "compute_heatmaps", broken)
     w.config_panel.seq_len.spin.setValue(99)
     assert "RuntimeError: the display path broke" in w.last_error and "details in" in w.last_error
     log = (tmp_path / "attention-sandbox" / "attention-sandbox.log").read_text()
     assert "Traceback (most recent call last)" in log and "RuntimeError: the display path broke" in log
-    monkeypatch.setattr(sandbox.worker, "compute_heatmaps", real)
+    monkeypatch.setattr(sandbox.jobs.worker, "compute_heatmaps", real)
     w.config_panel.seq_len.spin.setValue(98)
     assert w.last_error == "" and w.view_is_current()
 
@@ -80,8 +80,8 @@ def test_a_workspace_that_is_not_json_changes_nothing(make_window, tmp_path):
 
 
 def test_heatmaps_too_large_to_draw_are_refused_before_computing_them(make_window):
-    from core.config import AttentionConfig
-    from core.display import display_map_bytes
+    from core.arch.config import AttentionConfig
+    from core.kinds.standard.display import display_map_bytes
 
     w = make_window(max_timing_s=0.0, text="word " * 300)
     assert display_map_bytes(16384, 256) > 16 * 2**30  # 16,384 heads of 256 tokens: over 16 GiB to show

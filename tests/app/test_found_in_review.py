@@ -5,12 +5,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core.compare import comparison
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
 from core.models.source import shipped_unavailable_reason
-from core.workspace import MAX_PINS
-from sandbox.window_fit import fit_to_screen
-from widgets.style import text_colour
+from core.study.compare import comparison
+from core.study.workspace import MAX_PINS
+from sandbox.window.fit import fit_to_screen
+from widgets.common.style import text_colour
 
 TEXT = "The chef who trained in Lucknow cooked biryani"
 needs_models = pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the [models] extra is missing")
@@ -83,8 +83,8 @@ def test_stale_views_say_they_are_being_updated(make_window):
 
 
 def test_mha_frames_are_one_neutral_colour(qtbot):
-    from widgets.colormaps import GROUP_COLOURS
-    from widgets.mosaic import GROUP_INDEX, plan_layout, render_mosaic
+    from widgets.maps.colormaps import GROUP_COLOURS
+    from widgets.maps.mosaic import GROUP_INDEX, plan_layout, render_mosaic
 
     lay = plan_layout(12, 4, 1)
     img = render_mosaic(np.full((12, 4, 4), 0.25, dtype=np.float32), lay)
@@ -182,7 +182,7 @@ def test_a_pin_that_does_not_fit_the_model_is_refused_with_a_message(make_window
 def test_a_sweep_that_ends_before_its_first_point_shows_its_reason_not_an_error(make_window, qtbot):
     """Found by the 5,000-action soak (26 worker kills): a sweep whose worker died before any point finished raised
     "enter at least one value" inside the window's slot when it planned the line of no rows."""
-    from core.sweep import SweepResult
+    from core.study.sweep import SweepResult
 
     w = make_window()
     w.sweeps.run("n_kv_heads", "1,2,4", False)

@@ -1,9 +1,9 @@
-"""The window shows a runner's heatmaps at most once a frame (sandbox/frame_pacer.py), never a stale one, and
+"""The window shows a runner's heatmaps at most once a frame (sandbox/window/frame_pacer.py), never a stale one, and
 never holds a lone change or a synchronous runner's result."""
 
 from dataclasses import dataclass
 
-from sandbox.frame_pacer import FRAME_MS, FramePacer
+from sandbox.window.frame_pacer import FRAME_MS, FramePacer
 
 
 @dataclass
@@ -64,7 +64,7 @@ def test_a_synchronous_runner_is_never_paced(qtbot):
 
 
 def test_the_thread_runner_is_paced_only_when_asynchronous(qtbot):
-    from sandbox.runner import ComputeRunner
+    from sandbox.runner.thread_runner import ComputeRunner
 
     sync, threaded = ComputeRunner(sync=True), ComputeRunner(sync=False)
     try:

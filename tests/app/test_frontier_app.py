@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.counts import format_bytes
+from core.kinds.standard.counts import format_bytes
 from core.models.catalog import shipped_unavailable_reason
 
 pytestmark = pytest.mark.skipif(bool(shipped_unavailable_reason("minilm-l6")), reason="the [models] extra is missing")
@@ -180,8 +180,8 @@ def test_a_cancel_right_after_the_unchanged_model_keeps_it_drawn(make_window, qt
 def test_a_cancelled_run_s_last_step_leaves_the_run_that_replaced_it():
     """In the thread runner a cancel then a new run let the old run's queued step clear the new run
     ("AssertionError" at the new run's next step)."""
-    from sandbox.compute_types import FrontierDone
-    from sandbox.frontier_worker import FrontierWork
+    from sandbox.jobs.frontier import FrontierWork
+    from sandbox.jobs.types import FrontierDone
 
     said = []
     work = FrontierWork(lambda *a: said.append(a), {}, str)

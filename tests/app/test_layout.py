@@ -3,7 +3,7 @@
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
 from core.models.source import shipped_unavailable_reason
 
 TEXT = "The chef who trained in Lucknow cooked biryani"
@@ -56,8 +56,8 @@ def test_1024x700_holds_the_per_head_scale(make_window):
 def test_1024x700_holds_deepseek_v3_and_the_largest_figures(make_window):
     """DeepSeek-V3's MLA rows ("128 + 64", "of width 128", "naive 0.5") and an 18-digit FLOP count once made the
     window 1,051 px wide at least, and a label's room only grows: it stayed so after another preset."""
-    from core.config import MAXIMA
-    from core.presets import find_preset
+    from core.arch.config import MAXIMA
+    from core.arch.presets import find_preset
 
     w = make_window(text=TEXT, config=AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=64),
                     live_timing=False)  # the costs are the point, not a DeepSeek-V3 layer's timing

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from core.config import AttentionConfig
-from core.counts import mask_bytes, timing_bytes
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import mask_bytes, timing_bytes
 from core.report import build_report
-from core.workspace import Pin, load_workspace, pin_report, save_workspace
+from core.study.workspace import Pin, load_workspace, pin_report, save_workspace
 from tests.cli.conftest import run_cli
 
 
@@ -84,7 +84,7 @@ def test_typing_global_turns_the_window_off(make_window):
 
 
 def test_the_display_says_to_lower_head_dim_when_it_is_the_width():
-    from core.display import DisplayProjector
+    from core.kinds.standard.display import DisplayProjector
 
     with pytest.raises(ValueError, match="lower d_model, the heads or head_dim"):
         DisplayProjector(AttentionConfig(d_model=64, n_heads=16, explicit_head_dim=2**20))

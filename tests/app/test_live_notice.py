@@ -1,6 +1,6 @@
 """The notice under the mode badge tells the truth: it names the values the controls show, in full."""
 
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
 
 CFG = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=64, n_layers=2, causal=True)
 

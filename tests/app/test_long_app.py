@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from core.config import AttentionConfig
-from core.long_inputs import design_inputs
-from core.long_map import block_for, full_probs, long_map
+from core.arch.config import AttentionConfig
+from core.long.inputs import design_inputs
+from core.long.map import block_for, full_probs, long_map
 from core.models.source import shipped_unavailable_reason
 
 LOCAL = AttentionConfig(d_model=96, n_heads=4, n_kv_heads=2, seq_len=1024, n_layers=6, causal=True, window=64,
@@ -87,7 +87,7 @@ def test_cancel_stops_a_long_map_at_once_and_keeps_the_view(make_window, qtbot):
 
 
 def test_a_map_that_would_not_fit_is_refused_with_the_bytes_it_needs(make_window, qtbot, monkeypatch):
-    import sandbox.long_worker as lw
+    import sandbox.jobs.long as lw
 
     monkeypatch.setattr(lw, "free_memory_bytes", lambda device: 50 * 2**20)
     w = long_window(make_window, qtbot)
@@ -185,7 +185,7 @@ def test_a_zoom_after_a_cancelled_overview_is_of_the_map_on_screen_and_changes_a
 
 @pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the SmolLM2 wheel is not installed")
 def test_every_layers_figures_reach_the_roles_tab_and_its_csv(make_window, qtbot, tmp_path):
-    from core.long_inputs import model_inputs
+    from core.long.inputs import model_inputs
     from resources import long_text
 
     w = long_window(make_window, qtbot)

@@ -5,11 +5,11 @@ import pytest
 import torch
 from PySide6.QtWidgets import QApplication
 
-from core.attention import AttentionLayer
-from core.config import AttentionConfig
-from core.counts import flop_counts, kv_cache_bytes, param_counts
-from core.embedding import embed_tokens
-from core.tokens import DEFAULT_TEXT, simple_tokenize
+from core.arch.config import AttentionConfig
+from core.inputs.embedding import embed_tokens
+from core.inputs.tokens import DEFAULT_TEXT, simple_tokenize
+from core.kinds.standard.counts import flop_counts, kv_cache_bytes, param_counts
+from core.kinds.standard.layer import AttentionLayer
 from tests.app.conftest import SMALL
 
 
@@ -134,14 +134,14 @@ def test_timing_refused_by_the_memory_guard_is_shown_and_the_app_goes_on(make_wi
 
 
 def test_out_of_memory_in_the_worker_is_reported_and_the_worker_serves_on(make_window, monkeypatch):
-    import sandbox.compute
+    import sandbox.jobs.compute
 
     w = make_window()
 
     def oom(*a, **k):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr(sandbox.compute, "run_timing", oom)
+    monkeypatch.setattr(sandbox.jobs.compute, "run_timing", oom)
     w.config_panel.seq_len.spin.setValue(40)
     assert "out of memory" in w.timing.labels["state"].text()
     monkeypatch.undo()

@@ -8,10 +8,10 @@ import torch
 from transformers import DeepseekV3Config
 from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3Attention
 
-from core.arch.mla import MLADims
-from core.config import AttentionConfig
-from core.mla_layer import MLALayer
-from core.presets import find_preset
+from core.arch.config import AttentionConfig
+from core.arch.presets import find_preset
+from core.kinds.mla.layer import MLALayer
+from core.kinds.mla.spec import MLADims
 from tests.app.conftest import SMALL
 
 TEXT = "one two three four five six seven eight nine ten eleven twelve"
@@ -86,8 +86,8 @@ def test_the_heatmaps_of_an_mla_layer_equal_the_naive_layers_probabilities(make_
     probs = w.last_heatmaps.probs  # (H, T, T)
     T = probs.shape[1]
     layer = MLALayer(TINY, seed=w.last_heatmaps.seed)
-    from core.embedding import embed_tokens
-    from core.tokens import simple_tokenize
+    from core.inputs.embedding import embed_tokens
+    from core.inputs.tokens import simple_tokenize
 
     x = embed_tokens(simple_tokenize(TEXT)[:T], TINY.d_model, w.last_heatmaps.seed)
     with torch.no_grad():
@@ -150,7 +150,7 @@ def test_n_heads_moves_in_mla_without_notices_about_the_hidden_kv_slider(make_wi
 
 
 def param_rows(cfg):
-    from core.counts import param_counts
+    from core.kinds.standard.counts import param_counts
 
     return param_counts(cfg).rows(cfg.d_model, cfg.layer_spec())
 

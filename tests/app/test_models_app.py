@@ -72,7 +72,7 @@ def test_back_to_random_weights_frees_the_sliders(make_window):
 
 
 def test_without_the_extra_the_real_models_are_disabled_with_a_reason(make_window, monkeypatch):
-    import sandbox.models_controller as mc
+    import sandbox.tabs.models as mc
 
     monkeypatch.setattr(mc, "shipped_unavailable_reason", lambda key: "real models need the [models] extra")
     w = make_window()
@@ -133,8 +133,8 @@ def test_a_kv_count_that_cannot_be_reached_says_why(make_window):
 def test_pins_compare_manifests_and_workspaces_keep_the_real_model_context(make_window, tmp_path):
     import json
 
-    from core.compare import comparison
-    from core.workspace import load_workspace
+    from core.study.compare import comparison
+    from core.study.workspace import load_workspace
 
     w = make_window(text=TEXT)
     w.models.load("smollm2-135m")
@@ -186,7 +186,7 @@ def test_loading_a_model_pin_opens_its_model_layer_and_scope(make_window):
 
 
 def test_trained_and_changed_heads_side_by_side_share_grid_badges_and_zoom(make_window):
-    from widgets.role_badges import badges_for
+    from widgets.roles.badges import badges_for
 
     w = make_window(text=TEXT)
     w.models.load("smollm2-135m")
@@ -248,7 +248,7 @@ def test_picking_a_folder_reads_none_of_its_files_in_the_window_s_thread(make_wi
 
     from PySide6.QtWidgets import QMessageBox
 
-    import core.bounded_read
+    import core.files.bounded_read
 
     w = make_window()
     folder = tmp_path / "model"
@@ -256,7 +256,7 @@ def test_picking_a_folder_reads_none_of_its_files_in_the_window_s_thread(make_wi
     os.mkfifo(folder / "config.json")
     (folder / "tokenizer_config.json").symlink_to("/dev/zero")
     (folder / "pytorch_model.bin").write_bytes(b"not really")
-    monkeypatch.setattr(core.bounded_read, "read_bounded", lambda *a: (_ for _ in ()).throw(AssertionError(a)))
+    monkeypatch.setattr(core.files.bounded_read, "read_bounded", lambda *a: (_ for _ in ()).throw(AssertionError(a)))
     asked = []
     monkeypatch.setattr(QMessageBox, "question", lambda *a: (asked.append(a[2]), QMessageBox.StandardButton.No)[1])
     assert w.models._ask_pickle(folder) is False

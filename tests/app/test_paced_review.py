@@ -1,9 +1,9 @@
-"""What a stranger found in the paced live loop (sandbox/frame_pacer.py), each held here: Ctrl+P right after a
+"""What a stranger found in the paced live loop (sandbox/window/frame_pacer.py), each held here: Ctrl+P right after a
 drag pins the drag's end once its heatmaps are shown, and maps laid out anew behind another tab fit when shown."""
 
 from PySide6.QtCore import QRectF
 
-from sandbox.pins import PIN_WAIT_S
+from sandbox.tabs.compare import PIN_WAIT_S
 
 
 def test_a_pin_asked_for_while_the_heatmaps_are_on_their_way_is_made_once_they_are_shown(make_window, qtbot):

@@ -1,13 +1,13 @@
-"""The window paints at most once a frame (sandbox/paint_pacer.py): a paint within the frame waits for its end and
+"""The window paints at most once a frame (sandbox/window/paint_pacer.py): a paint within the frame waits for its end and
 then paints all that was dirtied meanwhile, new maps paint at once, and only a paced runner's window is paced."""
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from sandbox.frame_pacer import FRAME_MS, FramePacer
-from sandbox.paint_pacer import PaintPacer
-from widgets.heatmaps_tab import lower_cap
-from widgets.maps_view import MapsView
+from sandbox.window.frame_pacer import FRAME_MS, FramePacer
+from sandbox.window.paint_pacer import PaintPacer
+from widgets.maps.heatmaps_tab import lower_cap
+from widgets.maps.maps_view import MapsView
 
 NOW = [0.0]  # the pacer's clock in seconds: a busy machine's pauses do not count
 
@@ -155,7 +155,7 @@ def test_only_a_paced_runners_window_is_paced_and_its_maps_view_says_when_new_ma
 
 
 def test_a_closing_window_drops_what_waits_so_nothing_reaches_a_runner_shut_down(qtbot):
-    from widgets.slider_spin import SliderSpin
+    from widgets.controls.slider_spin import SliderSpin
 
     top = QWidget()
     qtbot.addWidget(top)

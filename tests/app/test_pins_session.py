@@ -3,8 +3,8 @@ change included; a session file that no longer reads is set aside, never overwri
 
 import json
 
-from core.workspace import load_workspace
-from sandbox.pins import session_file
+from core.study.workspace import load_workspace
+from sandbox.tabs.compare import session_file
 
 
 def test_three_pins_and_a_quit_come_back_at_the_next_start(make_window, settings, qtbot):
@@ -52,7 +52,7 @@ def test_an_unreadable_session_file_is_set_aside_not_overwritten(make_window, se
 def test_a_pin_that_would_make_the_session_unopenable_is_refused(make_window, monkeypatch):
     """Five pins of 416 MiB maps were saved, and the next start refused the 2 GiB session whole: a pin past the
     limits a workspace opens with is refused when it is asked for, with the sizes."""
-    import sandbox.pins as pins
+    import sandbox.tabs.compare as pins
 
     w = make_window()
     size = 4 * w.last_heatmaps.probs.size
@@ -63,7 +63,7 @@ def test_a_pin_that_would_make_the_session_unopenable_is_refused(make_window, mo
 
 
 def test_opening_a_workspace_keeps_the_unsaved_pins_it_replaces(make_window, settings, tmp_path):
-    from core.workspace import load_workspace
+    from core.study.workspace import load_workspace
 
     w = make_window()
     w.pins.pin_current()
@@ -81,7 +81,7 @@ def test_a_quit_whose_save_fails_keeps_the_pins_elsewhere_without_asking(make_wi
                                                                          tmp_path):
     """A session file that cannot be written at quit: the pins go to the home (or temporary) folder, plainly, and the
     window closes (a question there hung every test that closed a window with a failing save)."""
-    from core.workspace import load_workspace
+    from core.study.workspace import load_workspace
 
     w = make_window()
     w.pins.pin_current()

@@ -5,11 +5,11 @@ import os
 
 import pytest
 
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
+from core.arch.presets import find_preset
 from core.models.source import shipped_unavailable_reason
-from core.presets import find_preset
-from sandbox.plan_roofs import roofs as plan_roofs
-from sandbox.plan_tab import tp_degrees
+from sandbox.tabs.plan import tp_degrees
+from sandbox.tabs.plan_roofs import roofs as plan_roofs
 
 needs_models = pytest.mark.skipif(bool(shipped_unavailable_reason("smollm2-135m")), reason="the [models] extra is missing")
 

@@ -4,7 +4,7 @@ import numpy as np
 from PySide6.QtCore import QEvent, QPointF
 from PySide6.QtWidgets import QApplication
 
-from widgets.heatmap_view import HeatmapMosaic
+from widgets.maps.heatmap_view import HeatmapMosaic
 
 
 def test_a_skipped_timing_message_goes_once_the_timing_is_measured(make_window):
@@ -40,7 +40,7 @@ def test_hover_readout_goes_back_to_its_hint_when_the_mouse_leaves(qtbot):
 
 
 def test_a_live_timing_that_overruns_twice_its_limit_stops_and_offers_measure_now(make_window, monkeypatch):
-    import sandbox.compute as compute
+    import sandbox.jobs.compute as compute
 
     monkeypatch.setattr(compute, "estimate_timing_s", lambda *a, **k: 0.0)  # an estimate far too low
     w = make_window(max_timing_s=1e-6)  # allowed, then stopped between two repeats after 2 µs

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.attention import AttentionLayer
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
+from core.kinds.standard.layer import AttentionLayer
 
 ROOT = Path(__file__).resolve().parents[2]
 MISSING = [tool for tool in ("Xvfb", "xdotool") if shutil.which(tool) is None]
@@ -22,9 +22,9 @@ DRIVER = r"""
 import json, subprocess, sys, time
 from PySide6.QtCore import QPoint, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionSlider
-from core.config import AttentionConfig
-from sandbox.export_controller import ExportDialog
-from sandbox.main_window import MainWindow
+from core.arch.config import AttentionConfig
+from sandbox.tabs.export import ExportDialog
+from sandbox.window.main_window import MainWindow
 
 def spin(cond, timeout=120.0):
     end = time.monotonic() + timeout

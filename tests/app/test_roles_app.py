@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from core.head_roles import BADGE_THRESHOLD, badge, head_scores
+from core.inputs.tokens import simple_tokenize
+from core.models.head_roles import BADGE_THRESHOLD, badge, head_scores
 from core.models.source import shipped_unavailable_reason
-from core.tokens import simple_tokenize
 
 
 def test_random_weights_get_scores_but_no_invented_roles(make_window):

@@ -5,9 +5,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.config import AttentionConfig
-from sandbox.compute import ComputeRequest, compute_heatmaps
-from sandbox.shared_arrays import MIN_SHARED_BYTES, SharedArray, from_shared, release, to_shared
+from core.arch.config import AttentionConfig
+from sandbox.jobs.compute import ComputeRequest, compute_heatmaps
+from sandbox.runner.shared_arrays import (
+    MIN_SHARED_BYTES,
+    SharedArray,
+    from_shared,
+    release,
+    to_shared,
+)
 
 SHM = Path("/dev/shm")
 

@@ -4,7 +4,7 @@ Frontier's axis after the model goes, and a KV format that outlived a preset."""
 import pytest
 
 from core.models.source import shipped_unavailable_reason
-from widgets.elided_combo import ElidedCombo
+from widgets.common.elided_combo import ElidedCombo
 
 needs_models = pytest.mark.skipif(bool(shipped_unavailable_reason("minilm-l6")), reason="the [models] extra is missing")
 

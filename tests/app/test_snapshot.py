@@ -7,9 +7,9 @@ import sys
 import pytest
 from PySide6.QtGui import QImage
 
-from sandbox.cli import main
+from sandbox.cli.main import main
 from tests.app.test_export_frames import colour_bar_column, pixels, text_rows
-from widgets.colormaps import lut
+from widgets.maps.colormaps import lut
 
 
 def test_snapshot_command_writes_window_heatmaps_and_manifest(qtbot, tmp_path):
@@ -51,7 +51,7 @@ QUIT_SCRIPT = """
 import os, sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-import sandbox.app as app_module
+import sandbox.window.app as app_module
 real_exec = QApplication.exec
 
 def exec_then_quit(*args):

@@ -2,8 +2,8 @@
 
 import os
 
-from sandbox.main_window import OPENING_CONFIG, MainWindow
-from sandbox.soak import Soak, threads_left
+from sandbox.window.main_window import OPENING_CONFIG, MainWindow
+from sandbox.window.soak import Soak, threads_left
 
 ACTIONS = int(os.environ.get("SOAK_ACTIONS", "300"))
 

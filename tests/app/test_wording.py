@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
+from core.arch.presets import load_presets
 from core.models.source import shipped_unavailable_reason
-from core.presets import load_presets
-from sandbox.compute_types import HeatmapResult
-from sandbox.view_text import describe_view
-from widgets.timing_panel import ms
+from sandbox.jobs.types import HeatmapResult
+from sandbox.window.view_text import describe_view
+from widgets.costs.timing_panel import ms
 
 TEXT = "The chef who trained in Lucknow cooked biryani"
 

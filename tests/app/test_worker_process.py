@@ -13,10 +13,10 @@ import pytest
 import pytestqt.exceptions
 
 from core.models.source import shipped_unavailable_reason
-from sandbox.compute_types import ComputeRequest
-from sandbox.process_runner import ProcessRunner
-from sandbox.watchdog import START_HANG_S
-from sandbox.worker_child import death_cause
+from sandbox.jobs.types import ComputeRequest
+from sandbox.runner.process_runner import ProcessRunner
+from sandbox.runner.watchdog import START_HANG_S
+from sandbox.runner.worker_child import death_cause
 from tests.app.conftest import SMALL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,10 +25,10 @@ WINDOW_SCRIPT = """
 import json, os, sys, time
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
-from sandbox.app import open_windows
-from sandbox.worker_child import start_worker
-import sandbox.main_window as mw
-main = start_worker("main")  # as sandbox/app.py opens the app
+from sandbox.window.app import open_windows
+from sandbox.runner.worker_child import start_worker
+import sandbox.window.main_window as mw
+main = start_worker("main")  # as sandbox/window/app.py opens the app
 app = QApplication([])
 settings = QSettings(sys.argv[2], QSettings.Format.IniFormat)
 settings.setValue("version", 1)
@@ -39,7 +39,7 @@ def record(self, *a, **k):
     built.append(start.painted_at is not None and start.isVisible())  # painted, and still up meanwhile
     init(self, *a, **k)
 mw.MainWindow.__init__ = record
-from sandbox.start_window import StartWindow
+from sandbox.window.start_window import StartWindow
 real_start = StartWindow.__init__
 def keep(self, *a, **k):
     global start
@@ -214,7 +214,7 @@ def test_a_worker_that_cannot_start_is_reported_once_not_restarted_forever(qtbot
 
 
 def test_timing_workers_that_cannot_start_leave_the_main_worker_serving(qtbot, monkeypatch):
-    import sandbox.process_runner as process_runner
+    import sandbox.runner.process_runner as process_runner
 
     real = process_runner.start_worker
 

@@ -2,7 +2,7 @@ import sys
 
 import pytest
 
-from sandbox.cli import main
+from sandbox.cli.main import main
 
 
 def run_cli(capsys, *argv):

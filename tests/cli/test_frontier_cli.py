@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from core.frontier_summary import CSV_KEYS
 from core.models.catalog import shipped_unavailable_reason
-from sandbox.cli import main
+from core.models.frontier.summary import CSV_KEYS
+from sandbox.cli.main import main
 
 pytestmark = pytest.mark.skipif(bool(shipped_unavailable_reason("minilm-l6")), reason="MiniLM is not installed")
 

@@ -78,7 +78,7 @@ def test_a_blocked_cache_leaves_torch_its_own_default(tmp_path, monkeypatch):
     """XDG_CACHE_HOME a file: the compile cache under it made every real model fail ('NotADirectoryError')."""
     import os
 
-    from core.torch_cache import keep_compiled_in_app_cache
+    from core.timing.torch_cache import keep_compiled_in_app_cache
 
     blocked = tmp_path / "cache"
     blocked.write_text("a file")

@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pytest
 
-from core.config import AttentionConfig
-from core.long_inputs import design_inputs
-from core.long_map import long_map
+from core.arch.config import AttentionConfig
+from core.long.inputs import design_inputs
+from core.long.map import long_map
 from core.models.source import shipped_unavailable_reason
 from tests.cli.conftest import run_cli
 
@@ -109,7 +109,7 @@ def test_longmap_keeps_a_users_own_json_and_reads_no_pipe(capsys, tmp_path):
     big = tmp_path / "big.txt"
     with open(big, "wb") as f:  # a sparse file just over the limit
         f.truncate(64 * 2**20 + 1)
-    from sandbox.text_file import read_text
+    from sandbox.cli.text_file import read_text
 
     with pytest.raises(ValueError, match="is over 64 MB"):
         read_text(big)
@@ -127,9 +127,9 @@ def test_decode_prints_every_context_and_refuses_flags_random_weights_do_not_use
 
 def test_a_long_map_says_its_estimate_first_and_asks_for_force_past_a_minute(capsys, tmp_path):
     """Gemma 3 27B's layer at 32,768 tokens on random weights ran past 300 s with no estimate."""
-    from core.config import AttentionConfig
-    from core.long_budget import overview_budget
-    from core.presets import find_preset
+    from core.arch.config import AttentionConfig
+    from core.arch.presets import find_preset
+    from core.long.budget import overview_budget
 
     cfg = find_preset("gemma-3-27b").apply(AttentionConfig())
     spec = cfg.layer_spec(5)  # a global layer of the 5:1 pattern

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from core.presets import find_preset
-from sandbox.cli import main
+from core.arch.presets import find_preset
+from sandbox.cli.main import main
 
 KEYS = {"inputs", "gpu", "per_gpu", "fits", "max_context", "max_batch", "kv_heads_per_gpu", "kv_replication",
         "layers_per_stage", "stage_kv_cache", "memory_curve", "tp_sweep", "decode", "roofline", "roofline_local"}

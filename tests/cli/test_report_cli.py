@@ -4,9 +4,9 @@ import sys
 
 import pytest
 
-from core.config import AttentionConfig
-from core.counts import flop_counts, kv_cache_bytes, param_counts
-from core.presets import load_presets
+from core.arch.config import AttentionConfig
+from core.arch.presets import load_presets
+from core.kinds.standard.counts import flop_counts, kv_cache_bytes, param_counts
 from tests.cli.conftest import run_cli
 
 
@@ -114,7 +114,7 @@ def test_bad_input_in_a_real_process_has_no_traceback():
 def test_the_app_without_a_display_says_what_to_do(monkeypatch, capsys):
     import sys as _sys
 
-    from sandbox.app import run_app
+    from sandbox.window.app import run_app
 
     if not _sys.platform.startswith("linux"):
         pytest.skip("the check is for Linux")

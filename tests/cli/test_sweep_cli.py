@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from core.config import AttentionConfig
-from core.counts import flop_counts, kv_cache_bytes
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import flop_counts, kv_cache_bytes
 from tests.cli.conftest import run_cli
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from core.atomic import ExportError, staged, write_text_atomic
+from core.files.atomic import ExportError, staged, write_text_atomic
 
 
 def test_a_group_whose_second_rename_fails_says_which_file_was_written(tmp_path, monkeypatch):
@@ -80,7 +80,7 @@ def test_a_save_killed_with_sigkill_leaves_a_part_file_the_next_save_removes(tmp
     child = subprocess.Popen([sys.executable, "-c", f"""
 import os, signal, sys
 sys.path.insert(0, {os.getcwd()!r})
-from core.atomic import staged
+from core.files.atomic import staged
 with staged([__import__('pathlib').Path({str(target)!r})]) as (tmp,):
     tmp.write_bytes(b"x" * 2**20)
     print(tmp, flush=True)

@@ -2,8 +2,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.attention import MAX_DISPLAY_TOKENS, AttentionLayer, SeparateQKV, repeat_kv
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
+from core.kinds.standard.layer import MAX_DISPLAY_TOKENS, AttentionLayer, SeparateQKV, repeat_kv
 
 CASES = [
     AttentionConfig(d_model=64, n_heads=4, seq_len=12),
@@ -95,7 +95,7 @@ def test_display_path_refuses_more_than_256_tokens():
 
 @pytest.mark.parametrize("cfg", CASES, ids=str)
 def test_display_projector_equals_the_full_layers_display_path(cfg):
-    from core.display import DisplayProjector
+    from core.kinds.standard.display import DisplayProjector
 
     x = _x(cfg, B=1)
     with torch.no_grad():
@@ -105,7 +105,7 @@ def test_display_projector_equals_the_full_layers_display_path(cfg):
 
 
 def test_display_projector_refuses_a_layer_too_big_to_hold():
-    from core.display import DisplayProjector
+    from core.kinds.standard.display import DisplayProjector
 
     with pytest.raises(ValueError, match="lower d_model"):
         DisplayProjector(AttentionConfig(d_model=65536, n_heads=512))

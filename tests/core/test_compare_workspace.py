@@ -3,10 +3,10 @@ import json
 import numpy as np
 import pytest
 
-from core.compare import as_csv, as_markdown, attention_diff, comparison
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
 from core.report import build_report
-from core.workspace import SCHEMA, Pin, load_workspace, migrate, next_pin_name, save_workspace
+from core.study.compare import as_csv, as_markdown, attention_diff, comparison
+from core.study.workspace import SCHEMA, Pin, load_workspace, migrate, next_pin_name, save_workspace
 
 MHA = AttentionConfig(d_model=4096, n_heads=32, seq_len=2048, n_layers=32)
 GQA = MHA.with_(n_kv_heads=8)
@@ -115,7 +115,7 @@ def test_save_is_atomic_when_interrupted(tmp_path, monkeypatch):
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(os, "replace", boom)
-    from core.atomic import ExportError
+    from core.files.atomic import ExportError
 
     with pytest.raises(ExportError):
         save_workspace(path, [])
@@ -141,7 +141,7 @@ def test_schema_1_is_migrated_to_random_weights_read_as_text(tmp_path):
 
 def test_a_workspace_that_would_inflate_in_memory_or_is_too_big_is_refused_before_parsing(tmp_path, monkeypatch):
     """150 MB of empty pins took 3.7 GB and 31 s to refuse; a 3 GB file was read to 2 GiB before being refused."""
-    import core.workspace as ws
+    import core.study.workspace as ws
 
     path = tmp_path / "empty-pins.json"
     n = ws.MAX_CONTAINERS + 1

@@ -1,6 +1,6 @@
 import pytest
 
-from core.config import AttentionConfig, divisors, nearest, valid_n_heads, valid_n_kv_heads
+from core.arch.config import AttentionConfig, divisors, nearest, valid_n_heads, valid_n_kv_heads
 
 
 def test_defaults_are_mha_and_derive_head_dim():

@@ -6,9 +6,9 @@ from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
-from core.attention import AttentionLayer
-from core.config import AttentionConfig
-from core.counts import (
+from core.arch.config import AttentionConfig
+from core.arch.presets import find_preset
+from core.kinds.standard.counts import (
     flop_counts,
     format_bytes,
     format_count,
@@ -16,7 +16,7 @@ from core.counts import (
     kv_cache_bytes,
     param_counts,
 )
-from core.presets import find_preset
+from core.kinds.standard.layer import AttentionLayer
 
 CONFIGS = [
     AttentionConfig(d_model=64, n_heads=4),

@@ -9,9 +9,10 @@ import sys
 import pytest
 import torch
 
-from core import cpu_load
-from core.config import AttentionConfig
-from core.cpu_load import (
+from core.arch.config import AttentionConfig
+from core.kinds.standard.timing import run_timing
+from core.timing import cpu_load
+from core.timing.cpu_load import (
     CpuTimes,
     other_cores,
     parse_proc_stat,
@@ -19,7 +20,6 @@ from core.cpu_load import (
     procs_running,
     timing_threads,
 )
-from core.layer_timing import run_timing
 
 STAT = """cpu  300 0 100 800 0 0 0 0 0 0
 cpu0 150 0 50 400 0 0 0 0 0 0

@@ -6,9 +6,9 @@ import math
 import pytest
 import torch
 
-from core.config import AttentionConfig
-from core.counts import layer_kv_bytes_per_token
-from core.decode_run import CurvePoint, DecodeCurve, curve_lengths, decode_curve
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import layer_kv_bytes_per_token
+from core.models.decode_run import CurvePoint, DecodeCurve, curve_lengths, decode_curve
 
 
 def test_a_local_layers_step_reads_at_most_its_window():

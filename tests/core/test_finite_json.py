@@ -3,7 +3,7 @@
 import json
 import math
 
-from core import finite_json
+from core.files import finite_json
 
 
 def test_nan_and_infinities_are_null_at_any_depth_and_the_rest_unchanged():

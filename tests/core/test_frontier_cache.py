@@ -6,11 +6,11 @@ import math
 import pytest
 import torch
 
-from core.frontier_summary import budget_sentence
-from core.kv_quant import quant_dequant
-from core.models import frontier_cache as fc
-from core.models.frontier import FrontierPoint, FrontierResult
-from core.models.kv_methods import KVMethod, ModelShape, default_sweep
+from core.models.frontier import cache as fc
+from core.models.frontier.run import FrontierPoint, FrontierResult
+from core.models.frontier.summary import budget_sentence
+from core.models.kv.methods import KVMethod, ModelShape, default_sweep
+from core.models.kv.quant import quant_dequant
 
 
 def _result():

@@ -2,8 +2,8 @@
 
 import torch
 
-from core.frontier_summary import best_under, budget_sentence
-from core.models.frontier import row_js
+from core.models.frontier.run import row_js
+from core.models.frontier.summary import best_under, budget_sentence
 from core.models.surgery import js_divergence
 
 

@@ -3,9 +3,9 @@ bandwidth) of the catalogue's numbers, its bytes are the weights, the cache and 
 
 import pytest
 
-from core.config import AttentionConfig
-from core.gpus import catalogue, find_gpu, this_machine
-from core.roofline import layer_point, roofline
+from core.arch.config import AttentionConfig
+from core.plan.gpus import catalogue, find_gpu, this_machine
+from core.plan.roofline import layer_point, roofline
 
 IDS = ["h100-sxm", "h200", "b200", "a100-80gb", "l40s", "rtx-4090", "rtx-5090", "mi300x"]
 

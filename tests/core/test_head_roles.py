@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from core.head_roles import (
+from core.models.head_roles import (
     BADGE_THRESHOLD,
     badge,
     detection_score,

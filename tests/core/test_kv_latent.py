@@ -4,7 +4,7 @@ undone exactly, and the window mask's rule, pair by pair."""
 import pytest
 import torch
 
-from core.kv_latent import (
+from core.models.kv.latent import (
     apply_rope,
     kv_rows,
     pca_basis,
@@ -14,7 +14,7 @@ from core.kv_latent import (
     svd_basis,
     undo_rope,
 )
-from core.kv_window import window_keep, windowed_mask
+from core.models.kv.window import window_keep, windowed_mask
 
 
 def _correlated_rows(n=400, d=24, seed=0):

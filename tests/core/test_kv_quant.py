@@ -8,7 +8,7 @@ import struct
 import pytest
 import torch
 
-from core.kv_quant import quant_dequant
+from core.models.kv.quant import quant_dequant
 
 
 def fp16(v: float) -> float:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.attention import AttentionLayer
-from core.band import cached_tokens
-from core.config import AttentionConfig
-from core.display import DisplayProjector
+from core.arch.config import AttentionConfig
+from core.kinds.standard.band import cached_tokens
+from core.kinds.standard.display import DisplayProjector
+from core.kinds.standard.layer import AttentionLayer
 
 LAYOUTS = [  # T = 12: W 5 and 4 run blockwise (T >= 2W), W 8 the masked SDPA, W 16 the causal one (T <= W)
     dict(window=5, layer_pattern="local", causal=True),
@@ -78,8 +78,8 @@ def test_a_tied_layer_keeps_todays_stream_and_kernel():
 @pytest.mark.parametrize("T, W", [(37, 8), (32, 8), (5, 8), (64, 1), (16, 8)])
 @pytest.mark.parametrize("with_sinks", [False, True])
 def test_blockwise_band_attention_equals_the_masked_core(T, W, with_sinks):
-    from core.band_kernel import blockwise_band_attention
-    from core.masking import sdpa_inputs
+    from core.kinds.standard.band_kernel import blockwise_band_attention
+    from core.kinds.standard.masking import sdpa_inputs
 
     g = torch.Generator().manual_seed(2)
     q, k, v = torch.randn(2, 4, T, 16, generator=g), torch.randn(2, 2, T, 16, generator=g), torch.randn(2, 2, T, 16, generator=g)
@@ -92,7 +92,7 @@ def test_blockwise_band_attention_equals_the_masked_core(T, W, with_sinks):
 @pytest.mark.parametrize("fields", [dict(window=8), dict(window=8, sinks=True), dict(sinks=True)])
 def test_flex_attention_core_equals_the_masked_sdpa_core(fields):
     """The CUDA kernel's maths, run eagerly on the CPU: a block mask for the band, sinks from the lse."""
-    from core.flex_band import flex_band_attention
+    from core.kinds.standard.flex_band import flex_band_attention
 
     cfg, layer, x = layer_and_input({"causal": True, "layer_pattern": "local" if "window" in fields else "global",
                                      **fields}, T=40)
@@ -104,8 +104,8 @@ def test_flex_attention_core_equals_the_masked_sdpa_core(fields):
 
 
 def test_a_local_layers_timing_sets_its_core_beside_full_causal_attention():
-    from core.counts import flop_counts
-    from core.layer_timing import run_timing
+    from core.kinds.standard.counts import flop_counts
+    from core.kinds.standard.timing import run_timing
 
     cfg = AttentionConfig(d_model=64, n_heads=4, n_kv_heads=2, seq_len=64, causal=True, window=8,
                           layer_pattern="local", n_layers=1)

@@ -9,8 +9,8 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from core.config import AttentionConfig
-from core.counts import (
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import (
     flop_counts,
     kind_counts,
     kv_cache_bytes,
@@ -184,8 +184,8 @@ def test_an_explicit_head_dim_frees_n_heads_from_dividing_d_model():
 
 
 def test_the_sliding_windows_lesson_against_the_formula():
-    from core.lessons import find_lesson
-    from core.sweep import SweepResult, plan_sweep, run_point
+    from core.study.lessons import find_lesson
+    from core.study.sweep import SweepResult, plan_sweep, run_point
 
     lesson = find_lesson("windows")
     base = lesson.base_config(AttentionConfig())
@@ -204,7 +204,7 @@ def test_a_real_model_pin_saved_before_layer_flops_still_opens(tmp_path):
 
     from core.arch.layer import LayerSpec
     from core.arch.model import Architecture
-    from core.workspace import Pin, load_workspace, pin_report, save_workspace
+    from core.study.workspace import Pin, load_workspace, pin_report, save_workspace
 
     cfg = AttentionConfig(d_model=64, n_heads=4, n_kv_heads=1, n_layers=3, causal=True)
     arch = Architecture(64, (LayerSpec(4, 1, 16), LayerSpec(4, 4, 16), LayerSpec(4, 4, 16)))

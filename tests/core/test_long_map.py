@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from core.config import AttentionConfig
-from core.display import DisplayProjector
-from core.embedding import EMBED_STD
-from core.long_inputs import CHUNK_TOKENS, design_inputs, positions
-from core.long_map import Rule, Stopped, block_for, full_probs, long_map, pool_full
+from core.arch.config import AttentionConfig
+from core.inputs.embedding import EMBED_STD
+from core.kinds.standard.display import DisplayProjector
+from core.long.inputs import CHUNK_TOKENS, design_inputs, positions
+from core.long.map import Rule, Stopped, block_for, full_probs, long_map, pool_full
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,7 +116,7 @@ def test_a_stop_request_ends_the_map_between_chunks():
 
 
 def test_random_weight_inputs_are_the_display_paths_layer_over_seeded_inputs():
-    """design_inputs' queries and keys give the probabilities the heatmaps' own display path gives (core/display.py):
+    """design_inputs' queries and keys give the probabilities the heatmaps' own display path gives (core/kinds/standard/display.py):
     the same W_q, W_k, biases, q/k norm, window and sinks, over inputs drawn chunk by chunk."""
     cfg = AttentionConfig(d_model=96, n_heads=6, n_kv_heads=2, seq_len=4096, causal=True, explicit_head_dim=32,
                           qk_norm=True, window=48, layer_pattern="local", sinks=True, bias="qkv")
@@ -142,9 +142,9 @@ def test_a_positions_input_does_not_depend_on_how_many_are_drawn():
 MEMORY_SCRIPT = r"""
 import json, resource, sys, time
 import torch
-from core.config import AttentionConfig
-from core.long_inputs import design_inputs
-from core.long_map import long_map, block_for
+from core.arch.config import AttentionConfig
+from core.long.inputs import design_inputs
+from core.long.map import long_map, block_for
 torch.set_num_threads(2)
 cfg = AttentionConfig(d_model=128, n_heads=4, n_kv_heads=1, seq_len=16384, causal=True, explicit_head_dim=64)
 li = design_inputs(cfg, cfg.layer_spec(0), 16384)

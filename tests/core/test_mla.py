@@ -9,13 +9,13 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
+from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
-from core.arch.mla import MLADims
-from core.config import AttentionConfig
-from core.counts import flop_counts, kv_cache_bytes, layer_flop_counts, param_counts
-from core.mla_counts import decode_intensity, equivalent_gqa_heads
-from core.mla_layer import MLALayer
-from core.presets import find_preset
+from core.arch.presets import find_preset
+from core.kinds.mla.counts import decode_intensity, equivalent_gqa_heads
+from core.kinds.mla.layer import MLALayer
+from core.kinds.mla.spec import MLADims
+from core.kinds.standard.counts import flop_counts, kv_cache_bytes, layer_flop_counts, param_counts
 from core.report import build_report
 
 DIMS = [MLADims(24, 32, 8, 4, 6), MLADims(0, 16, 8, 8, 8), MLADims(40, 64, 16, 8, 12)]
@@ -125,8 +125,8 @@ def test_mla_refuses_the_standard_layer_extras_and_warns_of_ranks_that_compress_
 
 
 def test_the_latent_vs_grouped_lesson_compares_mla_with_gqa_2_and_reads_measured_times():
-    from core.lessons import find_lesson
-    from core.sweep import SweepResult, plan_sweep, run_point
+    from core.study.lessons import find_lesson
+    from core.study.sweep import SweepResult, plan_sweep, run_point
 
     lesson = find_lesson("latent")
     base = lesson.base_config(AttentionConfig(dtype="bfloat16"))
@@ -152,8 +152,8 @@ def test_the_latent_vs_grouped_lesson_compares_mla_with_gqa_2_and_reads_measured
 
 
 def test_knobs_an_mla_layer_does_not_have_are_refused_and_the_seeds_lessons_run_standard_layers():
-    from core.lessons import find_lesson
-    from core.sweep import plan_sweep
+    from core.study.lessons import find_lesson
+    from core.study.sweep import plan_sweep
 
     v3 = find_preset("deepseek-v3").apply(AttentionConfig())
     for knob in ("n_kv_heads", "head_dim", "window"):
@@ -180,7 +180,7 @@ def test_mla_fields_a_file_cannot_hold_and_block_formats_that_do_not_fit_every_c
 def test_a_standard_pin_with_mla_forms_is_refused(tmp_path):
     import json
 
-    from core.workspace import load_workspace, save_workspace
+    from core.study.workspace import load_workspace, save_workspace
     from tests.core.test_compare_workspace import FULL_TIMING, _pin
 
     std = AttentionConfig(d_model=64, n_heads=4)
@@ -195,7 +195,7 @@ def test_a_standard_pin_with_mla_forms_is_refused(tmp_path):
 
 
 def test_an_n_heads_sweep_of_an_mla_layer_keeps_one_key_and_value_per_head():
-    from core.sweep import plan_sweep
+    from core.study.sweep import plan_sweep
 
     v3 = find_preset("deepseek-v3").apply(AttentionConfig())
     points = plan_sweep(v3, "n_heads", [32, 64, 128])

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.arch.mla import MLADims
-from core.config import AttentionConfig
-from core.counts import layer_flop_counts, timing_bytes
-from core.layer_timing import run_timing
-from core.mla_counts import forms_summary
-from core.mla_layer import MLALayer
+from core.arch.config import AttentionConfig
+from core.kinds.mla.counts import forms_summary
+from core.kinds.mla.layer import MLALayer
+from core.kinds.mla.spec import MLADims
+from core.kinds.standard.counts import layer_flop_counts, timing_bytes
+from core.kinds.standard.timing import run_timing
 from core.report import build_report, format_report
-from core.workspace import check_timing
+from core.study.workspace import check_timing
 
 CPU = torch.device("cpu")
 CFG = AttentionConfig(d_model=64, n_heads=4, mla=MLADims(24, 32, 8, 4, 6), seq_len=48, causal=True)
@@ -69,7 +69,7 @@ def test_timing_bytes_cover_what_an_mla_run_keeps():
 
 
 def test_the_heatmaps_layer_without_o_proj_draws_the_timed_layers_weights():
-    from core.display import display_bytes, display_layer
+    from core.kinds.standard.display import display_bytes, display_layer
 
     cfg = CFG.with_(seq_len=16)
     shown, full = display_layer(cfg, seed=3), MLALayer(cfg, seed=3)
@@ -85,8 +85,8 @@ def test_the_heatmaps_layer_without_o_proj_draws_the_timed_layers_weights():
 def test_a_workspace_with_mla_and_gqa_pins_reads_back_exactly(tmp_path):
     import json
 
-    from core.latent_vs_grouped import equal_kv_gqa
-    from core.workspace import load_workspace, save_workspace
+    from core.kinds.mla.latent_vs_grouped import equal_kv_gqa
+    from core.study.workspace import load_workspace, save_workspace
     from tests.core.test_compare_workspace import _pin
 
     mla = CFG.with_(seq_len=16)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.compare import comparison
-from core.config import AttentionConfig
-from core.lessons import change
-from core.noise import ratio_ci
+from core.arch.config import AttentionConfig
 from core.report import build_report
+from core.study.compare import comparison
+from core.study.lessons import change
+from core.timing.noise import ratio_ci
 
 RNG = np.random.default_rng(7)
 
@@ -61,13 +61,13 @@ def test_a_caption_claims_a_change_only_when_its_interval_excludes_none():
 
 def test_the_first_comparison_imports_nothing_in_the_windows_thread():
     """np.median imports numpy.ma on its first call (7-28 ms here), default_rng numpy.random (13 modules, 7-10 ms):
-    core.noise imports them up front, at start-up, not in the slot of the first timing shown."""
+    core.timing.noise imports them up front, at start-up, not in the slot of the first timing shown."""
     import subprocess
     import sys
     from pathlib import Path
 
-    code = ("import sys, core.noise; before = set(sys.modules); "
-            "core.noise.ratio_ci([1.0, 2.0, 3.0], [2.0, 3.0, 4.0]); print(sorted(set(sys.modules) - before))")
+    code = ("import sys, core.timing.noise; before = set(sys.modules); "
+            "core.timing.noise.ratio_ci([1.0, 2.0, 3.0], [2.0, 3.0, 4.0]); print(sorted(set(sys.modules) - before))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.strip() == "[]"

@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.arch.layer import LayerSpec
-from core.arch.mla import MLADims
 from core.arch.model import Architecture
-from core.gpus import catalogue, find_gpu
-from core.plan import PlanInput, decode_bounds, gpu_kv_bytes, plan, reserve_bytes, weight_bytes
+from core.kinds.mla.spec import MLADims
+from core.plan.fit import PlanInput, decode_bounds, gpu_kv_bytes, plan, reserve_bytes, weight_bytes
+from core.plan.gpus import catalogue, find_gpu
 
 LLAMA3_8B = Architecture.uniform(4096, LayerSpec(32, 8, 128), 32)
 LLAMA3_8B_PARAMS = 8_030_261_248

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from core.compare import comparison
-from core.config import AttentionConfig
-from core.gpus import find_gpu
-from core.plan import PlanInput, plan
-from core.workspace import Pin, load_workspace, pin_report, save_workspace
+from core.arch.config import AttentionConfig
+from core.plan.fit import PlanInput, plan
+from core.plan.gpus import find_gpu
+from core.study.compare import comparison
+from core.study.workspace import Pin, load_workspace, pin_report, save_workspace
 
 LLAMA = AttentionConfig(d_model=8192, n_heads=64, n_kv_heads=8, n_layers=80, seq_len=1024, causal=True)
 PLAN = {"gpu": "h100-sxm", "n_gpus": 8, "tp": 8, "weights_dtype": "bf16", "kv_dtype": "fp8", "batch": 8,

@@ -4,7 +4,7 @@ source. The shipped models' counts are checked against their real modules in tes
 
 import pytest
 
-from core.presets import find_preset, load_presets
+from core.arch.presets import find_preset, load_presets
 
 
 def decoder(vocab, d, layers, ffn, H, K, h, tied, qkv_bias=False, qk_norm=False, norms=2):

@@ -2,10 +2,10 @@ import math
 
 import pytest
 
-from core.config import AttentionConfig
-from core.counts import flop_counts, kv_cache_bytes, param_counts
-from core.lessons import LESSONS, caption_heads, caption_kv, caption_seq, find_lesson
-from core.sweep import (
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import flop_counts, kv_cache_bytes, param_counts
+from core.study.lessons import LESSONS, caption_heads, caption_kv, caption_seq, find_lesson
+from core.study.sweep import (
     MAX_POINTS,
     SweepResult,
     fitted_exponent,

@@ -2,11 +2,11 @@ import numpy as np
 import pytest
 import torch
 
-from core.config import AttentionConfig
-from core.counts import flop_counts, timing_bytes
+from core.arch.config import AttentionConfig
 from core.device import check_memory, default_dtype, guard_memory, resolve_device
-from core.layer_timing import run_timing
-from core.timing import Cancelled, measure, quartiles
+from core.kinds.standard.counts import flop_counts, timing_bytes
+from core.kinds.standard.timing import run_timing
+from core.timing.timer import Cancelled, measure, quartiles
 
 CPU = torch.device("cpu")
 
@@ -54,7 +54,7 @@ def test_memory_guard_refuses_before_allocating():
 
 
 def test_timing_bytes_cover_the_allocated_tensors():
-    from core.layer_timing import allocate
+    from core.kinds.standard.timing import allocate
 
     cfg = AttentionConfig(d_model=64, n_heads=8, n_kv_heads=2, seq_len=32, batch_size=2)
     t = allocate(cfg, CPU)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from core.arch.formats import kv_format_bytes
-from core.decode_run import decode_model
+from core.models.decode_run import decode_model
 
 PROMPT = "Alice was beginning to get very tired of sitting by her sister on the bank"
 

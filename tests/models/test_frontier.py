@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.config import AttentionConfig
-from core.counts import kv_cache_bytes
-from core.kv_latent import predicted_error, reconstruct
-from core.models import frontier as F
-from core.models.kv_methods import SINKS, KVMethod, default_sweep, kv_bytes_per_token
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import kv_cache_bytes
+from core.models.frontier import run as F
+from core.models.kv.latent import predicted_error, reconstruct
+from core.models.kv.methods import SINKS, KVMethod, default_sweep, kv_bytes_per_token
 
 TEXTS = Path(__file__).resolve().parents[2] / "resources" / "texts"
 EVAL = (TEXTS / "eval_alice.txt").read_text()

@@ -2,7 +2,7 @@ import json
 
 import numpy as np
 
-from core.head_roles import ROLES, all_layer_scores, induction_probe_ids
+from core.models.head_roles import ROLES, all_layer_scores, induction_probe_ids
 from core.models.inspect import encode, encode_ids, run
 
 
@@ -27,7 +27,7 @@ def test_a_real_model_has_a_previous_token_head(minilm):
 
 
 def test_heads_cli_json(capsys, smollm2):
-    from sandbox.cli import main
+    from sandbox.cli.main import main
 
     assert main(["heads", "--model", "smollm2-135m", "--probe", "induction", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.kv_quant import quant_dequant
-from core.kv_window import window_keep
-from core.models import frontier as F
+from core.models.frontier import run as F
 from core.models.inspect import HeadChange, inspect, recompute_attention
-from core.models.kv_methods import SINKS, KVMethod, kv_bytes_per_token
+from core.models.kv.methods import SINKS, KVMethod, kv_bytes_per_token
+from core.models.kv.quant import quant_dequant
+from core.models.kv.window import window_keep
 
 TEXTS = Path(__file__).resolve().parents[2] / "resources" / "texts"
 EVAL = (TEXTS / "eval_alice.txt").read_text()

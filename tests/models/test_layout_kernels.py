@@ -10,10 +10,10 @@ from transformers import Gemma3ForCausalLM, Gemma3TextConfig, GptOssConfig, GptO
 from transformers.models.gemma3 import modeling_gemma3
 from transformers.models.gpt_oss import modeling_gpt_oss
 
-from core.attention import repeat_kv
-from core.config import AttentionConfig
-from core.counts import layer_kv_bytes
-from core.masking import allowed_keys, sdpa_inputs, softmax_with_sinks
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import layer_kv_bytes
+from core.kinds.standard.layer import repeat_kv
+from core.kinds.standard.masking import allowed_keys, sdpa_inputs, softmax_with_sinks
 
 T, W = 10, 4
 TINY = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16, num_hidden_layers=2,

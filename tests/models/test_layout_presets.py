@@ -25,9 +25,9 @@ from transformers.models.mistral.modeling_mistral import MistralAttention
 from transformers.models.qwen2.modeling_qwen2 import Qwen2Attention
 from transformers.models.qwen3.modeling_qwen3 import Qwen3Attention
 
-from core.config import AttentionConfig
-from core.counts import layer_param_counts, model_counts
-from core.presets import find_preset
+from core.arch.config import AttentionConfig
+from core.arch.presets import find_preset
+from core.kinds.standard.counts import layer_param_counts, model_counts
 
 # name: (config class, attention class, the model card's config.json values)
 REAL = {

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from core.long_inputs import model_inputs
-from core.long_map import full_probs, long_map, pool_full
+from core.long.inputs import model_inputs
+from core.long.map import full_probs, long_map, pool_full
 from core.models.inspect import token_labels
 from resources import CALIB_TEXT, EVAL_TEXT
 
@@ -61,7 +61,7 @@ def test_a_layer_the_model_does_not_have_is_refused(smollm2):
 
 
 def test_every_layers_figures_in_one_forward_are_each_layers_own_map(smollm2):
-    from core.long_inputs import model_layer_stats
+    from core.long.inputs import model_layer_stats
 
     ids = smollm2.tokenizer(EVAL_TEXT.read_text(encoding="utf-8"))["input_ids"][:300]
     seen = []

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from core.config import AttentionConfig
-from core.counts import param_counts
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import param_counts
 from core.models.inspect import HeadChange, encode, inspect, recompute_attention
 from core.models.surgery import js_divergence, modified_attention, valid_head_counts
 
@@ -114,7 +114,7 @@ def test_bad_layer_and_text(smollm2):
 
 
 def test_cli_inspect_json(capsys, tmp_path):
-    from sandbox.cli import main
+    from sandbox.cli.main import main
 
     code = main(["inspect", "--model", "minilm-l6", "--layer", "1", "--kv-heads", "3", "--json", "--out", str(tmp_path)])
     data = json.loads(capsys.readouterr().out)
@@ -141,10 +141,10 @@ def test_smollm2_is_dequantised_once_and_cached_as_safetensors(smollm2):
 def test_cli_inspect_out_creates_its_folder_and_writes_labelled_maps_on_one_grid(capsys, tmp_path):
     from PySide6.QtGui import QImage
 
-    from sandbox.cli import main
-    from sandbox.mosaic_png import MARGIN, TOP
+    from sandbox.cli.main import main
+    from sandbox.tabs.mosaic_png import MARGIN, TOP
     from tests.app.test_export_frames import colour_bar_column, pixels
-    from widgets.colormaps import lut
+    from widgets.maps.colormaps import lut
 
     out = tmp_path / "new" / "maps"
     code = main(["inspect", "--model", "smollm2-135m", "--layer", "3", "--kv-heads", "1", "--out", str(out)])
@@ -158,7 +158,7 @@ def test_cli_inspect_out_creates_its_folder_and_writes_labelled_maps_on_one_grid
 
 def test_a_layer_change_reuses_the_unchanged_forward_and_gives_the_same_figures(smollm2):
     from core.models.forward_cache import ForwardCache
-    from sandbox.model_compute import compute_model_view
+    from sandbox.jobs.model_compute import compute_model_view
 
     forwards = []
     handle = smollm2.model.register_forward_hook(lambda *_: forwards.append(1))
@@ -183,7 +183,7 @@ def test_a_layer_change_reuses_the_unchanged_forward_and_gives_the_same_figures(
 
 def test_prepare_models_makes_the_caches_a_first_open_then_reads(capsys, smollm2):
     from core.models.source import cache_dir
-    from sandbox.cli import main
+    from sandbox.cli.main import main
 
     assert main(["prepare-models"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -194,7 +194,7 @@ def test_prepare_models_makes_the_caches_a_first_open_then_reads(capsys, smollm2
 
 def test_with_every_layer_changed_a_layer_change_runs_nothing(smollm2):
     from core.models.forward_cache import ForwardCache
-    from sandbox.model_compute import compute_model_view
+    from sandbox.jobs.model_compute import compute_model_view
 
     forwards = []
     handle = smollm2.model.register_forward_hook(lambda *_: forwards.append(1))
@@ -213,7 +213,7 @@ def test_with_every_layer_changed_a_layer_change_runs_nothing(smollm2):
 
 
 def test_the_presets_parameter_counts_are_the_shipped_models_own(smollm2, minilm):
-    from core.presets import find_preset
+    from core.arch.presets import find_preset
 
     for m, key in ((smollm2, "smollm2-135m"), (minilm, "all-minilm-l6-v2")):
         unique = {id(t): t.numel() for t in m.model.parameters()}  # a tied embedding counted once

@@ -3,7 +3,7 @@
 import contextlib
 import io
 
-from sandbox.cli import main
+from sandbox.cli.main import main
 
 
 def run_main(argv: list[str]) -> tuple[int, str, str]:

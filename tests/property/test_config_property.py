@@ -1,5 +1,5 @@
 """Every generated configuration is either accepted with counts equal to the reference formulas
-(written again here, independently of core/counts.py) or refused with a sentence, in core and
+(written again here, independently of core/kinds/standard/counts.py) or refused with a sentence, in core and
 through the CLI; nothing else escapes."""
 
 import json
@@ -7,12 +7,12 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.config import AttentionConfig
-from core.counts import flop_counts, kv_cache_bytes, param_counts
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import flop_counts, kv_cache_bytes, param_counts
 from tests.property.cli_run import run_main
 
 BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
-# The README's documented maxima, written again here (not imported from core.config).
+# The README's documented maxima, written again here (not imported from core.arch.config).
 LIMITS = {"d_model": 2**20, "n_heads": 2**16, "n_kv_heads": 2**16, "seq_len": 2**30, "batch_size": 2**20,
           "n_layers": 4096}
 sizes = st.one_of(

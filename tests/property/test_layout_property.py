@@ -1,5 +1,5 @@
 """Generated 2026 layouts: every one is either accepted with counts equal to a brute-force reference
-(layer by layer, row by row, written here independently of core/counts.py) or refused with a sentence,
+(layer by layer, row by row, written here independently of core/kinds/standard/counts.py) or refused with a sentence,
 in core and through the CLI."""
 
 import json
@@ -8,8 +8,8 @@ from fractions import Fraction
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.config import AttentionConfig
-from core.counts import flop_counts, kv_cache_bytes, param_counts
+from core.arch.config import AttentionConfig
+from core.kinds.standard.counts import flop_counts, kv_cache_bytes, param_counts
 from tests.property.cli_run import run_main
 
 # Bytes per value of each KV format, written again here (q8_0: 34 B per 32 values, q4_0: 18 B per 32).

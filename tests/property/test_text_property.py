@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.attention import MAX_DISPLAY_TOKENS
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
+from core.inputs.tokens import simple_tokenize
+from core.kinds.standard.layer import MAX_DISPLAY_TOKENS
 from core.models.source import shipped_unavailable_reason
-from core.tokens import simple_tokenize
-from sandbox.compute import ComputeRequest, compute_heatmaps
+from sandbox.jobs.compute import ComputeRequest, compute_heatmaps
 
 CFG = AttentionConfig(d_model=64, n_heads=4, n_kv_heads=2, seq_len=512, causal=True)
 texts = st.one_of(

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.config import AttentionConfig
+from core.arch.config import AttentionConfig
 from core.report import build_report
-from core.workspace import Pin, load_workspace, pin_to_json, save_workspace
+from core.study.workspace import Pin, load_workspace, pin_to_json, save_workspace
 
 CFG = AttentionConfig(d_model=64, n_heads=4, n_kv_heads=2, seq_len=16)
 TIMING = {"device": "cpu", "device_name": "CPU (2 threads)", "backend": "flash", "dtype": "float32",

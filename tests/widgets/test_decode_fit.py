@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 from PySide6.QtCore import Qt
 
-from widgets.decode_view import DecodeView
+from widgets.long.decode_view import DecodeView
 
 WIDTH = 525  # the Decode run tab's width in a 1024 x 700 window (the side panel beside it)
 
@@ -32,7 +32,7 @@ def test_a_real_model_s_run_fits_a_1024_px_window(qtbot):
     qtbot.addWidget(view)
     view.resize(WIDTH, 400)
     view.show()
-    for i in range(3):  # SimpleNamespace: sandbox/long_types.py's DecodeStepView (widgets never import sandbox)
+    for i in range(3):  # SimpleNamespace: sandbox/jobs/long_types.py's DecodeStepView (widgets never import sandbox)
         view.add_step(SimpleNamespace(step=i, n_cached=10 + i, kv_bytes=1000 * (i + 1), step_ms=2.0, token=f"t{i}",
                                       row=np.full((3, 10 + i), 1 / (10 + i), dtype=np.float32)))
     qtbot.waitUntil(lambda: view.glw.viewport().width() > 0)

@@ -1,11 +1,11 @@
-"""The frame gate (widgets/frame_gate.py) and the sliders it paces (widgets/slider_spin.py): at most one call a
+"""The frame gate (widgets/common/frame_gate.py) and the sliders it paces (widgets/controls/slider_spin.py): at most one call a
 frame, the newest value winning, a lone change at once, nothing lost and nothing stale."""
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from widgets.frame_gate import FRAME_MS, FrameGate
-from widgets.slider_spin import SliderSpin, paced_sliders
+from widgets.common.frame_gate import FRAME_MS, FrameGate
+from widgets.controls.slider_spin import SliderSpin, paced_sliders
 
 NOW = [0.0]  # the gates' clock in these tests, in seconds: a busy machine's pauses do not count
 

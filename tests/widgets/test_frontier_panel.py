@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 from PySide6.QtCore import QPointF
 
-from widgets.frontier_panel import FrontierPanel
+from widgets.frontier.panel import FrontierPanel
 
 
 def point(method, setting, label, kv, cost):
@@ -46,7 +46,7 @@ def test_overlapping_points_are_each_reachable_and_a_new_result_clears_the_selec
 def test_the_plan_tabs_parameter_box_reads_counts_as_people_write_them():
     import pytest
 
-    from widgets.plan_panel import parse_count
+    from widgets.plan.panel import parse_count
 
     assert [parse_count(t) for t in ("70,553,706,496", "70.55B", "1.04T", "7B", "135M", "1_000")] == [
         70_553_706_496, 70_550_000_000, 1_040_000_000_000, 7 * 10**9, 135 * 10**6, 1000]

@@ -3,11 +3,11 @@
 import numpy as np
 from PySide6.QtWidgets import QApplication
 
-from core.head_roles import ROLES
-from widgets.head_view import HeadView
-from widgets.heatmap_view import HeatmapMosaic
-from widgets.roles_panel import RolesPanel
-from widgets.ticks import CHAR_PX, LABEL_CHARS
+from core.models.head_roles import ROLES
+from widgets.common.ticks import CHAR_PX, LABEL_CHARS
+from widgets.maps.head_view import HeadView
+from widgets.maps.heatmap_view import HeatmapMosaic
+from widgets.roles.panel import RolesPanel
 
 
 def test_roles_grid_ticks_sit_at_cell_centres(qtbot):

@@ -1,10 +1,10 @@
-"""The Long tab's tile labels fit their tiles at the zoom on screen (widgets/long_tile_labels.py)."""
+"""The Long tab's tile labels fit their tiles at the zoom on screen (widgets/long/tile_labels.py)."""
 
 import pyqtgraph as pg
 from PySide6.QtGui import QFontMetrics
 
-from widgets.long_render import Tiles
-from widgets.long_tile_labels import TileLabels
+from widgets.long.render import Tiles
+from widgets.long.tile_labels import TileLabels
 
 
 def test_tile_labels_take_the_longest_form_that_fits_and_follow_the_zoom(qtbot):

@@ -1,4 +1,4 @@
-"""New maps reach the screen in one paint of the window, after the work queued beside them (widgets/maps_view.py).
+"""New maps reach the screen in one paint of the window, after the work queued beside them (widgets/maps/maps_view.py).
 Before, QGraphicsScene sent the window's pending repaint from inside its own update: everything dirty so far painted
 at once, then the work queued after it (the next result's slot, layouts) dirtied the window again and it painted a
 second time in the same event-loop turn (the drag's longest stalls, bench/live_latency.py)."""
@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from widgets.heatmap_view import HeatmapMosaic
+from widgets.maps.heatmap_view import HeatmapMosaic
 
 
 class CountingLabel(QLabel):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from widgets.colormaps import GROUP_COLOURS, lut
-from widgets.mosaic import (
+from widgets.maps.colormaps import GROUP_COLOURS, lut
+from widgets.maps.mosaic import (
     BACKGROUND,
     LEVELS,
     colour_table,
@@ -99,7 +99,7 @@ def test_the_axes_keep_their_room_whatever_grid_the_heads_make(qtbot):
     import numpy as np
     from PySide6.QtWidgets import QApplication
 
-    from widgets.heatmap_view import HeatmapMosaic
+    from widgets.maps.heatmap_view import HeatmapMosaic
 
     m = HeatmapMosaic()
     qtbot.addWidget(m)
@@ -130,7 +130,7 @@ def test_the_axes_keep_their_room_whatever_grid_the_heads_make(qtbot):
 
 
 def test_a_long_token_is_cut_with_an_ellipsis_on_the_axes(qtbot):
-    from widgets.heatmap_view import HeatmapMosaic
+    from widgets.maps.heatmap_view import HeatmapMosaic
 
     m = HeatmapMosaic()
     qtbot.addWidget(m)
@@ -151,7 +151,7 @@ def test_every_tile_title_takes_the_same_form(qtbot):
     """h0-h9 kept "· kvN" where h10 and up lost it (each title fitted on its own)."""
     from PySide6.QtGui import QFont, QFontMetrics
 
-    from widgets.tile_titles import uniform_titles
+    from widgets.maps.tile_titles import uniform_titles
 
     fm = QFontMetrics(QFont())
     titles = [f"h{h} · kv{h // 4}" for h in range(12)]
@@ -165,7 +165,7 @@ def test_every_tile_title_takes_the_same_form(qtbot):
 
 
 def test_the_frame_legend_counts_one_head_and_one_kv_head_in_the_singular(qtbot):
-    from widgets.heatmap_view import HeatmapMosaic
+    from widgets.maps.heatmap_view import HeatmapMosaic
 
     m = HeatmapMosaic()
     qtbot.addWidget(m)
@@ -178,7 +178,7 @@ def test_the_frame_legend_counts_one_head_and_one_kv_head_in_the_singular(qtbot)
 
 
 def test_a_tiny_difference_is_captioned_with_its_size_and_nan_differs_by_nothing():
-    from widgets.mosaic import diverging_caption, diverging_index
+    from widgets.maps.mosaic import diverging_caption, diverging_index
 
     diff = np.zeros((1, 3, 3), dtype=np.float32)
     diff[0, 1, 1] = 1e-9  # rounding noise: its cell is drawn at the end colour, so the scale must say how small
@@ -194,7 +194,7 @@ def test_a_tiny_difference_is_captioned_with_its_size_and_nan_differs_by_nothing
 def test_a_huge_mosaics_frames_are_drawn_not_kept_and_a_small_ones_are_kept():
     """A soak found 25 MiB kept after the view left a 3,104-head mosaic: its frames image, in a cache bounded by
     count. Only images up to FRAMES_KEPT_BYTES are kept now; every image is the same either way."""
-    from widgets import mosaic
+    from widgets.maps import mosaic
 
     mosaic._kept_frames.cache_clear()
     small, huge = plan_layout(12, 8, 3), plan_layout(3104, 80, 776)
@@ -210,7 +210,7 @@ def test_small_tiles_keep_every_n_th_token_label_rather_than_none(qtbot):
     """A 3 x 3 grid of 70 px tiles over 11 tokens once showed no token label at all, beside their empty room."""
     import numpy as np
 
-    from widgets.heatmap_view import MIN_TICK_PX, HeatmapMosaic
+    from widgets.maps.heatmap_view import MIN_TICK_PX, HeatmapMosaic
 
     m = HeatmapMosaic()
     qtbot.addWidget(m)

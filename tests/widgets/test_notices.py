@@ -1,8 +1,8 @@
 """The configuration panel's notice line: each notice says what the controls show now, and goes once it no longer
 does (a forced move a new setting ended, an attention switch, a preset, Custom, "is back")."""
 
-from core.config import AttentionConfig
-from widgets.config_panel import ConfigPanel
+from core.arch.config import AttentionConfig
+from widgets.controls.config_panel import ConfigPanel
 
 
 def test_a_preset_or_pin_ends_what_was_forced_and_no_back_notice_follows(qtbot):

@@ -4,9 +4,9 @@ drawn through the app's own QImage and pixmap path shows each token's colour and
 import numpy as np
 from PySide6.QtCore import QPointF
 
-from widgets.colormaps import GROUP_COLOURS, lut
-from widgets.heatmap_view import HeatmapMosaic
-from widgets.mosaic import render_rgb
+from widgets.maps.colormaps import GROUP_COLOURS, lut
+from widgets.maps.heatmap_view import HeatmapMosaic
+from widgets.maps.mosaic import render_rgb
 
 
 def _painted_colour(view: HeatmapMosaic, image, x: float, y: float) -> tuple[int, int, int]:
@@ -44,7 +44,7 @@ def test_every_painted_token_cell_has_the_reference_colour(qtbot):
 
 
 def test_a_grid_seen_before_is_drawn_exactly_as_when_first_drawn(qtbot):
-    """The axes' kept pictures (widgets/cached_axis.py) replay a view seen before, never another view's."""
+    """The axes' kept pictures (widgets/common/cached_axis.py) replay a view seen before, never another view's."""
     view = HeatmapMosaic()
     qtbot.addWidget(view)
     view.resize(900, 700)

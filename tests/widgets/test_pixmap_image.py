@@ -4,9 +4,9 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 
-from widgets.pixmap_image import MAX_SIDE, PixmapImageItem
+from widgets.maps.pixmap_image import MAX_SIDE, PixmapImageItem
 
-pg.setConfigOptions(imageAxisOrder="row-major")  # the app's (widgets/heatmap_view.py)
+pg.setConfigOptions(imageAxisOrder="row-major")  # the app's (widgets/maps/heatmap_view.py)
 
 
 def grey_table() -> np.ndarray:

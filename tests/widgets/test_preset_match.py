@@ -3,9 +3,9 @@ same preset as applying every one would."""
 
 import itertools
 
-from core.config import AttentionConfig
-from core.presets import load_presets
-from widgets.preset_match import PresetMatch
+from core.arch.config import AttentionConfig
+from core.arch.presets import load_presets
+from widgets.controls.preset_match import PresetMatch
 
 
 def by_applying_all(presets, cfg) -> int:

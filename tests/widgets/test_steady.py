@@ -4,10 +4,10 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPalette
 from PySide6.QtWidgets import QApplication, QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from widgets.mosaic import plan_layout
-from widgets.steady import SETTLE_MS, LayoutFirewall, SteadyLabel
-from widgets.style import set_colour
-from widgets.tile_titles import TileTitles
+from widgets.common.steady import SETTLE_MS, LayoutFirewall, SteadyLabel
+from widgets.common.style import set_colour
+from widgets.maps.mosaic import plan_layout
+from widgets.maps.tile_titles import TileTitles
 
 
 def test_tile_titles_fit_the_tile_and_follow_new_titles_and_badges(qtbot):

@@ -5,11 +5,11 @@ import math
 
 import pytest
 
-from core.config import AttentionConfig
-from core.sweep import SweepResult, plan_sweep, run_point
+from core.arch.config import AttentionConfig
+from core.study.sweep import SweepResult, plan_sweep, run_point
 from tests.drawn_text import drawn_labels
-from widgets.plot_ticks import axis_ticks, short_number, spaced_values
-from widgets.sweep_plots import UNITS, SweepPlots, pin_labels
+from widgets.common.plot_ticks import axis_ticks, short_number, spaced_values
+from widgets.sweep.plots import UNITS, SweepPlots, pin_labels
 
 
 def test_axis_ticks_are_round_values_at_least_two_inside_the_range():

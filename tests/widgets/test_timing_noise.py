@@ -3,8 +3,8 @@ warning when other processes kept the machine busy meanwhile."""
 
 from __future__ import annotations
 
-from widgets.style import text_colour
-from widgets.timing_panel import TimingPanel
+from widgets.common.style import text_colour
+from widgets.costs.timing_panel import TimingPanel
 
 T = {"device": "cpu", "device_name": "CPU (2 threads)", "backend": "flash", "dtype": "float32", "median_ms": 2.0,
      "p25_ms": 1.9, "p75_ms": 2.3, "tflops": 0.1, "reps": 9, "core_median_ms": 1.0, "core_p25_ms": 1.0,

@@ -3,14 +3,14 @@ import pytest
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QToolTip
 
-from core.arch.mla import MLADims
-from core.config import AttentionConfig, valid_n_heads, valid_n_kv_heads
-from core.counts import flop_counts, format_bytes, kv_cache_bytes, param_counts
-from widgets.config_panel import ConfigPanel
-from widgets.heatmap_view import HeatmapMosaic
-from widgets.metrics_panel import MetricsPanel, delta_text
-from widgets.mode_badge import COLOURS
-from widgets.slider_spin import SliderSpin
+from core.arch.config import AttentionConfig, valid_n_heads, valid_n_kv_heads
+from core.kinds.mla.spec import MLADims
+from core.kinds.standard.counts import flop_counts, format_bytes, kv_cache_bytes, param_counts
+from widgets.controls.config_panel import ConfigPanel
+from widgets.controls.slider_spin import SliderSpin
+from widgets.costs.metrics_panel import MetricsPanel, delta_text
+from widgets.costs.mode_badge import COLOURS
+from widgets.maps.heatmap_view import HeatmapMosaic
 
 
 def test_slider_spin_snaps_typed_values_and_steps_over_choices(qtbot):
@@ -238,7 +238,7 @@ def test_a_typed_value_says_what_it_became_and_what_followed(qtbot):
 
 
 def test_values_up_to_the_configurations_maxima_reach_the_panel(qtbot):
-    from core.config import MAXIMA
+    from core.arch.config import MAXIMA
 
     big = AttentionConfig(d_model=786432, n_heads=3, n_kv_heads=1, seq_len=MAXIMA["seq_len"],
                           batch_size=MAXIMA["batch_size"], n_layers=MAXIMA["n_layers"])

@@ -1,0 +1,1 @@
+"""Reading and writing files safely: atomic writes, bounded reads, typed checks, JSON without NaN."""

@@ -1,0 +1,1 @@
+"""What a random-weight layer reads: tokens from a text and their seeded embeddings."""

@@ -1,0 +1,113 @@
+"""Time an MLA layer in both forms: prefill and one decode step, naive and absorbed (core/kinds/mla/layer.py).
+
+The result is the standard TimingResult (layer, core, prefill, decode of the form engines use in each phase:
+naive prefill, absorbed decode) plus `forms`: all four measurements, so the timing panel and the report say
+which form wins where. Everything is allocated before any timed region.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from core.arch.config import AttentionConfig
+from core.arch.layer import LayerSpec
+from core.device import TORCH_DTYPES, device_name, guard_memory
+from core.kinds.mla.counts import usual_form
+from core.kinds.mla.layer import MLALayer
+from core.kinds.standard.counts import layer_flop_counts, param_counts
+from core.kinds.standard.timing import ASSUMED_FLOPS_PER_S, TimingResult, tflops
+from core.timing.timer import BACKEND_NAMES, Cancelled, measure, pick_backend
+
+STEPS = ("allocating the layer, its latent and its decompressed cache", "choosing the SDPA backend",
+         "naive prefill", "absorbed prefill", "naive decode (decompressed cache)", "absorbed decode (latent cache)",
+         "the attention core")
+
+
+# Measured on this kind of machine (2 cores) for MLA's shapes: far below a big GEMM's rate, and bf16 slower still.
+CPU_MLA_FLOPS_PER_S = {"float32": 4e10, "float16": 1.6e10, "bfloat16": 1.6e10}
+INIT_VALUES_PER_S = 5e7  # seeded uniform initialisation of the weights (CPU)
+BYTES_PER_S = {"cpu": 1e10, "mps": 2e11, "cuda": 3e12}
+
+
+def estimate_mla_timing_s(cfg: AttentionConfig, device_type: str, budget_s: float) -> float:
+    """About how long run_mla_timing takes: the weights' initialisation, then five measurements (naive and absorbed
+    prefill, two decode steps, the core) of at least 7 calls each; a call costs its FLOPs at the device's rate plus
+    reading the weights (a decode step at short context is nothing else)."""
+    rate = CPU_MLA_FLOPS_PER_S[cfg.dtype] if device_type == "cpu" else ASSUMED_FLOPS_PER_S.get(device_type, 1e11)
+    weights = param_counts(cfg).total * cfg.dtype_bytes / BYTES_PER_S.get(device_type, 1e10)
+    spec, d = cfg.layer_spec(), cfg.d_model
+    calls = [layer_flop_counts(d, spec, cfg.with_(phase=phase), form).total / rate + weights
+             for phase in ("prefill", "decode") for form in ("naive", "absorbed")]
+    calls.append(layer_flop_counts(d, spec, cfg, usual_form(cfg.phase)).attention / rate)
+    init = param_counts(cfg).total / INIT_VALUES_PER_S if device_type == "cpu" else 0.0
+    return init + sum(max(budget_s, 7 * c) for c in calls)
+
+
+def run_mla_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0, budget_s: float = 0.3,
+                   should_stop: Callable[[], bool] | None = None, free_bytes: int | None = None,
+                   progress: Callable[[str], None] | None = None, spec: LayerSpec | None = None) -> TimingResult:
+    """Measure cfg's MLA layer on device (a TimingResult with forms). Raises ValueError before allocating
+    when it would not fit."""
+    guard_memory(cfg, device, free_bytes=free_bytes)
+    kw = {"budget_s": budget_s, "should_stop": should_stop}
+    done = [0]
+
+    def checkpoint(step: int) -> None:
+        if should_stop is not None and should_stop():
+            raise Cancelled
+        done[0] += 1
+        if progress is not None:
+            progress(f"{STEPS[step]} ({done[0]}/{len(STEPS)})")
+
+    B, T, d, causal = cfg.batch_size, cfg.seq_len, cfg.d_model, cfg.causal
+    with torch.inference_mode():
+        checkpoint(0)
+        layer = MLALayer(cfg, device=device, dtype=TORCH_DTYPES[cfg.dtype], seed=seed, spec=spec).eval()
+        gen = torch.Generator(device=device).manual_seed(seed + 1)
+        x = torch.randn(B, T, d, generator=gen, device=device, dtype=TORCH_DTYPES[cfg.dtype])  # (B, T, d)
+        x_new = torch.randn(B, 1, d, generator=gen, device=device, dtype=x.dtype)  # (B, 1, d)
+        q_nope, q_pe = layer.query(x)  # (B, H, T, n), (B, H, T, r)
+        c, k_pe = layer.latent(x)  # the latent cache: (B, T, r_kv), (B, T, r)
+        k, v = layer.decompress(c, k_pe)  # the decompressed cache: (B, H, T, n + r), (B, H, T, v)
+        qn_new, qp_new = layer.query(x_new)
+        checkpoint(1)
+        naive_core = lambda: layer.naive_core(q_nope, q_pe, k, v, causal)  # noqa: E731
+        absorbed_decode_core = lambda: layer.absorbed_core(qn_new, qp_new, c, k_pe, False)  # noqa: E731
+        prefill_backend = pick_backend(naive_core, device)
+        decode_backend = pick_backend(absorbed_decode_core, device)
+        if SDPBackend.MATH in (prefill_backend, decode_backend):
+            guard_memory(cfg, device, materialises_scores=True, free_bytes=free_bytes)
+        with sdpa_kernel([prefill_backend]):
+            checkpoint(2)
+            naive_prefill = measure(lambda: layer(x, form="naive"), device, **kw)
+            checkpoint(3)
+            absorbed_prefill = measure(lambda: layer(x, form="absorbed"), device, **kw)
+        with sdpa_kernel([decode_backend]):
+            checkpoint(4)
+            naive_decode = measure(lambda: layer.decode_naive(x_new, k, v), device, **kw)
+            checkpoint(5)
+            absorbed_decode = measure(lambda: layer.decode_absorbed(x_new, c, k_pe), device, **kw)
+            checkpoint(6)
+            if cfg.phase == "prefill":
+                with sdpa_kernel([prefill_backend]):
+                    core = measure(naive_core, device, **kw)
+            else:
+                core = measure(absorbed_decode_core, device, **kw)
+    is_prefill = cfg.phase == "prefill"
+    whole = naive_prefill if is_prefill else absorbed_decode
+    flops = layer_flop_counts(d, layer.spec, cfg, usual_form(cfg.phase))
+    forms = {"naive_prefill_ms": naive_prefill.median_ms, "absorbed_prefill_ms": absorbed_prefill.median_ms,
+             "naive_decode_ms": naive_decode.median_ms, "absorbed_decode_ms": absorbed_decode.median_ms}
+    return TimingResult(
+        device=device.type, device_name=device_name(device),
+        backend=BACKEND_NAMES[prefill_backend if is_prefill else decode_backend], dtype=cfg.dtype,
+        layer=whole, core=core, tflops=tflops(flops.total, whole.median_ms),
+        core_tflops=tflops(flops.attention, core.median_ms), fused_qkv=None, separate_qkv=None,
+        prefill=naive_prefill, decode=absorbed_decode,
+        kernel="MLA: naive prefill (decompressed per-head SDPA), absorbed decode (latent as one KV head)",
+        forms=forms,
+    )
+

@@ -1,0 +1,1 @@
+"""The standard attention layer (MHA/GQA/MQA, windows, sinks): its counts, kernels, masks and timing."""

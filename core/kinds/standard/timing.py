@@ -1,0 +1,218 @@
+"""Time one configuration end to end: the layer, its attention core, fused vs separate QKV,
+prefill vs decode. Everything is allocated before any timed region."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from core.arch.config import AttentionConfig
+from core.arch.layer import LayerSpec
+from core.device import TORCH_DTYPES, device_name, guard_memory
+from core.kinds.standard.band import cached_tokens
+from core.kinds.standard.counts import flop_counts, layer_flop_counts
+from core.kinds.standard.layer import AttentionLayer, SeparateQKV
+from core.timing.cpu_load import other_cores, read_times, timing_threads
+from core.timing.result import TimingResult
+from core.timing.timer import BACKEND_NAMES, Cancelled, measure, pick_backend
+
+__all__ = ["TimingResult", "estimate_timing_s", "run_timing", "measure_layer", "allocate"]
+
+
+# Rough sustained rates, only to warn before a timing that would take minutes.
+ASSUMED_FLOPS_PER_S = {"cpu": 1.0e11, "mps": 2.0e12, "cuda": 1.0e14}
+# Score elements (one a query-key pair of a head) a second: what bounds many narrow heads, whose FLOPs are few but
+# whose T x T maps are as many as a wide head's: their FLOPs alone underestimate them many times over (SDPA on a
+# 2-core CPU scores about 1e9 elements a second at any head width).
+ASSUMED_SCORES_PER_S = {"cpu": 1.5e9, "mps": 2.0e10, "cuda": 2.0e11}
+
+
+def estimate_timing_s(cfg: AttentionConfig, device: torch.device, budget_s: float = 0.3,
+                      include_qkv: bool = True) -> float:
+    """About how long run_timing takes: each of its measurements runs at least 2 warm-ups and 5
+    repeats (more when the budget allows); the prefill forward dominates. A core behind a T x T mask
+    (a window with W < T < 2W, or sinks) scores every pair, about 3x slower than full causal SDPA here;
+    a local layer past its window is also timed as full causal attention, for comparison."""
+    rate = ASSUMED_FLOPS_PER_S.get(device.type, 1.0e11)
+    if cfg.mla is not None:
+        from core.kinds.mla.timing import estimate_mla_timing_s
+
+        return estimate_mla_timing_s(cfg, device.type, budget_s)
+    prefill = flop_counts(cfg.with_(phase="prefill"))
+    full = flop_counts(cfg.with_(phase="prefill", window=None, layer_pattern="global"))  # any global layer
+    spec, T = cfg.layer_spec(), cfg.seq_len
+    masked = device.type != "cuda" and (spec.sinks or (spec.window is not None and cfg.causal
+                                                       and spec.window < T < 2 * spec.window))
+    core = 3 * full.attention if masked else max(prefill.attention, full.attention)
+    scores = cfg.batch_size * cfg.n_heads * T * T * (0.5 if cfg.causal else 1.0)  # every head's map
+    core_s = max(core / rate, scores / ASSUMED_SCORES_PER_S.get(device.type, 1.5e9))
+    per_call = prefill.projections / rate + core_s
+    calls = 2 if include_qkv else 1  # the prefill layer, plus its core or the QKV projections
+    seconds = max(budget_s, 7 * per_call) * (2 + calls)
+    if spec.window is not None and cfg.causal and T > spec.window:
+        seconds += max(budget_s, 7 * full.attention / rate)  # the full causal core, for comparison
+    return seconds
+
+
+def tflops(flops: int, ms: float) -> float:
+    return flops / (ms * 1e-3) / 1e12 if ms > 0 else 0.0
+
+
+@dataclass
+class TimingInputs:
+    """The tensors every timed call reads, allocated once."""
+
+    layer: AttentionLayer
+    separate: SeparateQKV
+    x: torch.Tensor  # (B, T, d)
+    x_new: torch.Tensor  # (B, 1, d)
+    q: torch.Tensor  # (B, H, T, h)
+    k: torch.Tensor  # (B, K, T, h)
+    v: torch.Tensor  # (B, K, T, h)
+    q_new: torch.Tensor  # (B, H, 1, h)
+    k_cache: torch.Tensor  # (B, K, T, h)
+    v_cache: torch.Tensor  # (B, K, T, h)
+
+
+def allocate(cfg: AttentionConfig, device: torch.device, seed: int = 0, spec: LayerSpec | None = None) -> TimingInputs:
+    dtype = TORCH_DTYPES[cfg.dtype]
+    layer = AttentionLayer(cfg, device=device, dtype=dtype, seed=seed, spec=spec).eval()
+    gen = torch.Generator(device=device).manual_seed(seed + 1)
+    B, T, d = cfg.batch_size, cfg.seq_len, cfg.d_model
+    cached = cached_tokens(T, layer.spec.window)  # a local layer's cache holds min(T, W) positions
+    x = torch.randn(B, T, d, generator=gen, device=device, dtype=dtype)  # (B, T, d)
+    x_new = torch.randn(B, 1, d, generator=gen, device=device, dtype=dtype)  # (B, 1, d)
+    with torch.inference_mode():
+        q, k, v = layer.project_qkv(x)
+        q_new, _, _ = layer.project_qkv(x_new)
+    return TimingInputs(
+        layer=layer, separate=SeparateQKV(layer).eval(), x=x, x_new=x_new, q=q, k=k, v=v,
+        q_new=q_new, k_cache=k[:, :, -cached:].clone(), v_cache=v[:, :, -cached:].clone(),
+    )
+
+
+def run_timing(cfg: AttentionConfig, device: torch.device, **kw: Any) -> TimingResult:
+    """measure_layer on as many CPU threads as there are idle cores (core/timing/cpu_load.py: a thread that waits for a
+    busy core at every barrier multiplies small ops' time by up to a thousand), naming the count and the load
+    other processes put on the machine meanwhile; elsewhere as it is."""
+    if device.type != "cpu":
+        return measure_layer(cfg, device, **kw)
+    threads, start = timing_threads(torch.get_num_threads())
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        result = measure_layer(cfg, device, **kw)
+    finally:
+        torch.set_num_threads(before)
+    end = read_times() if start is not None else None
+    load = other_cores(start, end) if start is not None and end is not None else None
+    # The machine's name with its thread count ("CPU (2 threads)"), not the count the timing ran on: that is `threads`.
+    return replace(result, threads=threads, other_load=load, device_name=device_name(device))
+
+
+def measure_layer(
+    cfg: AttentionConfig,
+    device: torch.device,
+    *,
+    seed: int = 0,
+    budget_s: float = 0.3,
+    should_stop: Callable[[], bool] | None = None,
+    free_bytes: int | None = None,
+    include_qkv: bool = True,
+    progress: Callable[[str], None] | None = None,
+    spec: LayerSpec | None = None,
+) -> TimingResult:
+    """Measure cfg's layer spec (default layer 0) on device. Raises ValueError (before allocating) when it
+    would not fit. progress(step) is told each step as it starts (the CLI prints it). An MLA layer is timed
+    in both its forms by core/kinds/mla/timing.py."""
+    if (spec or cfg.layer_spec()).mla is not None:
+        from core.kinds.mla.timing import run_mla_timing  # it builds this module's TimingResult
+
+        return run_mla_timing(cfg, device, seed=seed, budget_s=budget_s, should_stop=should_stop,
+                              free_bytes=free_bytes, progress=progress, spec=spec)
+    guard_memory(cfg, device, free_bytes=free_bytes)
+    kw = {"budget_s": budget_s, "should_stop": should_stop}
+    is_prefill = cfg.phase == "prefill"
+    window = (spec or cfg.layer_spec()).window
+    compare_full = is_prefill and cfg.causal and window is not None and cfg.seq_len > window
+    steps = ["allocating the layer and its inputs", "choosing the SDPA backend", "the prefill layer",
+             "the attention core" if is_prefill else "the decode step", "the decode step" if is_prefill else
+             "the attention core"] + (["fused QKV", "separate QKV"] if include_qkv else []) + (
+             ["the full causal core, for comparison"] if compare_full else [])
+    done = [0]
+
+    def checkpoint(step: int | None = None) -> None:
+        """Stop between the steps that cannot be interrupted, not only between repeats; say the next step."""
+        if should_stop is not None and should_stop():
+            raise Cancelled
+        if step is not None and progress is not None:
+            done[0] += 1
+            progress(f"{steps[step]} ({done[0]}/{len(steps)})")
+
+    with torch.inference_mode():
+        checkpoint(0)
+        t = allocate(cfg, device, seed, spec)
+        checkpoint(1)
+        layer, causal = t.layer, cfg.causal
+        prefill_core = lambda: layer.core(t.q, t.k, t.v, causal)  # noqa: E731
+        decode_core = lambda: layer.core(t.q_new, t.k_cache, t.v_cache, False)  # noqa: E731
+        prefill_backend = pick_backend(prefill_core, device)
+        checkpoint()
+        decode_backend = pick_backend(decode_core, device)
+        checkpoint()
+        if SDPBackend.MATH in (prefill_backend, decode_backend):
+            # The math path materialises (B, H, T, T) scores: check that they fit too.
+            guard_memory(cfg, device, materialises_scores=True, free_bytes=free_bytes)
+        with sdpa_kernel([prefill_backend]):
+            checkpoint(2)
+            prefill = measure(lambda: layer(t.x), device, **kw)
+            if is_prefill:
+                checkpoint(3)
+                core = measure(prefill_core, device, **kw)
+        with sdpa_kernel([decode_backend]):
+            checkpoint(4 if is_prefill else 3)
+            decode = measure(lambda: layer.decode_step(t.x_new, t.k_cache, t.v_cache), device, **kw)
+            if not is_prefill:
+                checkpoint(4)
+                core = measure(decode_core, device, **kw)
+        x_in = t.x if is_prefill else t.x_new
+        if include_qkv:
+            checkpoint(5)
+        fused = measure(lambda: layer.wqkv(x_in), device, **kw) if include_qkv else None
+        if include_qkv:
+            checkpoint(6)
+        separate = measure(lambda: t.separate(x_in), device, **kw) if include_qkv else None
+        full_core = None
+        if compare_full:  # what the window saves: the same q, k, v through full causal SDPA
+            checkpoint(len(steps) - 1)
+            gqa = layer.n_kv_heads != layer.n_heads
+            with sdpa_kernel([prefill_backend]):
+                full_core = measure(lambda: F.scaled_dot_product_attention(t.q, t.k, t.v, is_causal=True, enable_gqa=gqa,
+                                                                           scale=layer.spec.scale), device, **kw)
+    backend = prefill_backend if is_prefill else decode_backend
+    flops = layer_flop_counts(cfg.d_model, t.layer.spec, cfg)
+    whole = prefill if is_prefill else decode
+    return TimingResult(
+        device=device.type,
+        device_name=device_name(device),
+        backend=BACKEND_NAMES[backend],
+        dtype=cfg.dtype,
+        layer=whole,
+        core=core,
+        tflops=tflops(flops.total, whole.median_ms),
+        core_tflops=tflops(flops.attention, core.median_ms),
+        fused_qkv=fused,
+        separate_qkv=separate,
+        prefill=prefill,
+        decode=decode,
+        kernel=layer.kernel_name,
+        full_core=full_core,
+        band_flop_ratio=(flops.attention / layer_flop_counts(cfg.d_model, replace(t.layer.spec, window=None),
+                                                             cfg).attention) if compare_full else None,
+    )
+

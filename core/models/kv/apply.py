@@ -1,0 +1,88 @@
+"""One KV-saving method applied to a layer's keys, values and mask as the attention receives them: the
+frontier's runs (core/models/frontier/run.py) and the Heatmaps tab's view of a frontier point
+(core/models/inspect.py) change a layer through this one function, so the chart and the maps agree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from core.models.kv.latent import (
+    LatentBasis,
+    apply_rope,
+    kv_rows,
+    reconstruct,
+    split_rows,
+    undo_rope,
+)
+from core.models.kv.methods import KVMethod
+from core.models.kv.quant import quant_dequant
+from core.models.kv.window import window_keep, windowed_mask
+from core.models.source import LoadedModel
+from core.models.surgery import pool_kv
+
+Rope = tuple[torch.Tensor, torch.Tensor]  # (cos, sin), each (1, T, h)
+
+
+def rope_of(m: LoadedModel, ids: torch.Tensor) -> Rope | None:
+    """The rotary embedding's (cos, sin) for a causal model's positions 0..T-1; None for an encoder."""
+    if m.kind != "causal":
+        return None
+    rot = m.model.model.rotary_emb
+    positions = torch.arange(ids.shape[1])[None]
+    return rot(torch.zeros(1, dtype=torch.float32), positions)
+
+
+def attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None,
+           scaling: float) -> torch.Tensor:
+    """torch's SDPA over (B, H, T, h) queries and (B, K, S, h) keys and values: (B, T, H, h), as
+    transformers' attention functions return it. The frontier and the Heatmaps tab's frontier point both
+    attend through it: a quantised cache's rounding would otherwise turn eager's last-bit differences into
+    a loss that differs in the third decimal."""
+    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=scaling,
+                                                           enable_gqa=key.shape[1] != query.shape[1])
+    return out.transpose(1, 2).contiguous()
+
+
+def probabilities(query: torch.Tensor, key: torch.Tensor, mask: torch.Tensor | None, scaling: float) -> torch.Tensor:
+    """softmax(q k^T * scale + mask) in float32: (B, H, T, S), what the heatmaps draw."""
+    k = key.repeat_interleave(query.shape[1] // key.shape[1], dim=1)  # (B, H, S, h)
+    scores = query.float() @ k.float().transpose(-2, -1) * scaling  # (B, H, T, S)
+    if mask is not None:
+        scores = scores + mask[:, :, :, : k.shape[2]].float()
+    return scores.softmax(-1)
+
+
+@dataclass
+class KVChange:
+    """`method` in every layer; `bases` (layer -> basis) for a latent method, `rope` for a causal model's
+    keys, which a latent method compresses before the rotary embedding and re-rotates after."""
+
+    method: KVMethod
+    causal: bool
+    bases: dict[int, LatentBasis] | None = None
+    rope: Rope | None = None
+
+    def __post_init__(self) -> None:
+        if self.method.method.startswith("latent") and self.bases is None:
+            raise ValueError("a latent KV method needs the fitted bases of every layer.")
+
+    def apply(self, i: int, key: torch.Tensor, value: torch.Tensor,
+              mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Layer i's key, value (B, K, T, h) and additive mask (B, 1, T, S) or None, as the method leaves them."""
+        m = self.method
+        if m.method == "heads":
+            return pool_kv(key, int(m.setting)), pool_kv(value, int(m.setting)), mask
+        if m.method == "quant":
+            return quant_dequant(key, str(m.setting)), quant_dequant(value, str(m.setting)), mask
+        if m.method in ("window", "window_sinks"):
+            keep = window_keep(key.shape[2], key.shape[2], int(m.setting), m.sinks, self.causal)
+            return key, value, windowed_mask(mask, keep, key.dtype)
+        assert self.bases is not None
+        if int(m.setting) == self.bases[i].width:  # full rank: the keys and values as they are
+            return key, value, mask
+        pre = undo_rope(key, *self.rope) if self.rope is not None else key
+        rows = reconstruct(kv_rows(pre, value), self.bases[i], int(m.setting))  # (B, T, D)
+        k, v = split_rows(rows, key.shape[1], key.shape[3])
+        return (apply_rope(k, *self.rope) if self.rope is not None else k), v, mask

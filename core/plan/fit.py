@@ -1,0 +1,276 @@
+"""Will a model fit on these GPUs, and how fast can it decode: the memory plan of one GPU under tensor and
+pipeline parallelism, the longest context and largest batch that fit, and the decode rate's bounds.
+
+Tensor parallelism of degree t (t divides n_heads) gives each GPU n_heads / t query heads and
+max(1, K / t) KV heads: beyond t = K the KV heads are replicated t / K times, so MQA's saving per GPU
+stops growing. An MLA layer's latent cannot be split by heads: every GPU keeps all of it. The GPUs
+beyond the TP degree split the layers into n_gpus / t pipeline stages (contiguous, the first stages one
+layer more when they do not divide), so the figures are those of the GPU whose stage caches most.
+
+Per GPU: weights = ceil(params x bytes per weight / n_gpus) (an even split; embeddings are sharded like
+the rest), KV = the stage's layers' K and V (core/kinds/standard/counts.py's per-token bytes at the GPU's heads, a local
+layer holding min(T, W) tokens) x batch, and an allowance of `reserve` x memory for activations, CUDA
+graphs and the runtime (10% by default: vLLM's gpu_memory_utilization of 0.9).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass, replace
+
+from core.arch.formats import KV_FORMATS, check_kv_format
+from core.arch.layer import LayerSpec
+from core.arch.model import Architecture
+from core.kinds.mla.counts import mla_flops
+from core.kinds.standard.band import cached_tokens
+from core.kinds.standard.counts import layer_kv_bytes_per_token
+from core.plan.gpus import COMPUTE_DTYPE, GPU
+
+WEIGHT_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+KV_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp8": "fp8_e4m3"}
+RESERVE = 0.10
+MAX_CONTEXT = 2**40  # "no limit": every layer's cache stops growing at its window (or memory holds 2^40 tokens)
+CONTEXT_LIMIT = 2**30  # the context a plan takes, as the configuration's seq_len
+
+
+def kv_format_of(name: str) -> str:
+    """'fp8' -> 'fp8_e4m3', 'bf16' -> 'bfloat16'; a KV format name stays; anything else is a ValueError."""
+    fmt = KV_ALIASES.get(name, name)
+    if fmt not in KV_FORMATS:
+        raise ValueError(f"KV dtype {shown(name)} is not known; choose one of {', '.join([*KV_ALIASES, *KV_FORMATS])}.")
+    return fmt
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    arch: Architecture
+    params: int  # the whole model's parameters (embeddings, MLP and every expert included)
+    gpu: GPU
+    n_gpus: int = 1
+    tp: int = 1
+    weights_dtype: str = "bf16"
+    kv_dtype: str = "bfloat16"
+    batch: int = 1
+    context: int = 4096
+    reserve: float = RESERVE
+    active_params: int | None = None  # a mixture of experts': the parameters one token runs (None: all of them)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kv_dtype", kv_format_of(self.kv_dtype))  # 'fp8' -> 'fp8_e4m3'
+        check_plan(self)
+
+    @property
+    def pp(self) -> int:
+        return self.n_gpus // self.tp
+
+
+def shown(value: object) -> str:
+    """A value as an error message names it: its repr, or 'a huge number' (a cut repr would read 10x smaller)."""
+    text = repr(value)
+    return text if len(text) <= 30 else "a huge number" if isinstance(value, int | float) else "that value"
+
+
+def _whole(value: object, name: str, lo: int, hi: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be a whole number from {lo:,} to {hi:,}, not {shown(value)}.")
+
+
+def check_plan(p: PlanInput) -> None:
+    """Every input a user can get wrong, as a sentence that says what to change."""
+    _whole(p.n_gpus, "the number of GPUs", 1, 4096)
+    _whole(p.tp, "the tensor-parallel degree", 1, 4096)
+    _whole(p.batch, "the batch", 1, 2**20)
+    _whole(p.context, "the context", 1, CONTEXT_LIMIT)
+    _whole(p.params, "the parameter count", 1, 10**14)
+    if p.active_params is not None:
+        _whole(p.active_params, "the active parameter count", 1, p.params)
+    heads = {s.n_heads for s in p.arch.layers}
+    for H in heads:
+        if H % p.tp:
+            raise ValueError(f"a TP degree of {p.tp} does not divide {H} query heads; choose one of "
+                             f"{', '.join(str(t) for t in range(1, H + 1) if H % t == 0)}.")
+    for s in {s for s in p.arch.layers if s.mla is None}:
+        K = s.n_kv_heads
+        if K % p.tp and p.tp % K:
+            raise ValueError(f"a TP degree of {p.tp} neither divides nor is a multiple of {K} KV heads, so they "
+                             f"cannot be shared out evenly; choose a degree that divides {K} or a multiple of it.")
+    if p.n_gpus % p.tp:
+        raise ValueError(f"{p.n_gpus} GPUs do not make whole tensor-parallel groups of {p.tp}; use a multiple of "
+                         f"{p.tp} GPUs (the GPUs beyond one group split the layers).")
+    if p.pp > p.arch.n_layers:
+        raise ValueError(f"{p.pp} pipeline stages are more than the model's {p.arch.n_layers} layers; use at most "
+                         f"{p.arch.n_layers * p.tp} GPUs at TP {p.tp}, or a higher TP degree.")
+    if p.weights_dtype not in WEIGHT_BYTES:
+        raise ValueError(f"weights dtype {shown(p.weights_dtype)} is not known; choose one of "
+                         f"{', '.join(WEIGHT_BYTES)}.")
+    for h in {s.head_dim for s in p.arch.layers if s.mla is None}:
+        check_kv_format(p.kv_dtype, h)
+    block = KV_FORMATS[p.kv_dtype][1]
+    for s in {s for s in p.arch.layers if s.mla is not None}:
+        if s.mla.latent_width % block:
+            raise ValueError(f"the {p.kv_dtype} KV format stores blocks of {block} values, and the MLA latent of "
+                             f"{s.mla.latent_width} values is not a whole number of them; choose another format.")
+    if isinstance(p.reserve, bool) or not (isinstance(p.reserve, (int, float)) and 0 <= p.reserve <= 0.99):
+        raise ValueError(f"the runtime allowance is a fraction of memory from 0 to 0.99, not {shown(p.reserve)}.")
+
+
+def kv_heads_per_gpu(spec: LayerSpec, tp: int) -> int:
+    """KV heads one GPU keeps of a standard layer: max(1, K / t)."""
+    return max(1, spec.n_kv_heads // tp)
+
+
+def replication(spec: LayerSpec, tp: int) -> int:
+    """How many GPUs hold a copy of each KV head (t / K beyond t = K); an MLA latent is on all t."""
+    if spec.mla is not None:
+        return tp
+    return max(1, tp // spec.n_kv_heads)
+
+
+def gpu_kv_bytes_per_token(spec: LayerSpec, tp: int, kv_format: str) -> int:
+    """One layer's cache per token on one GPU of the TP group."""
+    if spec.mla is not None:
+        return layer_kv_bytes_per_token(spec, kv_format)  # the whole latent on every GPU
+    return layer_kv_bytes_per_token(replace(spec, n_kv_heads=kv_heads_per_gpu(spec, tp), n_heads=spec.n_heads // tp),
+                                    kv_format)
+
+
+def stages(n_layers: int, pp: int) -> list[range]:
+    """Contiguous layer ranges of the pipeline stages, the first n_layers % pp one layer longer."""
+    base, extra = divmod(n_layers, pp)
+    out, start = [], 0
+    for i in range(pp):
+        size = base + (1 if i < extra else 0)
+        out.append(range(start, start + size))
+        start += size
+    return out
+
+
+def stage_kv_bytes(p: PlanInput, layers: range, context: int, batch: int) -> int:
+    if p.arch.kind == "encoder":
+        return 0
+    specs = Counter(p.arch.layers[i] for i in layers)  # a model has a few distinct layers: each counted once
+    return sum(n * gpu_kv_bytes_per_token(s, p.tp, p.kv_dtype) * cached_tokens(context, s.window)
+               for s, n in specs.items()) * batch
+
+
+def gpu_kv_bytes(p: PlanInput, context: int | None = None, batch: int | None = None) -> int:
+    """The KV cache of the GPU whose stage caches most, at `context` and `batch` (the plan's by default)."""
+    T = p.context if context is None else context
+    B = p.batch if batch is None else batch
+    return max(stage_kv_bytes(p, r, T, B) for r in stages(p.arch.n_layers, p.pp))
+
+
+def weight_bytes(p: PlanInput) -> int:
+    return math.ceil(p.params * WEIGHT_BYTES[p.weights_dtype] / p.n_gpus)
+
+
+def reserve_bytes(p: PlanInput) -> int:
+    return math.ceil(p.gpu.memory_bytes * p.reserve)
+
+
+@dataclass(frozen=True)
+class Plan:
+    weights: int  # bytes per GPU
+    kv_cache: int
+    reserve: int
+    capacity: int
+    fits: bool
+    max_context: int | None  # at the plan's batch; None: no limit (every layer's cache stops at its window)
+    max_batch: int | None  # at the plan's context; None: no cache (an encoder)
+    kv_heads_per_gpu: int | None  # None: MLA's latent (not split by heads)
+    kv_replication: int  # copies of each KV head (or of the latent) in a TP group
+    pp: int
+    layers_per_stage: int
+
+    @property
+    def free(self) -> int:
+        return self.capacity - self.weights - self.kv_cache - self.reserve
+
+    def to_json(self) -> dict[str, object]:
+        out = asdict(self)
+        out["free"] = self.free
+        return out
+
+
+def max_context(p: PlanInput) -> int | None:
+    """The largest context whose cache fits beside the weights and the allowance at the plan's batch."""
+    room = p.gpu.memory_bytes - weight_bytes(p) - reserve_bytes(p)
+    if gpu_kv_bytes(p, context=1) > room:
+        return 0
+    if gpu_kv_bytes(p, context=MAX_CONTEXT) <= room:
+        return None
+    lo, hi = 1, MAX_CONTEXT  # fits at lo, not at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if gpu_kv_bytes(p, context=mid) <= room else (lo, mid)
+    return lo
+
+
+def max_batch(p: PlanInput) -> int | None:
+    """The largest batch whose cache fits at the plan's context (the cache is linear in the batch)."""
+    per_sequence = gpu_kv_bytes(p, batch=1)
+    if per_sequence == 0:
+        return None
+    room = p.gpu.memory_bytes - weight_bytes(p) - reserve_bytes(p)
+    return max(0, room // per_sequence)
+
+
+def plan(p: PlanInput) -> Plan:
+    weights, kv, reserve = weight_bytes(p), gpu_kv_bytes(p), reserve_bytes(p)
+    standard = [s for s in p.arch.layers if s.mla is None]
+    heads = min(kv_heads_per_gpu(s, p.tp) for s in standard) if standard else None
+    copies = max(replication(s, p.tp) for s in p.arch.layers)
+    return Plan(weights, kv, reserve, p.gpu.memory_bytes, weights + kv + reserve <= p.gpu.memory_bytes,
+                max_context(p), max_batch(p), heads, copies, p.pp, max(len(r) for r in stages(p.arch.n_layers, p.pp)))
+
+
+@dataclass(frozen=True)
+class DecodeBounds:
+    """One decode step of the whole model at the plan's batch and context, no communication counted: each
+    GPU reads its weights and its cache once (bandwidth) and does its share of 2 x params x batch FLOPs plus
+    the attention cores' (compute); the pipeline's stages run one after another for a token. A mixture of
+    experts reads and runs its active parameters only (at batch 1 exactly; a larger batch touches more
+    experts, so the figure stays an upper bound on the rate)."""
+
+    bytes_per_gpu: int
+    flops_per_gpu: float
+    step_s_bandwidth: float
+    step_s_compute: float
+    peak_dtype: str
+
+    @property
+    def step_s(self) -> float:
+        return max(self.step_s_bandwidth, self.step_s_compute)
+
+    @property
+    def bound(self) -> str:
+        return "bandwidth" if self.step_s_bandwidth >= self.step_s_compute else "compute"
+
+    def tokens_per_s(self, batch: int) -> float:
+        """Whole-batch tokens a second (a sequence gets 1 / step_s)."""
+        return batch / self.step_s
+
+    def to_json(self, batch: int) -> dict[str, object]:
+        out = asdict(self)
+        out.update(step_s=self.step_s, bound=self.bound, tokens_per_s=self.tokens_per_s(batch),
+                   tokens_per_s_per_sequence=1 / self.step_s)
+        return out
+
+
+def decode_core_flops(spec: LayerSpec, d_model: int, batch: int, context: int) -> int:
+    """One decode step's attention core in one layer: q.k and p.v over the cached keys (MLA absorbed)."""
+    keys = cached_tokens(context, spec.window)
+    if spec.mla is not None:
+        return mla_flops(d_model, spec, batch, 1, 2 * keys, "absorbed")[1]
+    return 4 * batch * spec.n_heads * spec.head_dim * keys
+
+
+def decode_bounds(p: PlanInput) -> DecodeBounds:
+    B, T = p.batch, p.context
+    attention = sum(decode_core_flops(s, p.arch.d_model, B, T) for s in p.arch.layers)
+    runs = p.active_params or p.params
+    flops = (2 * runs * B + attention) / p.n_gpus
+    stage_bytes = math.ceil(runs * WEIGHT_BYTES[p.weights_dtype] / p.n_gpus) + gpu_kv_bytes(p)
+    peak, dtype = p.gpu.peak_flops(COMPUTE_DTYPE[p.weights_dtype])
+    return DecodeBounds(stage_bytes, flops, p.pp * stage_bytes / p.gpu.bandwidth_bytes_s, p.pp * flops / peak, dtype)

@@ -1,0 +1,83 @@
+"""`attention-sandbox plan`: does a model fit on these GPUs at this batch and context, the longest context
+and largest batch that do, KV heads per GPU under tensor parallelism, decode bounds and the layer's
+roofline. --json prints the object the README documents; --list-gpus the catalogue."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from core.plan.fit import RESERVE, WEIGHT_BYTES, kv_format_of
+from core.plan.gpus import THIS_MACHINE, catalogue, find_gpu
+from core.plan.report import parse_count, plan_inputs, plan_json, plan_lines
+
+
+def add_plan_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("plan")
+    g.add_argument("--gpu", default="h100-sxm", help=f"a catalogue GPU (see --list-gpus) or {THIS_MACHINE} "
+                                                     "(measured now); default h100-sxm")
+    g.add_argument("--gpus", type=int, default=1, help="GPUs in all (default 1); beyond --tp they split the layers")
+    g.add_argument("--tp", type=int, default=1, help="tensor-parallel degree, a divisor of the query heads (default 1)")
+    g.add_argument("--context", type=int, help="tokens a sequence holds (default: --seq-len)")
+    g.add_argument("--weights-dtype", default="bf16", choices=list(WEIGHT_BYTES), help="default bf16")
+    g.add_argument("--params", type=count, help="the whole model's parameters, such as 70553706496 or 70.55B "
+                                                "(default: the preset's)")
+    g.add_argument("--active-params", type=count, help="a mixture of experts: the parameters one token runs "
+                                                       "(default: the preset's; decode reads and runs these)")
+    g.add_argument("--reserve", type=float, default=RESERVE,
+                   help=f"fraction of each GPU's memory kept for activations and the runtime (default {RESERVE})")
+    g.add_argument("--list-gpus", action="store_true", help="list the GPU catalogue and exit")
+    g.add_argument("--list-presets", action="store_true", help="list the presets (with their parameter counts)")
+    g.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def count(text: str) -> int:
+    try:
+        return parse_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from core.arch.presets import find_preset, load_presets
+    from sandbox.cli.args import config_from_args
+
+    if args.list_presets:
+        for p in load_presets():
+            print(f"{p.key:<20} {p.name}: {f'{p.params:,} parameters' if p.params else 'no count: give --params'}"
+                  + (f", {p.active_params:,} active" if p.active_params else ""))
+        return 0
+    if args.list_gpus:
+        if args.json:
+            print(json.dumps([g.to_json() for g in catalogue()], indent=1))
+            return 0
+        for g in catalogue():
+            print(f"{g.id:<10} {g.name}: {g.memory_bytes / 1e9:g} GB, {g.bandwidth_bytes_s / 1e12:g} TB/s, "
+                  f"bf16 {g.tflops['bf16']:g} TFLOP/s dense. {g.source}")
+        return 0
+    if args.kv_dtype is not None:
+        args.kv_dtype = kv_format_of(args.kv_dtype)  # fp8 -> fp8_e4m3, as the config knows it
+    cfg = config_from_args(args, "bfloat16")
+    params = args.params
+    preset = find_preset(args.preset) if args.preset else None
+    if params is None:
+        if preset is None or preset.params is None:
+            raise ValueError("give the whole model's parameter count with --params, or a --preset that has one.")
+        params = preset.params
+    if args.gpu == THIS_MACHINE:
+        from core.timing.machine_roof import measure_roof
+
+        gpu = measure_roof(args.device).gpu()
+    else:
+        gpu = find_gpu(args.gpu)
+    context = args.context if args.context is not None else cfg.seq_len
+    active = args.active_params if args.active_params is not None else (
+        preset.active_params if preset is not None and args.params is None else None)
+    p = plan_inputs(cfg, params, gpu, args.gpus, args.tp, args.weights_dtype, cfg.kv_format, cfg.batch_size, context,
+                    args.reserve, preset.kind if preset else "causal", active)
+    j = plan_json(p, cfg)
+    if args.json:
+        print(json.dumps(j, indent=1))
+    else:
+        print("\n".join(plan_lines(j)))
+    return 0

@@ -1,0 +1,138 @@
+"""What crosses between the window and the compute worker: plain requests and results (no torch, so the
+window's process never loads it; pickled over the worker's pipe)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+
+import numpy as np
+
+from core.arch.config import AttentionConfig
+from core.arch.layer import LayerSpec
+from core.study.sweep import SweepPoint, SweepResult, SweepRow
+from core.timing.result import TimingResult
+from sandbox.jobs.model_view import ModelView
+
+
+@dataclass(frozen=True)
+class ComputeRequest:
+    config: AttentionConfig
+    text: str
+    device: str = "auto"  # auto, cpu, cuda, mps (timing only; heatmaps run on the CPU)
+    seed: int = 0
+    want_timing: bool = True
+    timing_budget_s: float = 0.15
+    model: str | None = None  # a loaded real model's key (None: random weights)
+    layer: int = 0  # the layer shown (real models: and changed; a design with a window: local or global)
+    all_layers: bool = False  # real models: change every layer, not only `layer`
+    probe: str = "text"  # text: the user's text; induction: a seeded random sequence repeated twice
+    max_timing_s: float | None = 20.0  # skip (with the estimate) a timing expected to take longer
+    kv_method: tuple[str, int | str, int] | None = None  # real models: a frontier point's (method, setting, sinks)
+
+
+@dataclass(frozen=True)
+class HeatmapResult:
+    request_id: int
+    config: AttentionConfig
+    tokens: list[str]
+    probs: np.ndarray  # (H, T, T) float32, rows sum to 1
+    n_text_tokens: int  # before the display limit
+    seed: int = 0
+    model: ModelView | None = None  # real models: every layer, before and after, fidelity
+    roles: dict[str, np.ndarray] | None = None  # {role: (L, H)}: every layer of a real model, one row here
+    shown_roles: dict[str, np.ndarray] | None = None  # {role: (H,)} of the heads on screen
+    probe: str = "text"
+    sink_share: np.ndarray | None = None  # (H, T): the mass each row gives to its head's sink (None: no sinks)
+    layer_spec: LayerSpec | None = None  # the layer shown (design mode)
+    view_layer: int = 0  # its index (design mode)
+
+
+@dataclass(frozen=True)
+class TimingOutcome:
+    request_id: int
+    config: AttentionConfig
+    result: TimingResult
+    device: str = "auto"  # the device choice it was asked for
+    layer_spec: LayerSpec | None = None  # the layer timed (a design's local or global layer)
+
+    def measures(self, config: AttentionConfig, device: str, spec: LayerSpec | None = None) -> bool:
+        """Timing runs random inputs of the configured shapes: it holds for any text, layer or probe,
+        except a layer of another kind (local or global) when spec is given."""
+        return (self.config == config and self.device == device
+                and (spec is None or self.layer_spec is None or self.layer_spec == spec))
+
+
+@dataclass(frozen=True)
+class Failure:
+    request_id: int
+    stage: str  # heatmaps or timing
+    message: str
+    detail: str = field(default="")
+
+
+@dataclass
+class SweepJob:
+    sweep_id: int
+    points: list[SweepPoint]
+    device: str
+    budget_s: float
+    result: SweepResult
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    sweep_id: int
+    done: int
+    total: int
+    eta_s: float  # seconds left, from the mean of the timed points so far
+    row: SweepRow
+
+
+@dataclass(frozen=True)
+class FrontierJob:
+    """A KV frontier of a loaded model (its key as the Model list names it) over the given method families."""
+
+    run_id: int
+    model: str
+    families: tuple[str, ...]
+    n_samples: int = 2
+
+
+@dataclass(frozen=True)
+class FrontierProgress:
+    """One step of a frontier done: the point as plain numbers (FrontierPoint.to_json)."""
+
+    run_id: int
+    done: int
+    total: int
+    eta_s: float
+    text: str  # the step that runs next ('' when none)
+    point: dict | None
+
+
+@dataclass(frozen=True)
+class FrontierDone:
+    run_id: int
+    result: dict | None  # FrontierResult.to_json(); None when it failed or was cancelled
+    message: str = ""  # why, in a sentence, when result is None
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """The compute side as the window names it: known once the worker has started."""
+
+    devices: tuple[str, ...]  # the device choices: auto, cpu, and cuda or mps where present
+    device_name: str  # what auto resolves to, by name
+    default_dtype: str  # the dtype a first start picks for it
+    torch_version: str
+
+
+def starting_info() -> WorkerInfo:
+    """Until the worker says otherwise: the CPU (torch's version read from its metadata, not imported)."""
+    try:
+        torch_version = version("torch")
+    except PackageNotFoundError:
+        torch_version = "?"
+    return WorkerInfo(("auto", "cpu"), "CPU", "float32", torch_version)

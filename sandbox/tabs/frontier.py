@@ -1,0 +1,274 @@
+"""The Frontier tab's controller: runs the KV frontier of the open real model on the compute worker (one
+point a step, the chart growing as they come), cancels it, opens or pins a point in the Heatmaps tab,
+and exports the chart (PNG or SVG) and the table (CSV), each with a manifest."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QFileDialog
+
+from core.files.atomic import ExportError, staged
+from core.models.catalog import SHIPPED
+from core.models.frontier.summary import BUDGETS, CSV_KEYS
+from core.models.kv.methods import FAMILIES
+from resources import CALIB_TEXT, EVAL_TEXT
+from sandbox.jobs.types import FrontierDone, FrontierProgress, HeatmapResult
+from sandbox.tabs.export_render import ours as _ours
+from sandbox.tabs.export_render import render_png, versions, write_svg
+from widgets.frontier.panel import FrontierPanel
+
+if TYPE_CHECKING:
+    from sandbox.window.main_window import MainWindow
+
+LESSON_MODEL = "smollm2-135m"
+
+
+class FrontierTab:
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.panel = FrontierPanel()
+        self.run_id = 0
+        self.newest = 1  # the first run id this tab listens to
+        self.partial: dict[str, Any] | None = None
+        self.run_model = ("", "causal")  # (name, kind) of the model the run in progress is of
+        runner = window.runner
+        runner.frontier_progress.connect(self._on_progress)
+        runner.frontier_done.connect(self._on_done)
+        p = self.panel
+        p.run_requested.connect(self.run)
+        p.cancel_requested.connect(runner.cancel_frontier)
+        p.open_model_requested.connect(window.models.load)
+        p.open_point_requested.connect(self.open_point)
+        p.pin_point_requested.connect(lambda point: self.open_point(point, pin=True))
+        self.pin_pending = False  # a point asked to be pinned waits for its heatmaps
+        self.pin_expect: tuple[str | None, int] = (None, 0)  # its (KV method label, KV heads) on screen
+        window.heatmaps_shown.connect(self._on_heatmaps)
+        runner.failed.connect(lambda f: setattr(self, "pin_pending", self.pin_pending and f.stage != "heatmaps"))
+        p.export_chart_requested.connect(lambda: self._ask_path("chart"))
+        p.export_table_requested.connect(lambda: self._ask_path("table"))
+        window.models.changed.connect(self.model_changed)
+        window.sweeps.panel.frontier_lesson_requested.connect(self.run_lesson)
+        self.lesson_pending = False  # the lesson waits for SmolLM2 to open
+        runner.failed.connect(lambda f: setattr(self, "lesson_pending", self.lesson_pending and f.stage != "model"))
+
+    def model_changed(self) -> None:
+        shape = self.window.models.shape
+        if self.panel.running and (shape is None or shape.name != self.run_model[0]):
+            self.window.runner.cancel_frontier()  # another model: the run in progress is not this one's
+            self.newest = self.run_id + 1  # and whatever it still says is dropped
+            self.panel.set_running(False)
+            self.window.statusBar().showMessage(f"The frontier of {self.run_model[0]} was cancelled: another model "
+                                                "is open.", 8000)
+        self.panel.set_model(shape.name if shape is not None else None, shape.kind if shape is not None else "causal")
+        if self.lesson_pending:  # the lesson's model, or another one the user chose meanwhile: asked once only
+            self.lesson_pending = False
+            if self.window.models.key == LESSON_MODEL:
+                self.run(tuple(FAMILIES))
+
+    def run_lesson(self) -> None:
+        """The Sweep tab's lesson "Which KV saving costs least": SmolLM2's frontier, every method, read at 1/3
+        of its cache (the sentence under the chart is the caption)."""
+        w = self.window
+        w.tabs.setCurrentIndex(w.tabs.indexOf(self.panel))
+        self.panel.budget.setValue(BUDGETS.index(1 / 3))
+        for box in self.panel.boxes.values():
+            box.setChecked(True)
+        if self.panel.running:
+            return
+        if w.models.key == LESSON_MODEL:
+            self.run(tuple(FAMILIES))
+            return
+        self.lesson_pending = True
+        self.panel.status.setText(f"Opening {SHIPPED[LESSON_MODEL]} for the lesson…")
+        w.models.load(LESSON_MODEL)
+
+    def run_from_menu(self) -> None:
+        """Ctrl+Shift+R anywhere: the Frontier tab, and its run when a model is open."""
+        self.window.tabs.setCurrentWidget(self.panel)
+        if self.panel.run.isEnabled():
+            self.panel.run.click()
+        elif not self.panel.running:
+            self.panel.show_error("Open a real model first (the buttons above, or the Weights list).")
+
+    def cancel(self) -> None:
+        if self.panel.running and self.panel.cancel.isEnabled():
+            self.panel.cancel.click()
+
+    def run(self, families: tuple[str, ...]) -> None:
+        key = self.window.models.key
+        if key is None:
+            self.panel.show_error("No real model is open; open one first.")
+            return
+        self.partial = None
+        shape = self.window.models.shape
+        self.run_model = (shape.name, shape.kind) if shape is not None else ("", "causal")
+        self.panel.set_running(True)
+        self.panel.status.setText("Running: the unchanged model…")
+        self.newest = self.run_id + 1  # a synchronous runner reports before submit returns the id
+        self.run_id = self.window.runner.submit_frontier(key, families)
+
+    def _on_progress(self, progress: FrontierProgress) -> None:
+        if progress.run_id < self.newest:  # an earlier run's last words
+            return
+        if progress.point is None:  # the run's start: its steps and the first guess of its time
+            self.panel.show_progress(progress.done, progress.total, progress.eta_s, progress.text)
+            return
+        if progress.point["method"] == "baseline":
+            self.partial = {"model": self.run_model[0], "kind": self.run_model[1],
+                            "baseline": progress.point, "points": [], "samples": 0, "context": 0, "seconds": 0.0,
+                            "complete": False}
+        elif self.partial is not None:
+            self.partial["points"].append(progress.point)
+        if self.partial is not None:
+            self.panel.show_result(self.partial)
+        self.panel.show_progress(progress.done, progress.total, progress.eta_s, progress.text)
+
+    def _on_done(self, done: FrontierDone) -> None:
+        if done.run_id < self.newest:
+            return
+        self.panel.set_running(False)
+        if done.result is not None:
+            self.panel.show_result(done.result, " Read from the cache." if done.cached else "")
+            return
+        if done.message == "cancelled":
+            if self.partial is not None:  # the points done, the unchanged model's alone included, stay drawn
+                self.panel.show_result(self.partial)
+            else:
+                self.panel.status.setText("Cancelled before the unchanged model was measured: nothing to draw yet.")
+            return
+        self.panel.show_error(f"The frontier stopped: {done.message}")
+
+    def open_point(self, point: dict[str, Any] | None, pin: bool = False) -> bool:
+        """A point in the Heatmaps tab, every layer changed as the point says, beside the trained heads:
+        pooled heads through n_kv_heads, the other methods as a KV point the model picker shows (and
+        clears). pin: pin it once its heatmaps are on screen."""
+        w = self.window
+        if point is None or point.get("method") in (None, "baseline") or w.models.shape is None:
+            return False
+        shape = w.models.shape
+        if self.panel.result is None or self.panel.result["model"] != shape.name:
+            self.panel.show_error("That point is another model's; run this model's frontier first.")
+            return False
+        method = point["method"]
+        try:
+            if method == "heads":
+                cfg = w.config().with_(n_heads=shape.n_heads, n_kv_heads=int(point["setting"]))
+            else:
+                cfg = w.config().with_(n_heads=shape.n_heads, n_kv_heads=shape.n_kv_heads)
+        except ValueError as exc:
+            self.panel.show_error(f"Cannot show it: {exc}")
+            return False
+        if method == "heads":
+            w.models.clear_kv_point(request=False)
+        else:
+            w.models.show_kv_point((method, point["setting"], int(point.get("sinks") or 0)), point["label"])
+        self.pin_pending = False
+        w.models.picker.all_layers.setChecked(True)
+        w.config_panel.set_config(cfg)
+        w.refresh_costs()
+        self.pin_pending = pin  # this request's heatmaps are the point's: the ones before it are stale
+        self.pin_expect = (None if method == "heads" else point["label"], cfg.kv_heads)
+        w.request()
+        w.tabs.setCurrentIndex(0)
+        slow = " (a latent point fits its bases on the calibration text first: a few seconds)" if (
+            method.startswith("latent")) else ""
+        w.statusBar().showMessage(f"Showing {point['label']} in every layer{slow}.", 8000)
+        return True
+
+    def _on_heatmaps(self, result: HeatmapResult) -> None:
+        """Pin the point asked for, once its heatmaps are the ones on screen."""
+        w = self.window
+        if not self.pin_pending or result.model is None or not w.runner.is_current(result.request_id):
+            return
+        self.pin_pending = False
+        view = (result.model.fidelity.get("kv_method"), result.config.kv_heads)
+        if view != self.pin_expect:  # the user changed the view before the point's maps came: not that point
+            w.statusBar().showMessage("Not pinned: the view changed before the point's heatmaps came; pin it again.",
+                                      8000)
+            return
+        w.costs.run()  # the pin keeps the costs of what is on screen: due now, not after the next paint
+        w.pins.pin_current()
+
+    # -- export ----------------------------------------------------------------------------------
+    def manifest(self, file: str = "") -> dict[str, Any]:
+        r = self.panel.result or {}
+        selected = self.panel.chart.selected
+        return {"title": "Attention Sandbox KV frontier", "file": file, "model": r.get("model"), "kind": r.get("kind"),
+                "budget": self.panel.budget_label.text(), "budget_sentence": self.panel.sentence.text(),
+                "selected_point": selected["label"] if selected else None,
+                "model_key": self.window.models.key, "shipped": self.window.models.key in SHIPPED,
+                "evaluation_text": EVAL_TEXT.name, "calibration_text": CALIB_TEXT.name,
+                "samples": r.get("samples"), "context": r.get("context"), "complete": r.get("complete", True),
+                "methods": sorted({p["method"] for p in r.get("points", [])}), "versions": versions()}
+
+    def csv_text(self) -> str:
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=CSV_KEYS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.panel.rows())
+        return buf.getvalue()
+
+    def _ask_path(self, what: str) -> None:
+        if self.panel.result is None:
+            self.panel.show_error("run the frontier first.")
+            return
+        model = (self.panel.result or {}).get("model", "model").replace(" ", "-")
+        w = self.window
+        folder = w.exports.start_folder()
+        if what == "table":
+            name, chosen = QFileDialog.getSaveFileName(w, "Export frontier table",
+                                                       str(folder / f"frontier-{model}-table.csv"), "CSV (*.csv)")
+        else:
+            name, chosen = QFileDialog.getSaveFileName(w, "Export frontier chart", str(folder / f"frontier-{model}"
+                                                       "-chart.png"), "PNG (*.png);;SVG (*.svg)")
+        if not name:
+            return
+        path = Path(name)
+        w.exports.remember_folder(path.parent)
+        if path.suffix.lower() not in (".csv", ".png", ".svg"):  # a name typed without one: the filter's
+            path = path.with_name(path.name + ("." + chosen.split("*.")[-1].rstrip(")") if "*." in chosen else ".csv"))
+        try:
+            self.export(path)
+        except (ValueError, OSError) as exc:  # OSError: a name the file system refuses (too long, a file as folder)
+            self.window.alert("Export failed", str(exc) if isinstance(exc, ValueError) else
+                              f"cannot write {path.name[:80]}: {exc.strerror or exc}; choose another name or folder.")
+
+    def export(self, path: Path) -> list[Path]:
+        """path's suffix says what: .csv the table, .png or .svg the chart; a .json manifest beside it."""
+        suffix = path.suffix.lower()
+        if suffix not in (".csv", ".png", ".svg"):
+            raise ValueError(f"export the frontier as .csv, .png or .svg, not {path.suffix or 'no suffix'}.")
+        manifest = path.with_name(path.name + ".json")  # one a file: a PNG and an SVG of one name keep both
+        if manifest.exists() and not _ours(manifest):
+            raise ValueError(f"{manifest.name} exists beside it and is not an Attention Sandbox manifest; choose "
+                             "another name, so that it is not overwritten.")
+        try:
+            with staged([path, manifest]) as (tmp, tmp_manifest):  # both files, or neither
+                if suffix == ".csv":
+                    tmp.write_text(self.csv_text(), encoding="utf-8")
+                else:
+                    self._write_chart(tmp, suffix)
+                tmp_manifest.write_text(json.dumps(self.manifest(path.name), indent=1), encoding="utf-8")
+        except ExportError as exc:
+            self.window.alert("Export failed", str(exc))
+            return []
+        self.window.statusBar().showMessage(f"Wrote {path} and {manifest.name}", 6000)
+        return [path, manifest]
+
+    def _write_chart(self, path: Path, suffix: str) -> None:
+        """The chart as painted (QtSvg for SVG: pyqtgraph's SVG exporter fails on this plot's paths)."""
+        plot = self.panel.chart.plot
+        with staged([path]) as (tmp,):
+            if suffix == ".svg":
+                with self.panel.chart.vector_markers(), self.panel.chart.exported_legend():
+                    write_svg(plot, tmp, f"KV frontier of {(self.panel.result or {}).get('model', '')}")
+            else:
+                with self.panel.chart.exported_legend():
+                    image = render_png(plot, 2.0)
+                if not image.save(str(tmp), "PNG"):
+                    raise ExportError(f"could not write {path}.")

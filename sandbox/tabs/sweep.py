@@ -1,0 +1,180 @@
+"""Sweeps in the window: plan from the controls, run on the runner's worker, plot, caption, export."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QFileDialog
+
+from core.arch.config import AttentionConfig
+from core.files.atomic import ExportError, staged, write_text_atomic
+from core.study.lessons import find_lesson
+from core.study.sweep import KNOBS, SweepResult, flatten, knob_value, parse_knob_values, plan_sweep
+from sandbox.jobs.types import SweepProgress
+from sandbox.tabs.export_render import render_png
+from widgets.sweep.panel import SweepPanel
+
+if TYPE_CHECKING:
+    from sandbox.window.main_window import MainWindow
+
+SWEEP_BUDGET_S = 0.1  # per measurement: a sweep point takes four measurements
+
+
+def generic_caption(result: SweepResult) -> str:
+    rows = result.ok_rows()
+    if not rows:
+        return no_valid_point(result)
+    skipped = len([r for r in result.rows if r.status == "skipped"])
+    text = f"{len(rows)} points of {result.knob} from {rows[0].value} to {rows[-1].value}"
+    return text + (f"; {skipped} values skipped (see the notes)" if skipped else "") + "."
+
+
+def no_valid_point(result: SweepResult) -> str:
+    """Why a sweep drew nothing: each value it skipped or that failed, with its reason, or that it stopped first."""
+    if not result.rows:
+        return "The sweep stopped before its first point."
+    by_reason: dict[str, list[object]] = {}
+    for r in result.rows:
+        if r.status != "ok":  # one line a reason, its values listed: many failing values must not flood the caption
+            generic = r.reason.replace(f"{result.knob}={r.value}", f"{result.knob}=N").replace(f" {r.value} ", " N ")
+            by_reason.setdefault(generic.rstrip("."), []).append(r.value)
+    parts = []
+    for reason, values in list(by_reason.items())[:3]:
+        shown = ", ".join(map(str, values[:8])) + (f" and {len(values) - 8} more" if len(values) > 8 else "")
+        parts.append(f"{result.knob} = {shown}: {reason}")
+    more = f"; {len(by_reason) - 3} other reasons in the notes" if len(by_reason) > 3 else ""
+    return f"No point of this sweep made a valid configuration ({'; '.join(parts)}{more})."
+
+
+class SweepController(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.panel = SweepPanel()
+        self.knob = ""
+        self.base: AttentionConfig | None = None
+        self.caption_fn = generic_caption
+        self.result: SweepResult | None = None
+        self.running_id: int | None = None  # the sweep this panel shows running, until its result arrives
+        self.panel.run_requested.connect(self.run)
+        self.panel.lesson_requested.connect(self.run_lesson)
+        self.panel.cancel_requested.connect(self.cancel)
+        self.panel.export_png_requested.connect(lambda: self._ask_path("png"))
+        self.panel.export_csv_requested.connect(lambda: self._ask_path("csv"))
+        window.runner.sweep_progress.connect(self._on_runner_sweep_progress)
+        window.runner.sweep_step.connect(lambda sid, text: self.panel.set_step(text) if sid == self.running_id else None)
+        window.runner.sweep_done.connect(self._on_runner_sweep_done)
+
+    def run(self, knob: str, values_text: str, timed: bool) -> int | None:
+        try:
+            values = parse_knob_values(knob, values_text)
+            points = plan_sweep(self.window.config(), knob, values)
+        except ValueError as exc:
+            self.panel.show_error(str(exc))
+            return None
+        return self._start(knob, self.window.config(), points, timed, generic_caption, f"{knob} sweep")
+
+    def run_lesson(self, key: str, timed: bool) -> int | None:
+        lesson = find_lesson(key)
+        self.panel.show_knob(lesson.knob, ",".join(map(str, lesson.values)))
+        base = lesson.base_config(self.window.config())
+        points = plan_sweep(base, lesson.knob, lesson.values)
+        return self._start(lesson.knob, base, points, timed, lesson.caption, lesson.title)
+
+    def _start(self, knob, base, points, timed, caption_fn, label) -> int:
+        self.knob, self.base, self.caption_fn = knob, base, caption_fn
+        self.panel.caption.setStyleSheet("font-weight: bold;")
+        self.panel.caption.setText(f"{label}: {len(points)} points" + (", timed" if timed else ", counts only") + "…")
+        self.panel.set_running(len(points), label)
+        self.result = None
+        runner = self.window.runner
+        self.running_id = runner.current_sweep_id + 1  # the id submit_sweep gives: a sync runner ends inside it
+        sweep_id = runner.submit_sweep(knob, points, timed, self.window.config_panel.device_choice(), SWEEP_BUDGET_S)
+        if self.running_id is not None:  # still running
+            self.running_id = sweep_id
+        return sweep_id
+
+    def cancel(self) -> None:
+        """The user's Cancel: stops the sweep this panel runs, and nothing when none runs (a cancel sent with no
+        sweep running, or for an older one, must not stop the next)."""
+        if self.running_id is not None:
+            self.window.runner.cancel_sweep(self.running_id)
+
+    def _on_runner_sweep_progress(self, p: SweepProgress) -> None:
+        if p.sweep_id != self.running_id:
+            return
+        note = f"{self.knob}={p.row.value}: {p.row.status} — {p.row.reason}" if p.row.status != "ok" else ""
+        self.panel.set_progress(p.done, p.total, p.eta_s, note)
+
+    def _on_runner_sweep_done(self, payload: tuple[int, SweepResult]) -> None:
+        sweep_id, result = payload
+        if sweep_id != self.running_id:
+            return
+        self.running_id = None
+        self.result = result
+        rows = result.ok_rows()
+        # a sweep stopped before its first point (cancelled, or its worker killed) has no rows to plan a line for
+        configs = [pt.config for pt in plan_sweep(self.base, self.knob, [r.value for r in rows])] if (
+            self.base and rows) else []
+        caption = self.caption_fn(result) if rows else no_valid_point(result)  # a lesson's caption needs points
+        self.panel.show_result(result, self.knob, caption, self.pinned_marks(),
+                               self.window.plan.sweep_series(configs, self.knob) if len(configs) == len(rows) else None)
+
+    def pinned_marks(self) -> list[tuple[int | str, str]]:
+        """Pins that lie on this sweep's line: the base configuration with only the knob changed."""
+        if self.base is None:
+            return []
+        field = KNOBS[self.knob]
+        marks = []
+        for pin in self.window.pins.pins:
+            value = pin.config.kv_format if field == "kv_dtype" else knob_value(pin.config, self.knob)
+            changes = {field: value} if field != "mla" else {"mla": pin.config.mla}  # an MLA width: the pin's widths
+            if self.knob == "n_heads" and self.base.mode == "MHA":
+                changes["n_kv_heads"] = value
+            try:
+                if self.base.with_(**changes) == pin.config:
+                    marks.append((value, pin.name))
+            except ValueError:
+                continue
+        return marks
+
+    # -- export ----------------------------------------------------------------------------------
+    def _ask_path(self, fmt: str) -> None:
+        if self.result is None:
+            self.panel.show_error("Run a sweep first.")
+            return
+        start = self.window.exports.start_folder() / f"sweep-{self.knob}.{fmt}"  # where the last export went
+        name, _ = QFileDialog.getSaveFileName(self.window, "Export sweep", str(start),
+                                              "PNG (*.png)" if fmt == "png" else "CSV (*.csv)")
+        if name:
+            self.export(Path(name), fmt)
+
+    def csv_text(self) -> str:
+        assert self.result is not None
+        records = [{"value": r.value, "status": r.status, "reason": r.reason, "seconds": round(r.seconds, 4),
+                    "partial": self.result.partial, **flatten(r.report or {})} for r in self.result.rows]
+        fields = list(dict.fromkeys(k for rec in records for k in rec))
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=fields)
+        w.writeheader()
+        w.writerows(records)
+        return buf.getvalue()
+
+    def export(self, path: Path, fmt: str) -> None:
+        try:
+            if fmt == "csv":
+                write_text_atomic(path, self.csv_text())
+            else:
+                image = render_png(self.panel.plots, 2.0)
+                with staged([path]) as (tmp,):
+                    if not image.save(str(tmp), "PNG"):
+                        raise ExportError(f"could not write {path}.")
+        except ExportError as exc:
+            self.window.alert("Export failed", str(exc))
+            return
+        self.window.exports.remember_folder(path.parent)
+        self.window.statusBar().showMessage(f"Wrote {path}", 6000)

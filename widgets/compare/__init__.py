@@ -1,0 +1,1 @@
+"""The Compare tab's table of pins."""

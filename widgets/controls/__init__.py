@@ -1,0 +1,1 @@
+"""The controls: architecture sliders, workload, layout, MLA widths, model picker."""

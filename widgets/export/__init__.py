@@ -1,0 +1,1 @@
+"""The export dialog and the frame an exported heatmap carries."""

@@ -1,0 +1,1 @@
+"""The Frontier tab: its panel and chart."""

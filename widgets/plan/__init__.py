@@ -1,0 +1,1 @@
+"""The Plan tab: its panel and charts."""

@@ -1,0 +1,1 @@
+"""Head roles: badges on tiles and the Roles tab."""

@@ -1,0 +1,1 @@
+"""The Sweep tab: its panel and plots."""
