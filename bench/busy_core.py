@@ -20,8 +20,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.arch.config import AttentionConfig  # noqa: E402
-from core.kinds.standard.timing import measure_layer, run_timing  # noqa: E402
 from core.timing.cpu_load import others_running  # noqa: E402
+from core.timing.layer import measure_layer, run_timing  # noqa: E402
 
 
 def both(cfg: AttentionConfig, budget: float) -> tuple[float, int, float]:

@@ -32,11 +32,12 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.arch.config import AttentionConfig  # noqa: E402
+from core.counts import flop_counts  # noqa: E402
 from core.device import TORCH_DTYPES, default_dtype, device_name, resolve_device  # noqa: E402
 from core.inputs.tokens import MAX_DISPLAY_TOKENS  # noqa: E402
-from core.kinds.standard.counts import flop_counts  # noqa: E402
 from core.kinds.standard.layer import AttentionLayer  # noqa: E402
-from core.kinds.standard.timing import allocate, run_timing  # noqa: E402
+from core.kinds.standard.timing import allocate  # noqa: E402
+from core.timing.layer import run_timing  # noqa: E402
 from core.timing.timer import BACKEND_NAMES, measure, pick_backend  # noqa: E402
 
 BLOCKS = 5  # of each timer, alternating, per figure the two compare

@@ -21,8 +21,8 @@ import torch  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QEventLoop  # noqa: E402
 
 from core.arch.config import AttentionConfig  # noqa: E402
-from core.kinds.standard.timing import run_timing  # noqa: E402
 from core.study.sweep import plan_sweep  # noqa: E402
+from core.timing.layer import run_timing  # noqa: E402
 from sandbox.runner.thread_runner import ComputeRunner  # noqa: E402
 
 BASE = AttentionConfig(d_model=512, n_heads=8, n_kv_heads=2, seq_len=256, causal=True)

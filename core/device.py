@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import format_bytes, timing_bytes
+from core.format import format_bytes
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
@@ -77,26 +76,21 @@ class MemoryCheck:
         return self.needed_bytes <= self.limit_bytes
 
 
-def check_memory(
-    cfg: AttentionConfig, device: torch.device, materialises_scores: bool = False,
-    free_bytes: int | None = None,
-) -> MemoryCheck:
+def check_bytes(needed_bytes: int, device: torch.device, free_bytes: int | None = None) -> MemoryCheck:
+    """needed_bytes against the device's free memory (or free_bytes) under the guard's fraction."""
     free = free_memory_bytes(device) if free_bytes is None else free_bytes
-    needed = timing_bytes(cfg, materialises_scores)
-    return MemoryCheck(needed, free, int(free * MEMORY_GUARD_FRACTION))
+    return MemoryCheck(needed_bytes, free, int(free * MEMORY_GUARD_FRACTION))
 
 
-def guard_memory(
-    cfg: AttentionConfig, device: torch.device, materialises_scores: bool = False,
-    free_bytes: int | None = None,
-) -> MemoryCheck:
-    """Raise ValueError, before anything is allocated, when the run would not fit."""
-    check = check_memory(cfg, device, materialises_scores, free_bytes)
+def guard_bytes(needed_bytes: int, device: torch.device, free_bytes: int | None = None, hint: str = "") -> MemoryCheck:
+    """Raise ValueError, before anything is allocated, when a run of needed_bytes would not fit; hint names what else
+    to lower besides seq_len, batch_size and d_model."""
+    check = check_bytes(needed_bytes, device, free_bytes)
     if not check.ok:
         raise ValueError(
             f"this run needs about {format_bytes(check.needed_bytes)} on {device.type}, but the "
             f"device has {format_bytes(check.free_bytes)} free (the guard allows "
             f"{MEMORY_GUARD_FRACTION:.0%}); lower seq_len, batch_size or d_model"
-            + (", or the MLA ranks and head widths." if cfg.mla is not None else ".")
+            + (f", or {hint}." if hint else ".")
         )
     return check

@@ -6,19 +6,8 @@ from typing import Any
 
 from core.arch.config import AttentionConfig
 from core.arch.model import Architecture
-from core.files import schema
-from core.kinds.mla.counts import (
-    FORMS,
-    decode_bytes_read,
-    decode_intensity,
-    decompressed_bytes_per_token,
-    equivalent_gqa_heads,
-    forms_summary,
-)
-from core.kinds.standard.counts import (
+from core.counts import (
     flop_counts,
-    format_bytes,
-    format_count,
     kind_counts,
     kv_cache_bytes,
     layer_flop_counts,
@@ -27,6 +16,10 @@ from core.kinds.standard.counts import (
     model_counts,
     param_counts,
 )
+from core.files import schema
+from core.format import format_bytes, format_count
+from core.format import table_row as _row
+from core.kinds.registry import kind_named, kind_of
 from core.models.kv.methods import METHODS, QUANT_FORMATS, KVMethod
 
 REPORT_KEYS = ("config", "params", "flops", "kv_cache", "timing")
@@ -47,39 +40,13 @@ def config_section(cfg: AttentionConfig) -> dict[str, Any]:
         "causal": cfg.causal,
         "bias": cfg.bias,
         "phase": cfg.phase,
-        **({"attention": "mla"} if cfg.mla is not None else {}),
+        **({"attention": cfg.layer_spec().kind} if cfg.layer_spec().kind != "standard" else {}),
     }
-
-
-def mla_section(cfg: AttentionConfig) -> dict[str, Any]:
-    """An MLA layer's widths, its equivalent GQA heads, and each form's prefill and decode FLOPs, the bytes a
-    decode step reads and its core's arithmetic intensity (FLOP per cache byte)."""
-    spec, d, B, T = cfg.layer_spec(), cfg.d_model, cfg.batch_size, cfg.seq_len
-    assert spec.mla is not None
-    forms = {}
-    for form in FORMS:
-        prefill = layer_flop_counts(d, spec, cfg.with_(phase="prefill"), form)
-        decode = layer_flop_counts(d, spec, cfg.with_(phase="decode"), form)
-        forms[form] = {"prefill_flops": prefill.total, "prefill_core_flops": prefill.attention,
-                       "decode_flops": decode.total, "decode_core_flops": decode.attention,
-                       "decode_bytes_read": decode_bytes_read(spec, T, B, cfg.kv_format, form),
-                       "decode_intensity": decode_intensity(spec, T, B, cfg.kv_format, form)}
-    return {**spec.mla.to_dict(), "qk_head_dim": spec.mla.qk_head_dim, "latent_width": spec.mla.latent_width,
-            "equivalent_gqa_heads": equivalent_gqa_heads(spec), "forms": forms,
-            "flops_form": "naive" if cfg.phase == "prefill" else "absorbed"}
-
-
-def mla_kv(cfg: AttentionConfig, kv: dict[str, Any]) -> dict[str, Any]:
-    """kv_cache's MLA keys: the latent (what the report's bytes already count) beside the decompressed cache."""
-    spec = cfg.layer_spec()
-    latent, full = kv["bytes_per_token_per_layer"], decompressed_bytes_per_token(spec, cfg.kv_format)
-    return {**kv, "bytes_per_token_per_layer_latent": latent, "bytes_per_token_per_layer_decompressed": full,
-            "bytes_total_decompressed": full * cfg.seq_len * cfg.batch_size * cfg.n_layers}
 
 
 def uses_layout(cfg: AttentionConfig) -> bool:
     """Whether cfg uses any of the 2026 knobs (its report then adds `layout` and `layer_kinds`)."""
-    own_width = not cfg.head_dim_tied and cfg.mla is None  # an MLA layer's width is its own by construction
+    own_width = cfg.explicit_head_dim is not None  # a width set apart from d_model / n_heads (a kind's own is not)
     return (own_width or cfg.qk_norm or cfg.bias == "qkv" or cfg.window is not None or cfg.sinks
             or cfg.kv_dtype is not None or cfg.softmax_scale is not None)
 
@@ -110,7 +77,7 @@ def layers_section(arch: Architecture, cfg: AttentionConfig) -> list[dict[str, A
 
 def kv_section(arch: Architecture, cfg: AttentionConfig, layer: int) -> dict[str, Any]:
     """The KV cache of every layer of arch (kv_cache_bytes(cfg) when arch is cfg's uniform model)."""
-    mha = Architecture(arch.d_model, tuple(s.mha() for s in arch.layers), arch.kind)
+    mha = Architecture(arch.d_model, tuple(kind_of(s).baseline(s) for s in arch.layers), arch.kind)
     mc, mm = model_counts(arch, cfg), model_counts(mha, cfg)
     per_layer = 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(arch.layers[layer], cfg.kv_format)
     return {"bytes_per_token_per_layer": per_layer, "bytes_per_token": mc.kv_bytes_per_token,
@@ -137,9 +104,8 @@ def build_report(cfg: AttentionConfig, timing: dict[str, Any] | None = None, arc
         "kv_cache": kv_cache_bytes(cfg).to_dict() if arch is None else kv_section(arch, cfg, layer),
         "timing": timing,
     }
-    if cfg.mla is not None and arch is None:
-        report["kv_cache"] = mla_kv(cfg, report["kv_cache"])
-        report["mla"] = mla_section(cfg)
+    if arch is None:
+        report.update(kind_of(cfg.layer_spec()).report_sections(cfg, report["kv_cache"]))
     if arch is not None:
         report["layers"] = layers_section(arch, cfg)
         report["model"] = model
@@ -217,39 +183,12 @@ def check_model_context(d: Any, where: str) -> dict[str, Any]:
     return d
 
 
-def mla_lines(m: dict[str, Any], kv: dict[str, Any]) -> list[str]:
-    """The MLA part of the table: both caches, the equivalent GQA heads, each form's FLOPs and intensity."""
-    full = kv["bytes_per_token_per_layer_decompressed"]
-    lines = [_row("latent / token / layer", f"{kv['bytes_per_token_per_layer_latent']:,}",
-                  f"{m['kv_lora_rank']} + {m['qk_rope_head_dim']} values (DeepSeek, vLLM, SGLang, FlashMLA)"),
-             _row("decompressed / token / layer", f"{full:,}",
-                  f"x{full / kv['bytes_per_token_per_layer_latent']:.1f}: per-head K and V"),
-             _row("decompressed total", f"{kv['bytes_total_decompressed']:,}", format_bytes(kv["bytes_total_decompressed"])),
-             _row("equivalent GQA KV heads", f"{m['equivalent_gqa_heads']:.3g}", f"of width {m['v_head_dim']}"),
-             "", f"MLA forms (the FLOPs above: {m['flops_form']})"]
-    for form, f in m["forms"].items():
-        lines.append(_row(f"{form} prefill / decode", format_count(f["prefill_flops"]),
-                          f"{format_count(f['decode_flops'])} decode FLOPs, reads {format_bytes(f['decode_bytes_read'])}, "
-                          f"{f['decode_intensity']:.3g} FLOP/B"))
-    return lines
-
-
-def _row(label: str, value: str, note: str = "") -> str:
-    return f"  {label:<28}{value:>18}  {note}".rstrip()
-
-
 def format_report(report: dict[str, Any]) -> str:
     """A readable table of the report, exact integers beside their short forms."""
     c, p, f, kv, t = (report[k] for k in REPORT_KEYS)
-    mode = c["mode"] if c["mode"] != "GQA" else f"GQA (group {c['group_size']})"
-    m = report.get("mla")
-    layer = (f"Attention layer: d_model {c['d_model']}, {c['n_heads']} heads x {c['head_dim']}, "
-             f"{c['n_kv_heads']} KV heads -> {mode}") if m is None else (
-        f"Attention layer: d_model {c['d_model']}, {c['n_heads']} heads, MLA (latent {m['kv_lora_rank']} + rope "
-        f"{m['qk_rope_head_dim']}; q/k width {m['qk_head_dim']}, v width {m['v_head_dim']}, q_lora_rank "
-        f"{m['q_lora_rank'] or 'none'})")
+    kind = kind_named(c.get("attention", "standard"))
     lines = [
-        layer,
+        kind.report_header(report),
         f"Workload: {c['phase']}, batch {c['batch_size']} x seq_len {c['seq_len']}, "
         f"{c['n_layers']} layers, {c['dtype']}, causal={c['causal']}, bias={c['bias']}",
         "",
@@ -259,7 +198,7 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(_row(f"W_{key}" if key in "qkvo" else key, f"{p[key]:,}", format_count(p[key])))
     delta = p["total"] / p["total_mha"] - 1
     lines.append(_row("total", f"{p['total']:,}", f"{format_count(p['total'])} ({delta:+.1%} vs MHA)"))
-    lines.append(_row("total if MHA" + (" (head_dim v)" if "mla" in report else ""), f"{p['total_mha']:,}",
+    lines.append(_row("total if MHA" + kind.baseline_note(), f"{p['total_mha']:,}",
                       format_count(p["total_mha"])))
     if "qk_norm" in p or "sinks" in p:
         for key, label in (("qk_norm", "q/k RMSNorm"), ("sinks", "sink logits")):
@@ -277,8 +216,7 @@ def format_report(report: dict[str, Any]) -> str:
     lines.append(_row("total (all layers, B x T)", f"{kv['bytes_total']:,}", format_bytes(kv["bytes_total"])))
     lines.append(_row("total if MHA", f"{kv['bytes_total_mha']:,}", format_bytes(kv["bytes_total_mha"])))
     lines.append(_row("ratio vs MHA", f"x{kv['ratio_vs_mha']:.4g}"))
-    if "mla" in report:
-        lines += mla_lines(report["mla"], kv)
+    lines += kind.report_lines(report)
     if "layout" in report:
         lines += ["", "Layout"] + [_row(k, str(v)) for k, v in report["layout"].items()]
         lines += ["", "By layer kind (all layers of the kind)"]
@@ -302,8 +240,7 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(_row("prefill / decode", f"{t['prefill_ms']:.4g} ms", f"{t['decode_ms']:.4g} ms decode"))
         if t.get("kernel"):
             lines.append(f"  core kernel: {t['kernel']}")
-        if t.get("mla_forms"):
-            lines.append(f"  measured forms: {forms_summary(t['mla_forms'])}")
+        lines += kind.timing_lines(t)
         if t.get("full_core_ms"):
             ratio = t["core_median_ms"] / t["full_core_ms"]
             lines.append(_row("full causal core", f"{t['full_core_ms']:.4g} ms",

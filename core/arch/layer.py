@@ -8,7 +8,7 @@ repeated n_layers times.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from core.kinds.mla.spec import MLADims
@@ -51,19 +51,16 @@ class LayerSpec:
             raise ValueError(f"a layer's softmax scale must be a positive number from {MIN_SCALE:g} to {MAX_SCALE:g} "
                              f"(1 / sqrt(head_dim) is usual), not {shown}.")
         if self.mla is not None:
-            check_mla_layer(self)
+            if not isinstance(self.mla, MLADims):
+                raise ValueError("a layer's mla must be the MLA widths (q_lora_rank, kv_lora_rank, ...), or none.")
+            self.mla.check_layer(self.n_heads, self.n_kv_heads, self.head_dim, [
+                name for name, on in (("the biases", self.bias is not False), ("q/k norm", self.qk_norm),
+                                      ("the sliding window", self.window is not None), ("sinks", self.sinks)) if on])
 
     @property
     def kind(self) -> str:
-        """"standard" (MHA/GQA/MQA) or "mla": which module of core/ counts and runs the layer."""
+        """The name of the layer kind that counts, caches, runs and draws it (core/kinds/registry.py)."""
         return "standard" if self.mla is None else "mla"
-
-    def mha(self) -> LayerSpec:
-        """The layer every delta is taken against: the MHA layer of the same heads. For MLA, the MHA layer of
-        its n_heads with head_dim v_head_dim (DeepSeek-V2's comparison: d_h = 128), no latent."""
-        if self.mla is not None:
-            return LayerSpec(self.n_heads, self.n_heads, self.mla.v_head_dim, scale=self.scale)
-        return replace(self, n_kv_heads=self.n_heads)
 
     @property
     def biases(self) -> str:
@@ -79,34 +76,9 @@ class LayerSpec:
         return self.n_heads // self.n_kv_heads
 
     @property
-    def mode(self) -> str:
-        if self.mla is not None:
-            return "MLA"
-        if self.n_kv_heads == self.n_heads:
-            return "MHA"
-        return "MQA" if self.n_kv_heads == 1 else "GQA"
-
-    @property
-    def label(self) -> str:
-        """MHA, GQA-8 (group 4), MQA or MLA (latent 512 + rope 64), as the badge shows it."""
-        if self.mla is not None:
-            return self.mla.label
-        return f"GQA-{self.n_kv_heads} (group {self.group_size})" if self.mode == "GQA" else self.mode
-
-    @property
     def kind_label(self) -> str:
         """"global" or "local W=1024": the name a layer kind goes by in the costs panel and the JSON."""
         return "global" if self.window is None else f"local W={self.window}"
-
-    @property
-    def kv_sharing(self) -> str:
-        """How heads get their keys and values, when not from KV heads of their own or in groups (the heatmaps'
-        legend): '' for a standard layer."""
-        if self.mla is None:
-            return ""
-        heads = f"{self.n_heads} head{'s' if self.n_heads != 1 else ''}"  # core.kinds.standard.counts.format_noun imports this module
-        return (f"{heads}, each key and value rebuilt from one shared latent of {self.mla.latent_width} values a "
-                "token (MLA): grey frames, no groups.")
 
     @property
     def kv_width(self) -> int:
@@ -132,26 +104,6 @@ class LayerSpec:
         if isinstance(data.get("mla"), dict):
             data = {**data, "mla": MLADims.from_dict(data["mla"])}
         return cls(**data)
-
-
-def check_mla_layer(spec: LayerSpec) -> None:
-    """An MLA layer's heads are rebuilt from its latent: n_kv_heads = n_heads, head_dim = nope + rope, and none of
-    the standard layer's extras (DeepSeek's layers have no biases, no q/k norm, no window, no sinks)."""
-    mla = spec.mla
-    if not isinstance(mla, MLADims):
-        raise ValueError("a layer's mla must be the MLA widths (q_lora_rank, kv_lora_rank, ...), or none.")
-    if spec.n_kv_heads != spec.n_heads or spec.head_dim != mla.qk_head_dim:
-        raise ValueError(f"an MLA layer has n_kv_heads = n_heads and head_dim = qk_nope + qk_rope = {mla.qk_head_dim}; "
-                         f"this one has {spec.n_kv_heads} KV heads of width {spec.head_dim}.")
-    widest = max(mla.qk_head_dim, mla.v_head_dim, mla.qk_nope_head_dim + mla.v_head_dim)
-    if spec.n_heads * widest > 2**24:  # q_b's, kv_b's and o_proj's widths
-        raise ValueError(f"an MLA layer's n_heads x its widest head ({spec.n_heads:,} x {widest:,}: qk_nope + v_head_dim "
-                         "or nope + rope) is too wide; at most 16,777,216: lower n_heads or the head widths.")
-    extras = [name for name, on in (("the biases", spec.bias is not False), ("q/k norm", spec.qk_norm),
-                                    ("the sliding window", spec.window is not None), ("sinks", spec.sinks)) if on]
-    if extras:
-        raise ValueError(f"an MLA layer here has none of the standard layer's extras (DeepSeek's have none); turn off "
-                         f"{' and '.join(extras)}, or choose standard attention.")
 
 
 MIN_SCALE, MAX_SCALE = 1e-6, 1e3  # beyond these, float32 scores underflow to a uniform row or overflow to NaN

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from core.kinds.standard.counts import format_bytes
+from core.format import format_bytes
 
 
 class Unreadable(ValueError):

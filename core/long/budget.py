@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.arch.config import short_int
-from core.kinds.standard.counts import format_bytes
+from core.format import format_bytes
 
 POOLS = ("max", "mean")
 DEFAULT_BAND = 1024  # the band a global layer's "within" mass counts: Gemma 3's window

@@ -15,6 +15,7 @@ import torch
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.inputs.embedding import EMBED_STD, sinusoidal_positions
+from core.kinds.registry import kind_of
 from core.kinds.standard.display import DisplayProjector
 from core.long.map import MAX_TOKENS, Rule, Stopped
 
@@ -48,9 +49,9 @@ def design_inputs(cfg: AttentionConfig, spec: LayerSpec, n_tokens: int, seed: in
     token vectors plus the position code, as random-weight mode embeds a text. Each CHUNK_TOKENS positions have a
     seed of their own, so a position's input does not depend on how many are drawn."""
     check_tokens(n_tokens)
-    if spec.mla is not None:
-        raise ValueError("the long map draws standard layers (MHA, GQA, MQA with windows and sinks); an MLA layer's "
-                         "heads are rebuilt from its latent: choose standard attention for it.")
+    if spec.kind != "standard":
+        raise ValueError(f"the long map draws standard layers (MHA, GQA, MQA with windows and sinks), not "
+                         f"{kind_of(spec).title}: choose standard attention for it.")
     proj = DisplayProjector(cfg, seed, spec)
     d, H, K, h = cfg.d_model, spec.n_heads, spec.n_kv_heads, spec.head_dim
     weight = proj.weight.to(device)

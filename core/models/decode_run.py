@@ -16,8 +16,9 @@ import torch
 
 from core.arch.config import AttentionConfig, short_int
 from core.arch.layer import LayerSpec
+from core.counts import layer_kv_bytes_per_token, model_counts
+from core.kinds.registry import kind_of
 from core.kinds.standard.band import cached_tokens
-from core.kinds.standard.counts import layer_kv_bytes_per_token, model_counts
 from core.long.inputs import _Capture, sdpa_hooks
 from core.long.map import Stopped
 from core.timing.cpu_load import timing_threads
@@ -185,9 +186,9 @@ class CurveRun:
         from core.device import TORCH_DTYPES
         from core.kinds.standard.layer import AttentionLayer
 
-        if spec.mla is not None:
-            raise ValueError("the decode curve runs standard layers; MLA's decode forms are timed in the Heatmaps "
-                             "tab's timing panel.")
+        if spec.kind != "standard":
+            raise ValueError(f"the decode curve runs standard layers, not {kind_of(spec).title}; its decode is timed "
+                             "in the Heatmaps tab's timing panel.")
         self.spec, self.device, self.budget_s = spec, device, budget_s
         self.dtype = TORCH_DTYPES[cfg.dtype]
         self.layer = AttentionLayer(cfg, device=device, dtype=self.dtype, seed=seed, spec=spec).eval()

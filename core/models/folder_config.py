@@ -16,7 +16,7 @@ from typing import Any
 
 from core.arch.model import MAX_LAYERS
 from core.files import schema
-from core.kinds.standard.counts import format_bytes
+from core.format import format_bytes
 
 LOAD_BYTES_PER_PARAM = 4  # the app loads weights as float32
 CAPTURE_TOKENS = 1024  # the longest text the app runs (core/models/inspect.py MAX_MODEL_TOKENS)

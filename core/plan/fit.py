@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 from core.arch.formats import KV_FORMATS, check_kv_format
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
-from core.kinds.mla.counts import mla_flops
+from core.kinds.registry import kind_of
 from core.kinds.standard.band import cached_tokens
-from core.kinds.standard.counts import layer_kv_bytes_per_token
 from core.plan.gpus import COMPUTE_DTYPE, GPU
 
 WEIGHT_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
@@ -90,11 +89,8 @@ def check_plan(p: PlanInput) -> None:
         if H % p.tp:
             raise ValueError(f"a TP degree of {p.tp} does not divide {H} query heads; choose one of "
                              f"{', '.join(str(t) for t in range(1, H + 1) if H % t == 0)}.")
-    for s in {s for s in p.arch.layers if s.mla is None}:
-        K = s.n_kv_heads
-        if K % p.tp and p.tp % K:
-            raise ValueError(f"a TP degree of {p.tp} neither divides nor is a multiple of {K} KV heads, so they "
-                             f"cannot be shared out evenly; choose a degree that divides {K} or a multiple of it.")
+    for s in set(p.arch.layers):
+        kind_of(s).check_tp(s, p.tp)
     if p.n_gpus % p.tp:
         raise ValueError(f"{p.n_gpus} GPUs do not make whole tensor-parallel groups of {p.tp}; use a multiple of "
                          f"{p.tp} GPUs (the GPUs beyond one group split the layers).")
@@ -104,35 +100,27 @@ def check_plan(p: PlanInput) -> None:
     if p.weights_dtype not in WEIGHT_BYTES:
         raise ValueError(f"weights dtype {shown(p.weights_dtype)} is not known; choose one of "
                          f"{', '.join(WEIGHT_BYTES)}.")
-    for h in {s.head_dim for s in p.arch.layers if s.mla is None}:
-        check_kv_format(p.kv_dtype, h)
-    block = KV_FORMATS[p.kv_dtype][1]
-    for s in {s for s in p.arch.layers if s.mla is not None}:
-        if s.mla.latent_width % block:
-            raise ValueError(f"the {p.kv_dtype} KV format stores blocks of {block} values, and the MLA latent of "
-                             f"{s.mla.latent_width} values is not a whole number of them; choose another format.")
+    check_kv_format(p.kv_dtype, 32)  # the name itself (32 values fill a block of every format)
+    for s in set(p.arch.layers):
+        kind_of(s).check_kv_format(s, p.kv_dtype)
     if isinstance(p.reserve, bool) or not (isinstance(p.reserve, (int, float)) and 0 <= p.reserve <= 0.99):
         raise ValueError(f"the runtime allowance is a fraction of memory from 0 to 0.99, not {shown(p.reserve)}.")
 
 
-def kv_heads_per_gpu(spec: LayerSpec, tp: int) -> int:
-    """KV heads one GPU keeps of a standard layer: max(1, K / t)."""
-    return max(1, spec.n_kv_heads // tp)
+def kv_heads_per_gpu(spec: LayerSpec, tp: int) -> int | None:
+    """KV heads one GPU keeps of a layer split by heads (a standard layer: max(1, K / t)); None for a cache that is not
+    split by heads (an MLA latent)."""
+    return kind_of(spec).kv_heads_per_gpu(spec, tp)
 
 
 def replication(spec: LayerSpec, tp: int) -> int:
-    """How many GPUs hold a copy of each KV head (t / K beyond t = K); an MLA latent is on all t."""
-    if spec.mla is not None:
-        return tp
-    return max(1, tp // spec.n_kv_heads)
+    """How many GPUs hold a copy of each cached value (t / K KV-head copies beyond t = K; a latent on all t)."""
+    return kind_of(spec).replication(spec, tp)
 
 
 def gpu_kv_bytes_per_token(spec: LayerSpec, tp: int, kv_format: str) -> int:
     """One layer's cache per token on one GPU of the TP group."""
-    if spec.mla is not None:
-        return layer_kv_bytes_per_token(spec, kv_format)  # the whole latent on every GPU
-    return layer_kv_bytes_per_token(replace(spec, n_kv_heads=kv_heads_per_gpu(spec, tp), n_heads=spec.n_heads // tp),
-                                    kv_format)
+    return kind_of(spec).gpu_cache_bytes_per_token(spec, tp, kv_format)
 
 
 def stages(n_layers: int, pp: int) -> list[range]:
@@ -218,8 +206,8 @@ def max_batch(p: PlanInput) -> int | None:
 
 def plan(p: PlanInput) -> Plan:
     weights, kv, reserve = weight_bytes(p), gpu_kv_bytes(p), reserve_bytes(p)
-    standard = [s for s in p.arch.layers if s.mla is None]
-    heads = min(kv_heads_per_gpu(s, p.tp) for s in standard) if standard else None
+    split = [h for h in (kv_heads_per_gpu(s, p.tp) for s in p.arch.layers) if h is not None]
+    heads = min(split) if split else None
     copies = max(replication(s, p.tp) for s in p.arch.layers)
     return Plan(weights, kv, reserve, p.gpu.memory_bytes, weights + kv + reserve <= p.gpu.memory_bytes,
                 max_context(p), max_batch(p), heads, copies, p.pp, max(len(r) for r in stages(p.arch.n_layers, p.pp)))
@@ -259,11 +247,9 @@ class DecodeBounds:
 
 
 def decode_core_flops(spec: LayerSpec, d_model: int, batch: int, context: int) -> int:
-    """One decode step's attention core in one layer: q.k and p.v over the cached keys (MLA absorbed)."""
-    keys = cached_tokens(context, spec.window)
-    if spec.mla is not None:
-        return mla_flops(d_model, spec, batch, 1, 2 * keys, "absorbed")[1]
-    return 4 * batch * spec.n_heads * spec.head_dim * keys
+    """One decode step's attention core in one layer over the tokens its cache holds (the form engines decode with)."""
+    kind = kind_of(spec)
+    return kind.decode_core_flops(d_model, spec, batch, kind.cached_tokens(spec, context))
 
 
 def decode_bounds(p: PlanInput) -> DecodeBounds:

@@ -77,13 +77,13 @@ def memory_curve(p: PlanInput, longest: int | None) -> list[tuple[int, int]]:
 def tp_sweep(p: PlanInput) -> list[dict[str, int]]:
     """Per-GPU bytes at every TP degree the heads allow, the pipeline stages as they are (n_gpus = t x pp)."""
     out = []
-    standard = {s for s in p.arch.layers if s.mla is None}
     for t in divisors(max(s.n_heads for s in p.arch.layers)):
         try:
             q = replace(p, tp=t, n_gpus=t * p.pp)
         except ValueError:
             continue  # a degree the heads cannot share out
-        heads = min(kv_heads_per_gpu(s, t) for s in standard) if standard else None
+        split = [h for h in (kv_heads_per_gpu(s, t) for s in set(p.arch.layers)) if h is not None]
+        heads = min(split) if split else None
         out.append({"tp": t, "weights": weight_bytes(q), "kv_cache": gpu_kv_bytes(q), "reserve": reserve_bytes(q),
                     "kv_heads_per_gpu": heads})
     return out

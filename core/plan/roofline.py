@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 
 from core.arch.config import AttentionConfig
+from core.counts import layer_flop_counts, layer_kv_bytes_per_token, param_counts
 from core.kinds.standard.band import cached_tokens
-from core.kinds.standard.counts import layer_flop_counts, layer_kv_bytes_per_token, param_counts
 from core.plan.fit import WEIGHT_BYTES, kv_format_of
 from core.plan.gpus import COMPUTE_DTYPE, GPU
 

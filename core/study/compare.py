@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from core.kinds.standard.counts import format_bytes, format_count, format_noun
+from core.format import format_bytes, format_count, format_noun
 from core.timing.noise import Ratio, ratio_ci
 
 # (label, section, key, kind, lower_is_better). kind: count, bytes, gb, ms, rate, bits, percent, loss, text.

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from core.arch.config import AttentionConfig
 from core.arch.presets import find_preset
+from core.counts import flop_counts, kv_cache_bytes
+from core.format import format_bytes, format_count
 from core.kinds.mla.latent_vs_grouped import equal_kv_gqa
-from core.kinds.standard.counts import flop_counts, format_bytes, format_count, kv_cache_bytes
 from core.study.compare import timing_ratio
 from core.study.sweep import SweepResult, fitted_exponent
 

@@ -67,3 +67,8 @@ class TimingResult:
             **({"threads": self.threads} if self.threads is not None else {}),
             **({"other_load": round(self.other_load, 3)} if self.other_load is not None else {}),
         }
+
+
+def tflops(flops: int, ms: float) -> float:
+    """FLOPs done in ms milliseconds, as TFLOP/s (0 for a time that is not one)."""
+    return flops / (ms * 1e-3) / 1e12 if ms > 0 else 0.0

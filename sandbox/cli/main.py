@@ -133,7 +133,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"{PROG}: warning: {note}", file=sys.stderr)
     timing = None
     if args.time:
-        from core.kinds.standard.timing import run_timing
+        from core.timing.layer import run_timing
         from sandbox.cli.timing import check_estimate, interruptible, say, seconds_text
 
         seconds = check_estimate(cfg, device, args.force)
@@ -161,7 +161,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     points = plan_sweep(base, knob.strip(), values)
     timing_fn = None
     if args.time:
-        from core.kinds.standard.timing import run_timing
+        from core.timing.layer import run_timing
         from sandbox.cli.timing import check_estimate, interruptible, say
 
         def timing_fn(cfg):

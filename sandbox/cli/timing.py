@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from core.arch.config import AttentionConfig
-from core.device import guard_memory
-from core.kinds.standard.timing import estimate_timing_s
+from core.timing.layer import estimate_timing_s
+from core.timing.memory import guard_memory
 
 LIMIT_S = 60.0  # a timing expected to take longer is refused unless --force
 T = TypeVar("T")

@@ -7,28 +7,24 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.device import resolve_device
+from core.display import display_bytes, display_layer
 from core.inputs.embedding import embed_tokens
 from core.inputs.tokens import display_tokens, simple_tokenize
-from core.kinds.mla.layer import MLALayer
-from core.kinds.standard.display import (
-    DisplayProjector,
-    display_bytes,
-    display_layer,
-    guard_display_maps,
-)
+from core.kinds.display_guard import guard_display_maps
 from core.kinds.standard.layer import MAX_DISPLAY_TOKENS
-from core.kinds.standard.timing import estimate_timing_s, run_timing
 from core.models.forward_cache import ForwardCache
 from core.models.head_roles import head_scores, induction_probe_text
 from core.models.kv.latent import LatentBasis
 from core.models.kv.methods import KVMethod
 from core.models.source import LoadedModel
+from core.timing.layer import estimate_timing_s, run_timing
 from core.timing.timer import Cancelled
 from sandbox.jobs.model_compute import compute_model_view
 from sandbox.jobs.types import ComputeRequest, Failure, HeatmapResult, TimingOutcome
@@ -54,13 +50,13 @@ class LayerCache:
     bounded in bytes, since one d_model 16384 layer alone holds 2 GiB."""
 
     def __init__(self, max_bytes: int = 512 * 2**20) -> None:
-        self._layers: OrderedDict[tuple, DisplayProjector | MLALayer] = OrderedDict()
+        self._layers: OrderedDict[tuple, Any] = OrderedDict()
         self._max_bytes = max_bytes
 
     def clear(self) -> None:
         self._layers.clear()
 
-    def get(self, cfg: AttentionConfig, seed: int, spec: LayerSpec | None = None) -> DisplayProjector | MLALayer:
+    def get(self, cfg: AttentionConfig, seed: int, spec: LayerSpec | None = None) -> Any:
         spec = spec or cfg.layer_spec()
         key = (cfg.d_model, spec, cfg.causal, seed)
         layer = self._layers.pop(key, None)

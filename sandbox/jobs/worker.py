@@ -17,12 +17,12 @@ from importlib.metadata import version
 import torch
 
 from core.device import default_dtype, device_name, mps_available, resolve_device
-from core.kinds.standard.timing import run_timing
 from core.models.forward_cache import ForwardCache
 from core.models.frontier.run import calibration_bases
 from core.models.kv.latent import LatentBasis
 from core.models.source import LoadedModel, load_model
 from core.study.sweep import SweepRow, run_point
+from core.timing.layer import run_timing
 from core.timing.timer import Cancelled
 from resources import CALIB_TEXT
 from sandbox.jobs.compute import LayerCache, compute_heatmaps, compute_timing

@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QVBoxLayout, QWidget
 
 from core.files.atomic import ExportError, write_text_atomic
-from core.kinds.standard.counts import format_bytes
+from core.format import format_bytes
 from core.study.compare import as_csv, attention_diff
 from core.study.workspace import (
     MAX_MAP_BYTES,

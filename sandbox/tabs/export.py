@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QStandardPaths, Qt
 
 from core.files.atomic import ExportError
+from core.kinds.registry import kind_of
 from core.report import build_report
 from sandbox.jobs.types import HeatmapResult
 from sandbox.tabs.export_render import ExportJob, export
@@ -39,7 +40,7 @@ class ExportController(QObject):
         cfg = hm.config
         where = self.head_where(hm)
         spec = hm.layer_spec or cfg.layer_spec()
-        what = where.get("model_name") or f"Random weights, {spec.label}"
+        what = where.get("model_name") or f"Random weights, {kind_of(spec).label(spec)}"
         layer = where.get("layer", hm.view_layer)
         heads = "all heads" if head is None else f"head {head}" + (
             f" (KV group {head // cfg.group_size})" if cfg.group_size > 1 else "")

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from core.files.atomic import ExportError
+from core.kinds.registry import kind_of
 from core.long.budget import overview_budget
 from core.timing.cpu_load import BUSY_CORES
 from resources import long_text
@@ -112,7 +113,7 @@ class LongTab:
         else:
             p.set_model_mode(False, 2**15, True)
             spec = cfg.layer_spec(min(layer, cfg.n_layers - 1))
-            p.source.setText(f"<b>Random weights</b>: the design's layer {layer} ({spec.label}, {spec.kind_label}) over "
+            p.source.setText(f"<b>Random weights</b>: the design's layer {layer} ({kind_of(spec).label(spec)}, {spec.kind_label}) over "
                              f"{T:,} seeded inputs: shapes, masks and bands, not learned patterns (open SmolLM2 in the "
                              "Model box for a trained model's sink column).")
             budget = overview_budget(spec.n_heads, spec.n_kv_heads, spec.head_dim, T, int(p.pixels.currentText()),

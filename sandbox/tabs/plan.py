@@ -12,7 +12,7 @@ from PySide6.QtCore import QTimer
 from core.arch.config import AttentionConfig, divisors
 from core.arch.model import Architecture
 from core.arch.presets import load_presets
-from core.kinds.standard.counts import format_bytes, format_count
+from core.format import format_bytes, format_count
 from core.plan.fit import plan as plan_of
 from core.plan.gpus import GPU, THIS_MACHINE, find_gpu, this_machine
 from core.plan.pin import MACHINE_KEYS, plan_input

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from core.arch.config import AttentionConfig
 from core.inputs.tokens import DEFAULT_TEXT
+from core.kinds.registry import kind_of
 from core.models.catalog import SHIPPED, shipped_unavailable_reason
 from sandbox.jobs.types import ComputeRequest, Failure, HeatmapResult, TimingOutcome
 from sandbox.runner.process_runner import ProcessRunner
@@ -287,7 +288,8 @@ class MainWindow(QMainWindow):
             self.weights_note.setVisible(result.model is None)  # random weights say what they can show
         # Side by side, trained and changed heads share one grid (and, linked, one zoom).
         self.mosaic.sink_share = result.sink_share
-        self.mosaic.sharing = result.layer_spec.kv_sharing if result.layer_spec is not None else ""
+        spec = result.layer_spec
+        self.mosaic.sharing = kind_of(spec).kv_sharing(spec) if spec is not None else ""
         self.mosaic_relaid = self.mosaic.set_data(result.probs, result.tokens, cfg.group_size,
                                                   cols=self.models.shared_cols(result))
         self.roles.show(result)

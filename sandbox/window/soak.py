@@ -20,9 +20,9 @@ from PySide6.QtCore import QEventLoop, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from core.arch.presets import load_presets
-from core.kinds.standard.counts import param_counts
-from core.kinds.standard.timing import estimate_timing_s
+from core.counts import param_counts
 from core.models.source import shipped_unavailable_reason
+from core.timing.layer import estimate_timing_s
 from sandbox.tabs.export_render import ExportJob
 from sandbox.window.main_window import MainWindow
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from core.format import format_noun
 from core.inputs.tokens import MAX_DISPLAY_TOKENS
-from core.kinds.standard.counts import format_noun
 from sandbox.jobs.types import HeatmapResult
 
 

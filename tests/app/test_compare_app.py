@@ -2,7 +2,7 @@ import json
 
 import numpy as np
 
-from core.kinds.standard.counts import kv_cache_bytes, param_counts
+from core.counts import kv_cache_bytes, param_counts
 from core.report import build_report
 from core.study.compare import comparison
 from core.study.sweep import parse_values

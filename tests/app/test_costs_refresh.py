@@ -1,6 +1,6 @@
 """A change's costs follow its heatmaps' paint (sandbox/window/costs_refresh.py), and never wait for ever."""
 
-from core.kinds.standard.counts import param_counts
+from core.counts import param_counts
 from sandbox.window.costs_refresh import COSTS_WAIT_MS
 
 

@@ -81,7 +81,7 @@ def test_a_workspace_that_is_not_json_changes_nothing(make_window, tmp_path):
 
 def test_heatmaps_too_large_to_draw_are_refused_before_computing_them(make_window):
     from core.arch.config import AttentionConfig
-    from core.kinds.standard.display import display_map_bytes
+    from core.kinds.display_guard import display_map_bytes
 
     w = make_window(max_timing_s=0.0, text="word " * 300)
     assert display_map_bytes(16384, 256) > 16 * 2**30  # 16,384 heads of 256 tokens: over 16 GiB to show

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.kinds.standard.counts import format_bytes
+from core.format import format_bytes
 from core.models.catalog import shipped_unavailable_reason
 
 pytestmark = pytest.mark.skipif(bool(shipped_unavailable_reason("minilm-l6")), reason="the [models] extra is missing")

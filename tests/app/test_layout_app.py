@@ -70,7 +70,7 @@ def test_gemma_3_27b_splits_local_and_global_and_the_layer_spin_picks_one(make_w
     m = w.metrics
     assert m.values["kv_total"].text() == f"{local_kv + global_kv:,} B"
     assert m.values["layers"].text() == "52 | 10" and m.values["layers"].isVisible()
-    from core.kinds.standard.counts import format_bytes
+    from core.format import format_bytes
 
     assert (m.values["kv_split"].text(), m.shorts["kv_split"].text()) == (format_bytes(local_kv), f"| {format_bytes(global_kv)}")
     assert w.left_scroll.minimumWidth() <= 480  # the open Layout box and the split rows do not widen the panel
@@ -93,7 +93,7 @@ def test_sinks_take_part_of_each_row_and_the_hover_says_how_much(make_window):
     assert f"the sink takes {hm.sink_share[1, 4]:.1%} of this row" in text
     # The parameter count gains one logit per head, and no KV bytes.
     base = SMALL
-    from core.kinds.standard.counts import kv_cache_bytes, param_counts
+    from core.counts import kv_cache_bytes, param_counts
 
     assert w.metrics.values["params"].text() == f"{param_counts(base).total + 8:,}"
     assert w.metrics.values["kv_total"].text() == f"{kv_cache_bytes(base).bytes_total:,} B"
@@ -129,7 +129,8 @@ def test_a_layout_pin_survives_the_workspace(make_window, tmp_path):
 
 
 def test_compare_names_each_pins_layout_and_its_local_and_global_cache(make_window):
-    from core.kinds.standard.counts import format_bytes, kind_counts
+    from core.counts import kind_counts
+    from core.format import format_bytes
     from core.study.compare import comparison
 
     w = make_window(text=TEXT)

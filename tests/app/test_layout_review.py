@@ -7,7 +7,8 @@ import json
 import pytest
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import mask_bytes, timing_bytes
+from core.counts import timing_bytes
+from core.kinds.standard.counts import mask_bytes
 from core.report import build_report
 from core.study.workspace import Pin, load_workspace, pin_report, save_workspace
 from tests.cli.conftest import run_cli

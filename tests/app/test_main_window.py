@@ -6,9 +6,9 @@ import torch
 from PySide6.QtWidgets import QApplication
 
 from core.arch.config import AttentionConfig
+from core.counts import flop_counts, kv_cache_bytes, param_counts
 from core.inputs.embedding import embed_tokens
 from core.inputs.tokens import DEFAULT_TEXT, simple_tokenize
-from core.kinds.standard.counts import flop_counts, kv_cache_bytes, param_counts
 from core.kinds.standard.layer import AttentionLayer
 from tests.app.conftest import SMALL
 

@@ -150,7 +150,7 @@ def test_n_heads_moves_in_mla_without_notices_about_the_hidden_kv_slider(make_wi
 
 
 def param_rows(cfg):
-    from core.kinds.standard.counts import param_counts
+    from core.counts import param_counts
 
     return param_counts(cfg).rows(cfg.d_model, cfg.layer_spec())
 

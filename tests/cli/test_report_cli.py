@@ -6,7 +6,7 @@ import pytest
 
 from core.arch.config import AttentionConfig
 from core.arch.presets import load_presets
-from core.kinds.standard.counts import flop_counts, kv_cache_bytes, param_counts
+from core.counts import flop_counts, kv_cache_bytes, param_counts
 from tests.cli.conftest import run_cli
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import flop_counts, kv_cache_bytes
+from core.counts import flop_counts, kv_cache_bytes
 from tests.cli.conftest import run_cli
 
 

@@ -8,14 +8,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from core.arch.config import AttentionConfig
 from core.arch.presets import find_preset
-from core.kinds.standard.counts import (
-    flop_counts,
-    format_bytes,
-    format_count,
-    format_noun,
-    kv_cache_bytes,
-    param_counts,
-)
+from core.counts import flop_counts, kv_cache_bytes, param_counts
+from core.format import format_bytes, format_count, format_noun
 from core.kinds.standard.layer import AttentionLayer
 
 CONFIGS = [

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.timing import run_timing
 from core.timing import cpu_load
 from core.timing.cpu_load import (
     CpuTimes,
@@ -20,6 +19,7 @@ from core.timing.cpu_load import (
     procs_running,
     timing_threads,
 )
+from core.timing.layer import run_timing
 
 STAT = """cpu  300 0 100 800 0 0 0 0 0 0
 cpu0 150 0 50 400 0 0 0 0 0 0

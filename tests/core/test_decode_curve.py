@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import layer_kv_bytes_per_token
+from core.counts import layer_kv_bytes_per_token
 from core.models.decode_run import CurvePoint, DecodeCurve, curve_lengths, decode_curve
 
 

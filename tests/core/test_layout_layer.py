@@ -104,8 +104,8 @@ def test_flex_attention_core_equals_the_masked_sdpa_core(fields):
 
 
 def test_a_local_layers_timing_sets_its_core_beside_full_causal_attention():
-    from core.kinds.standard.counts import flop_counts
-    from core.kinds.standard.timing import run_timing
+    from core.counts import flop_counts
+    from core.timing.layer import run_timing
 
     cfg = AttentionConfig(d_model=64, n_heads=4, n_kv_heads=2, seq_len=64, causal=True, window=8,
                           layer_pattern="local", n_layers=1)

@@ -10,7 +10,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import (
+from core.counts import (
     flop_counts,
     kind_counts,
     kv_cache_bytes,

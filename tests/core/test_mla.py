@@ -12,10 +12,10 @@ from torch.utils.flop_counter import FlopCounterMode
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.arch.presets import find_preset
+from core.counts import flop_counts, kv_cache_bytes, layer_flop_counts, param_counts
 from core.kinds.mla.counts import decode_intensity, equivalent_gqa_heads
 from core.kinds.mla.layer import MLALayer
 from core.kinds.mla.spec import MLADims
-from core.kinds.standard.counts import flop_counts, kv_cache_bytes, layer_flop_counts, param_counts
 from core.report import build_report
 
 DIMS = [MLADims(24, 32, 8, 4, 6), MLADims(0, 16, 8, 8, 8), MLADims(40, 64, 16, 8, 12)]

@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from core.arch.config import AttentionConfig
+from core.counts import layer_flop_counts, timing_bytes
 from core.kinds.mla.counts import forms_summary
 from core.kinds.mla.layer import MLALayer
 from core.kinds.mla.spec import MLADims
-from core.kinds.standard.counts import layer_flop_counts, timing_bytes
-from core.kinds.standard.timing import run_timing
 from core.report import build_report, format_report
 from core.study.workspace import check_timing
+from core.timing.layer import run_timing
 
 CPU = torch.device("cpu")
 CFG = AttentionConfig(d_model=64, n_heads=4, mla=MLADims(24, 32, 8, 4, 6), seq_len=48, causal=True)
@@ -69,7 +69,7 @@ def test_timing_bytes_cover_what_an_mla_run_keeps():
 
 
 def test_the_heatmaps_layer_without_o_proj_draws_the_timed_layers_weights():
-    from core.kinds.standard.display import display_bytes, display_layer
+    from core.display import display_bytes, display_layer
 
     cfg = CFG.with_(seq_len=16)
     shown, full = display_layer(cfg, seed=3), MLALayer(cfg, seed=3)

@@ -3,7 +3,7 @@ import math
 import pytest
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import flop_counts, kv_cache_bytes, param_counts
+from core.counts import flop_counts, kv_cache_bytes, param_counts
 from core.study.lessons import LESSONS, caption_heads, caption_kv, caption_seq, find_lesson
 from core.study.sweep import (
     MAX_POINTS,

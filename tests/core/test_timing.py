@@ -3,9 +3,10 @@ import pytest
 import torch
 
 from core.arch.config import AttentionConfig
-from core.device import check_memory, default_dtype, guard_memory, resolve_device
-from core.kinds.standard.counts import flop_counts, timing_bytes
-from core.kinds.standard.timing import run_timing
+from core.counts import flop_counts, timing_bytes
+from core.device import default_dtype, resolve_device
+from core.timing.layer import run_timing
+from core.timing.memory import check_memory, guard_memory
 from core.timing.timer import Cancelled, measure, quartiles
 
 CPU = torch.device("cpu")

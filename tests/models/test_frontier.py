@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import kv_cache_bytes
+from core.counts import kv_cache_bytes
 from core.models.frontier import run as F
 from core.models.kv.latent import predicted_error, reconstruct
 from core.models.kv.methods import SINKS, KVMethod, default_sweep, kv_bytes_per_token

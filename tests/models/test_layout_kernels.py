@@ -11,7 +11,7 @@ from transformers.models.gemma3 import modeling_gemma3
 from transformers.models.gpt_oss import modeling_gpt_oss
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import layer_kv_bytes
+from core.counts import layer_kv_bytes
 from core.kinds.standard.layer import repeat_kv
 from core.kinds.standard.masking import allowed_keys, sdpa_inputs, softmax_with_sinks
 

@@ -27,7 +27,7 @@ from transformers.models.qwen3.modeling_qwen3 import Qwen3Attention
 
 from core.arch.config import AttentionConfig
 from core.arch.presets import find_preset
-from core.kinds.standard.counts import layer_param_counts, model_counts
+from core.counts import layer_param_counts, model_counts
 
 # name: (config class, attention class, the model card's config.json values)
 REAL = {

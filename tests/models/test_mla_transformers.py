@@ -16,10 +16,10 @@ from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3Atten
 
 from core.arch.config import AttentionConfig
 from core.arch.presets import find_preset
+from core.counts import layer_kv_bytes_per_token, layer_param_counts, model_counts
 from core.kinds.mla.counts import decompressed_bytes_per_token
 from core.kinds.mla.layer import MLALayer
 from core.kinds.mla.spec import MLADims
-from core.kinds.standard.counts import layer_kv_bytes_per_token, layer_param_counts, model_counts
 
 MLA_CARD = dict(q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
 REAL = {  # preset: (config class, attention class, config.json values)

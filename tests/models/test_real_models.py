@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import param_counts
+from core.counts import param_counts
 from core.models.inspect import HeadChange, encode, inspect, recompute_attention
 from core.models.surgery import js_divergence, modified_attention, valid_head_counts
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import flop_counts, kv_cache_bytes, param_counts
+from core.counts import flop_counts, kv_cache_bytes, param_counts
 from tests.property.cli_run import run_main
 
 BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import flop_counts, kv_cache_bytes, param_counts
+from core.counts import flop_counts, kv_cache_bytes, param_counts
 from tests.property.cli_run import run_main
 
 # Bytes per value of each KV format, written again here (q8_0: 34 B per 32 values, q4_0: 18 B per 32).

@@ -2,6 +2,7 @@
 does (a forced move a new setting ended, an attention switch, a preset, Custom, "is back")."""
 
 from core.arch.config import AttentionConfig
+from core.kinds.registry import kind_of
 from widgets.controls.config_panel import ConfigPanel
 
 
@@ -49,7 +50,8 @@ def test_one_head_reads_as_one_head(qtbot):
     cfg = panel.config()
     assert cfg.n_heads == 1 and panel.last_notice.startswith("Attention MLA: 1 head, each")
     assert panel.badge.toolTip().startswith("1 head, each") and "1 heads" not in panel.mla_controls.note.text()
-    assert cfg.layer_spec().kv_sharing.startswith("1 head, each")
+    spec = cfg.layer_spec()
+    assert kind_of(spec).kv_sharing(spec).startswith("1 head, each")
 
 
 def test_notices_that_no_longer_hold_go(qtbot):

@@ -4,8 +4,9 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QToolTip
 
 from core.arch.config import AttentionConfig, valid_n_heads, valid_n_kv_heads
+from core.counts import flop_counts, kv_cache_bytes, param_counts
+from core.format import format_bytes
 from core.kinds.mla.spec import MLADims
-from core.kinds.standard.counts import flop_counts, format_bytes, kv_cache_bytes, param_counts
 from widgets.controls.config_panel import ConfigPanel
 from widgets.controls.slider_spin import SliderSpin
 from widgets.costs.metrics_panel import MetricsPanel, delta_text

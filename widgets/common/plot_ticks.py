@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from core.kinds.standard.counts import format_bytes, format_count
+from core.format import format_bytes, format_count
 
 
 def short_number(v: float, kind: str = "count") -> str:

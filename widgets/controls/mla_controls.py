@@ -10,8 +10,9 @@ from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QWidget
 
 from core.arch.config import AttentionConfig
+from core.counts import layer_kv_bytes_per_token
+from core.format import format_bytes, format_noun
 from core.kinds.mla.spec import MLA_MAX, MLADims
-from core.kinds.standard.counts import format_bytes, format_noun, layer_kv_bytes_per_token
 from widgets.common.style import set_style
 from widgets.common.wheel import FocusCombo, FocusSpin
 

@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
-from core.kinds.standard.counts import format_bytes, format_count
+from core.format import format_bytes, format_count
 
 ROWS = [
     ("change", "Change", "What differs from the trained model."),

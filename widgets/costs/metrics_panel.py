@@ -17,14 +17,8 @@ from PySide6.QtWidgets import QApplication, QGridLayout, QGroupBox, QLabel, QVBo
 from core.arch.config import AttentionConfig
 from core.arch.formats import bytes_per_value
 from core.arch.model import Architecture
-from core.kinds.standard.counts import (
-    format_bytes,
-    format_count,
-    kind_counts,
-    layer_flop_counts,
-    layer_param_counts,
-    model_counts,
-)
+from core.counts import kind_counts, layer_flop_counts, layer_param_counts, model_counts
+from core.format import format_bytes, format_count
 from widgets.common.steady import SteadyLabel
 from widgets.common.style import set_colour, set_style, set_tip
 from widgets.costs.mla_costs import show_mla_costs

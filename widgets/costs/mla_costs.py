@@ -8,6 +8,7 @@ from typing import Any
 from core.arch.config import AttentionConfig
 from core.arch.formats import bytes_per_value
 from core.arch.layer import LayerSpec
+from core.format import format_bytes
 from core.kinds.mla.counts import (
     decode_intensity,
     decompressed_bytes_per_token,
@@ -15,7 +16,6 @@ from core.kinds.mla.counts import (
     latent_bytes_per_token,
     usual_form,
 )
-from core.kinds.standard.counts import format_bytes
 
 
 def show_mla_costs(panel: Any, cfg: AttentionConfig, spec: LayerSpec, d: int, where: str) -> None:

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QFontMetrics, QPainter
 from PySide6.QtWidgets import QLabel, QWidget
 
 from core.arch.config import AttentionConfig
-from core.kinds.standard.counts import format_noun
+from core.format import format_noun
 from widgets.common.style import set_style, set_tip
 
 COLOURS = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3", "MLA": "#ea580c"}

@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from core.kinds.standard.counts import format_bytes
+from core.format import format_bytes
 from core.long.decode_words import curve_sentence
 from widgets.common.readable_axis import ReadableAxis
 from widgets.long.render import colour_table, index_image

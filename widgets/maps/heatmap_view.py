@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QImage, QPixmap
 from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from core.kinds.standard.counts import format_noun
+from core.format import format_noun
 from widgets.common.cached_axis import CachedAxis
 from widgets.common.steady import LayoutFirewall, SteadyLabel
 from widgets.common.wheel import FocusCombo

@@ -17,12 +17,19 @@ Torch-free: the GUI thread calls these on every slider tick.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.arch.formats import kv_format_bytes
 from core.arch.layer import LayerSpec
+from core.kinds.kind import FlopCounts, Workload
 from core.kinds.mla.spec import MLADims
+from core.kinds.standard.band import causal_pairs_x2
+
+if TYPE_CHECKING:
+    from core.arch.config import AttentionConfig
 
 FORMS = ("naive", "absorbed")
+MEMORY_HINT = "the MLA ranks and head widths"  # what else to lower when a run or its display does not fit
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,17 @@ def mla_flops(d: int, spec: LayerSpec, B: int, Tq: int, pairs_x2: int, form: str
     return B * Tq * per_token, B * H * per_pair * pairs_x2
 
 
+def mla_layer_flops(d: int, spec: LayerSpec, work: Workload, form: str | None = None) -> FlopCounts:
+    """One layer's forward FLOPs under work (seq_len, batch, phase, causal), in form (by default the one engines run
+    in work's phase): a causal prefill scores about T^2 / 2 pairs a head, a decode step its T keys."""
+    T = work.seq_len
+    prefill = work.phase == "prefill"
+    pairs_x2 = (causal_pairs_x2(T, None) if work.causal else 2 * T * T) if prefill else 2 * T
+    projections, attention = mla_flops(d, spec, work.batch_size, T if prefill else 1, pairs_x2,
+                                       form or usual_form(work.phase))
+    return FlopCounts(projections=projections, attention=attention, total=projections + attention)
+
+
 def latent_bytes_per_token(spec: LayerSpec, kv_format: str | int) -> int:
     """The latent cache: r_kv + r values per token per layer (DeepSeek-V3 in bf16: 576 x 2 = 1,152 B); what
     DeepSeek's inference code, vLLM, SGLang, FlashMLA and transformers 5 keep."""
@@ -167,3 +185,24 @@ def forms_summary(forms: dict[str, float]) -> str:
 
 def _ms(value: float) -> str:
     return f"{value:,.0f} ms" if value >= 100 else f"{value:.3g} ms"
+
+
+def mla_timing_bytes(cfg: AttentionConfig, materialises_scores: bool) -> int:
+    """An MLA timing's peak (core/kinds/mla/timing.py): the weights; what it keeps (the input, the query, the latent cache
+    and the decompressed per-head cache); one forward's temporaries: the low-rank query and the latent with their
+    RMSNorms (four copies each: the projection, its square, the result, a spare), then the larger of the naive form's
+    (kv_b's output, the concatenated keys and queries, the output and its reshape) and the absorbed form's (the
+    absorbed query, its concatenation, the latent outputs, the values and their reshape, the key [c | k_pe]); and
+    the T x T scores and mask on the math path (tests/core/test_mla_timing.py holds it above a run's growth)."""
+    m, b = cfg.mla, cfg.dtype_bytes
+    assert m is not None
+    B, T, H, d = cfg.batch_size, cfg.seq_len, cfg.n_heads, cfg.d_model
+    n, r, v, r_kv = m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.kv_lora_rank
+    weights = mla_param_counts(cfg.d_model, cfg.layer_spec(), 0).total * b
+    kept = d + H * m.qk_head_dim + m.latent_width + m.decompressed_width(H)
+    paths = 4 * m.q_lora_rank + H * m.qk_head_dim + 4 * m.latent_width
+    naive = H * (n + v) + 2 * H * m.qk_head_dim + 2 * H * v + d
+    absorbed = H * (3 * r_kv + r + r_kv + 2 * v) + m.latent_width + d
+    # the math path: the scores, their masked copy and the softmax (float32), and a T x T causal mask
+    scores = 3 * B * H * T * T * 4 + T * T * 4 if materialises_scores else 0
+    return weights + B * T * (kept + paths + max(naive, absorbed)) * b + scores

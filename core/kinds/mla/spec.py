@@ -63,6 +63,21 @@ class MLADims:
                              "nothing; real models use a rank several times smaller.")
         return notes
 
+    def check_layer(self, n_heads: int, n_kv_heads: int, head_dim: int, extras: list[str]) -> None:
+        """An MLA layer's heads are rebuilt from its latent: n_kv_heads = n_heads, head_dim = nope + rope, and none of
+        the standard layer's extras (DeepSeek's layers have no biases, no q/k norm, no window, no sinks): extras names
+        those a layer has."""
+        if n_kv_heads != n_heads or head_dim != self.qk_head_dim:
+            raise ValueError(f"an MLA layer has n_kv_heads = n_heads and head_dim = qk_nope + qk_rope = {self.qk_head_dim}; "
+                             f"this one has {n_kv_heads} KV heads of width {head_dim}.")
+        widest = max(self.qk_head_dim, self.v_head_dim, self.qk_nope_head_dim + self.v_head_dim)
+        if n_heads * widest > 2**24:  # q_b's, kv_b's and o_proj's widths
+            raise ValueError(f"an MLA layer's n_heads x its widest head ({n_heads:,} x {widest:,}: qk_nope + v_head_dim "
+                             "or nope + rope) is too wide; at most 16,777,216: lower n_heads or the head widths.")
+        if extras:
+            raise ValueError(f"an MLA layer here has none of the standard layer's extras (DeepSeek's have none); turn off "
+                             f"{' and '.join(extras)}, or choose standard attention.")
+
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
 

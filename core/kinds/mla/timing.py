@@ -14,12 +14,17 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
-from core.device import TORCH_DTYPES, device_name, guard_memory
-from core.kinds.mla.counts import usual_form
+from core.device import TORCH_DTYPES, device_name, guard_bytes
+from core.kinds.mla.counts import (
+    MEMORY_HINT,
+    mla_layer_flops,
+    mla_param_counts,
+    mla_timing_bytes,
+    usual_form,
+)
 from core.kinds.mla.layer import MLALayer
-from core.kinds.standard.counts import layer_flop_counts, param_counts
-from core.kinds.standard.timing import ASSUMED_FLOPS_PER_S, TimingResult, tflops
-from core.timing.timer import BACKEND_NAMES, Cancelled, measure, pick_backend
+from core.timing.result import TimingResult, tflops
+from core.timing.timer import ASSUMED_FLOPS_PER_S, BACKEND_NAMES, Cancelled, measure, pick_backend
 
 STEPS = ("allocating the layer, its latent and its decompressed cache", "choosing the SDPA backend",
          "naive prefill", "absorbed prefill", "naive decode (decompressed cache)", "absorbed decode (latent cache)",
@@ -37,12 +42,12 @@ def estimate_mla_timing_s(cfg: AttentionConfig, device_type: str, budget_s: floa
     prefill, two decode steps, the core) of at least 7 calls each; a call costs its FLOPs at the device's rate plus
     reading the weights (a decode step at short context is nothing else)."""
     rate = CPU_MLA_FLOPS_PER_S[cfg.dtype] if device_type == "cpu" else ASSUMED_FLOPS_PER_S.get(device_type, 1e11)
-    weights = param_counts(cfg).total * cfg.dtype_bytes / BYTES_PER_S.get(device_type, 1e10)
+    weights = mla_param_counts(cfg.d_model, cfg.layer_spec(), 0).total * cfg.dtype_bytes / BYTES_PER_S.get(device_type, 1e10)
     spec, d = cfg.layer_spec(), cfg.d_model
-    calls = [layer_flop_counts(d, spec, cfg.with_(phase=phase), form).total / rate + weights
+    calls = [mla_layer_flops(d, spec, cfg.with_(phase=phase), form).total / rate + weights
              for phase in ("prefill", "decode") for form in ("naive", "absorbed")]
-    calls.append(layer_flop_counts(d, spec, cfg, usual_form(cfg.phase)).attention / rate)
-    init = param_counts(cfg).total / INIT_VALUES_PER_S if device_type == "cpu" else 0.0
+    calls.append(mla_layer_flops(d, spec, cfg, usual_form(cfg.phase)).attention / rate)
+    init = mla_param_counts(cfg.d_model, cfg.layer_spec(), 0).total / INIT_VALUES_PER_S if device_type == "cpu" else 0.0
     return init + sum(max(budget_s, 7 * c) for c in calls)
 
 
@@ -51,7 +56,7 @@ def run_mla_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0,
                    progress: Callable[[str], None] | None = None, spec: LayerSpec | None = None) -> TimingResult:
     """Measure cfg's MLA layer on device (a TimingResult with forms). Raises ValueError before allocating
     when it would not fit."""
-    guard_memory(cfg, device, free_bytes=free_bytes)
+    guard_bytes(mla_timing_bytes(cfg, False), device, free_bytes, hint=MEMORY_HINT)
     kw = {"budget_s": budget_s, "should_stop": should_stop}
     done = [0]
 
@@ -79,7 +84,7 @@ def run_mla_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0,
         prefill_backend = pick_backend(naive_core, device)
         decode_backend = pick_backend(absorbed_decode_core, device)
         if SDPBackend.MATH in (prefill_backend, decode_backend):
-            guard_memory(cfg, device, materialises_scores=True, free_bytes=free_bytes)
+            guard_bytes(mla_timing_bytes(cfg, True), device, free_bytes, hint=MEMORY_HINT)
         with sdpa_kernel([prefill_backend]):
             checkpoint(2)
             naive_prefill = measure(lambda: layer(x, form="naive"), device, **kw)
@@ -98,7 +103,7 @@ def run_mla_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0,
                 core = measure(absorbed_decode_core, device, **kw)
     is_prefill = cfg.phase == "prefill"
     whole = naive_prefill if is_prefill else absorbed_decode
-    flops = layer_flop_counts(d, layer.spec, cfg, usual_form(cfg.phase))
+    flops = mla_layer_flops(d, layer.spec, cfg, usual_form(cfg.phase))
     forms = {"naive_prefill_ms": naive_prefill.median_ms, "absorbed_prefill_ms": absorbed_prefill.median_ms,
              "naive_decode_ms": naive_decode.median_ms, "absorbed_decode_ms": absorbed_decode.median_ms}
     return TimingResult(

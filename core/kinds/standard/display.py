@@ -10,65 +10,11 @@ import torch
 
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
-from core.device import free_memory_bytes
-from core.kinds.mla.layer import MLALayer
-from core.kinds.standard.counts import format_bytes, param_counts
+from core.kinds.display_guard import check_display_bytes
 from core.kinds.standard.layer import MAX_DISPLAY_TOKENS, SINK_BOUND, repeat_kv
 from core.kinds.standard.masking import allowed_keys, softmax_with_sinks
 
 CHUNK_ELEMENTS = 2**24  # draw skipped parts of the stream in pieces of this many numbers
-DISPLAY_MAX_BYTES = 6 * 2**30  # never hold more than this for one layer's display weights
-
-
-MAPS_MAX_BYTES = 2 * 2**30  # the attention maps of one view, and the mosaic drawn from them
-MIN_TILE_PX = 64  # the mosaic draws a tile at least this many pixels wide (widgets/maps/mosaic.py)
-
-
-def display_map_bytes(n_heads: int, n_tokens: int) -> int:
-    """Peak bytes to show n_heads maps of n_tokens: the float32 scores, their masked copy and softmax,
-    the array handed to the window, and the mosaic image (a byte per pixel, drawn and copied once)."""
-    maps = n_heads * n_tokens * n_tokens * 4
-    tile = max(n_tokens, MIN_TILE_PX) * 1.15  # with its frame and gap
-    return 4 * maps + int(2 * n_heads * tile * tile)
-
-
-def guard_display_maps(n_heads: int, n_tokens: int) -> None:
-    """Refuse, before computing anything, heatmaps that would not fit (a ValueError that says what to change)."""
-    need = display_map_bytes(n_heads, n_tokens)
-    limit = min(MAPS_MAX_BYTES, int(free_memory_bytes(torch.device("cpu")) * 0.8))
-    if need > limit:
-        raise ValueError(f"the heatmaps of {n_heads:,} heads x {n_tokens:,} tokens need about {format_bytes(need)}, "
-                         f"more than the {format_bytes(limit)} the display may use; shorten the text or use fewer "
-                         "heads (the counts and the timing do not need them).")
-
-
-def display_bytes(cfg: AttentionConfig) -> int:
-    """Float32 bytes of the weights the heatmaps hold: W_q and W_k (and biases), or an MLA layer's without o_proj."""
-    if cfg.mla is not None:
-        p = param_counts(cfg)
-        return (p.total - p.o) * 4
-    return (cfg.n_heads + cfg.kv_heads) * cfg.head_dim * (cfg.d_model + 1) * 4
-
-
-def display_layer(cfg: AttentionConfig, seed: int = 0, spec: LayerSpec | None = None) -> DisplayProjector | MLALayer:
-    """What draws a layer's heatmaps: DisplayProjector (W_q, W_k) for a standard layer; for an MLA layer, the
-    layer itself in float32 without its o_proj (drawn last, so its other weights are the timed layer's)."""
-    spec = spec or cfg.layer_spec()
-    if spec.mla is None:
-        return DisplayProjector(cfg, seed, spec)
-    check_display_bytes(cfg)
-    return MLALayer(cfg, seed=seed, spec=spec, with_output=False).eval()
-
-
-def check_display_bytes(cfg: AttentionConfig) -> None:
-    need = display_bytes(cfg)
-    limit = min(DISPLAY_MAX_BYTES, int(free_memory_bytes(torch.device("cpu")) * 0.8))
-    if need > limit:
-        what = (f"an MLA layer of d_model {cfg.d_model} and {cfg.n_heads} heads" if cfg.mla is not None else
-                f"d_model {cfg.d_model}, {cfg.n_heads} + {cfg.kv_heads} heads of width {cfg.head_dim}")
-        fix = "the MLA ranks and head widths" if cfg.mla is not None else "head_dim"
-        raise ValueError(f"the heatmaps of {what} need {format_bytes(need)} of weights, more than {format_bytes(limit)} "
-                         f"the display may use; lower d_model, the heads or {fix}.")
 
 
 def _skip(gen: torch.Generator, n: int) -> None:
@@ -84,9 +30,12 @@ class DisplayProjector:
     its window's band and each row's sink share, equal to the full layer's display path."""
 
     def __init__(self, cfg: AttentionConfig, seed: int = 0, spec: LayerSpec | None = None) -> None:
-        check_display_bytes(cfg)
+        spec = spec or cfg.layer_spec()
+        need = (spec.n_heads + spec.n_kv_heads) * spec.head_dim * (cfg.d_model + 1) * 4  # W_q and W_k with biases
+        check_display_bytes(need, f"d_model {cfg.d_model}, {spec.n_heads} + {spec.n_kv_heads} heads of width "
+                            f"{spec.head_dim}", "head_dim")
         self.cfg = cfg
-        self.spec = spec = spec or cfg.layer_spec()
+        self.spec = spec
         d, h = cfg.d_model, spec.head_dim
         qk, v = (spec.n_heads + spec.n_kv_heads) * h, spec.n_kv_heads * h
         bound = 1.0 / math.sqrt(d)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -13,54 +12,43 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
-from core.device import TORCH_DTYPES, device_name, guard_memory
+from core.device import TORCH_DTYPES, device_name, guard_bytes
 from core.kinds.standard.band import cached_tokens
-from core.kinds.standard.counts import flop_counts, layer_flop_counts
+from core.kinds.standard.counts import standard_flops, standard_timing_bytes
 from core.kinds.standard.layer import AttentionLayer, SeparateQKV
-from core.timing.cpu_load import other_cores, read_times, timing_threads
-from core.timing.result import TimingResult
-from core.timing.timer import BACKEND_NAMES, Cancelled, measure, pick_backend
+from core.timing.result import TimingResult, tflops
+from core.timing.timer import ASSUMED_FLOPS_PER_S, BACKEND_NAMES, Cancelled, measure, pick_backend
 
-__all__ = ["TimingResult", "estimate_timing_s", "run_timing", "measure_layer", "allocate"]
+__all__ = ["estimate_standard_timing_s", "measure_standard_layer", "allocate"]
 
 
-# Rough sustained rates, only to warn before a timing that would take minutes.
-ASSUMED_FLOPS_PER_S = {"cpu": 1.0e11, "mps": 2.0e12, "cuda": 1.0e14}
 # Score elements (one a query-key pair of a head) a second: what bounds many narrow heads, whose FLOPs are few but
 # whose T x T maps are as many as a wide head's: their FLOPs alone underestimate them many times over (SDPA on a
 # 2-core CPU scores about 1e9 elements a second at any head width).
 ASSUMED_SCORES_PER_S = {"cpu": 1.5e9, "mps": 2.0e10, "cuda": 2.0e11}
 
 
-def estimate_timing_s(cfg: AttentionConfig, device: torch.device, budget_s: float = 0.3,
-                      include_qkv: bool = True) -> float:
-    """About how long run_timing takes: each of its measurements runs at least 2 warm-ups and 5
+def estimate_standard_timing_s(cfg: AttentionConfig, device_type: str, budget_s: float = 0.3,
+                               include_qkv: bool = True) -> float:
+    """About how long measure_standard_layer takes: each of its measurements runs at least 2 warm-ups and 5
     repeats (more when the budget allows); the prefill forward dominates. A core behind a T x T mask
     (a window with W < T < 2W, or sinks) scores every pair, about 3x slower than full causal SDPA here;
     a local layer past its window is also timed as full causal attention, for comparison."""
-    rate = ASSUMED_FLOPS_PER_S.get(device.type, 1.0e11)
-    if cfg.mla is not None:
-        from core.kinds.mla.timing import estimate_mla_timing_s
-
-        return estimate_mla_timing_s(cfg, device.type, budget_s)
-    prefill = flop_counts(cfg.with_(phase="prefill"))
-    full = flop_counts(cfg.with_(phase="prefill", window=None, layer_pattern="global"))  # any global layer
+    rate = ASSUMED_FLOPS_PER_S.get(device_type, 1.0e11)
+    prefill = standard_flops(cfg.d_model, cfg.layer_spec(), cfg.with_(phase="prefill"))
+    full = standard_flops(cfg.d_model, replace(cfg.layer_spec(), window=None), cfg.with_(phase="prefill"))  # any global layer
     spec, T = cfg.layer_spec(), cfg.seq_len
-    masked = device.type != "cuda" and (spec.sinks or (spec.window is not None and cfg.causal
+    masked = device_type != "cuda" and (spec.sinks or (spec.window is not None and cfg.causal
                                                        and spec.window < T < 2 * spec.window))
     core = 3 * full.attention if masked else max(prefill.attention, full.attention)
     scores = cfg.batch_size * cfg.n_heads * T * T * (0.5 if cfg.causal else 1.0)  # every head's map
-    core_s = max(core / rate, scores / ASSUMED_SCORES_PER_S.get(device.type, 1.5e9))
+    core_s = max(core / rate, scores / ASSUMED_SCORES_PER_S.get(device_type, 1.5e9))
     per_call = prefill.projections / rate + core_s
     calls = 2 if include_qkv else 1  # the prefill layer, plus its core or the QKV projections
     seconds = max(budget_s, 7 * per_call) * (2 + calls)
     if spec.window is not None and cfg.causal and T > spec.window:
         seconds += max(budget_s, 7 * full.attention / rate)  # the full causal core, for comparison
     return seconds
-
-
-def tflops(flops: int, ms: float) -> float:
-    return flops / (ms * 1e-3) / 1e12 if ms > 0 else 0.0
 
 
 @dataclass
@@ -96,26 +84,7 @@ def allocate(cfg: AttentionConfig, device: torch.device, seed: int = 0, spec: La
     )
 
 
-def run_timing(cfg: AttentionConfig, device: torch.device, **kw: Any) -> TimingResult:
-    """measure_layer on as many CPU threads as there are idle cores (core/timing/cpu_load.py: a thread that waits for a
-    busy core at every barrier multiplies small ops' time by up to a thousand), naming the count and the load
-    other processes put on the machine meanwhile; elsewhere as it is."""
-    if device.type != "cpu":
-        return measure_layer(cfg, device, **kw)
-    threads, start = timing_threads(torch.get_num_threads())
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        result = measure_layer(cfg, device, **kw)
-    finally:
-        torch.set_num_threads(before)
-    end = read_times() if start is not None else None
-    load = other_cores(start, end) if start is not None and end is not None else None
-    # The machine's name with its thread count ("CPU (2 threads)"), not the count the timing ran on: that is `threads`.
-    return replace(result, threads=threads, other_load=load, device_name=device_name(device))
-
-
-def measure_layer(
+def measure_standard_layer(
     cfg: AttentionConfig,
     device: torch.device,
     *,
@@ -129,13 +98,8 @@ def measure_layer(
 ) -> TimingResult:
     """Measure cfg's layer spec (default layer 0) on device. Raises ValueError (before allocating) when it
     would not fit. progress(step) is told each step as it starts (the CLI prints it). An MLA layer is timed
-    in both its forms by core/kinds/mla/timing.py."""
-    if (spec or cfg.layer_spec()).mla is not None:
-        from core.kinds.mla.timing import run_mla_timing  # it builds this module's TimingResult
-
-        return run_mla_timing(cfg, device, seed=seed, budget_s=budget_s, should_stop=should_stop,
-                              free_bytes=free_bytes, progress=progress, spec=spec)
-    guard_memory(cfg, device, free_bytes=free_bytes)
+    as core/kinds/mla/timing.py times its own."""
+    guard_bytes(standard_timing_bytes(cfg, False), device, free_bytes)
     kw = {"budget_s": budget_s, "should_stop": should_stop}
     is_prefill = cfg.phase == "prefill"
     window = (spec or cfg.layer_spec()).window
@@ -167,7 +131,7 @@ def measure_layer(
         checkpoint()
         if SDPBackend.MATH in (prefill_backend, decode_backend):
             # The math path materialises (B, H, T, T) scores: check that they fit too.
-            guard_memory(cfg, device, materialises_scores=True, free_bytes=free_bytes)
+            guard_bytes(standard_timing_bytes(cfg, True), device, free_bytes)
         with sdpa_kernel([prefill_backend]):
             checkpoint(2)
             prefill = measure(lambda: layer(t.x), device, **kw)
@@ -195,7 +159,7 @@ def measure_layer(
                 full_core = measure(lambda: F.scaled_dot_product_attention(t.q, t.k, t.v, is_causal=True, enable_gqa=gqa,
                                                                            scale=layer.spec.scale), device, **kw)
     backend = prefill_backend if is_prefill else decode_backend
-    flops = layer_flop_counts(cfg.d_model, t.layer.spec, cfg)
+    flops = standard_flops(cfg.d_model, t.layer.spec, cfg)
     whole = prefill if is_prefill else decode
     return TimingResult(
         device=device.type,
@@ -212,7 +176,7 @@ def measure_layer(
         decode=decode,
         kernel=layer.kernel_name,
         full_core=full_core,
-        band_flop_ratio=(flops.attention / layer_flop_counts(cfg.d_model, replace(t.layer.spec, window=None),
-                                                             cfg).attention) if compare_full else None,
+        band_flop_ratio=(flops.attention / standard_flops(cfg.d_model, replace(t.layer.spec, window=None),
+                                                          cfg).attention) if compare_full else None,
     )
 

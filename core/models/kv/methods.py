@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from core.arch.config import AttentionConfig, divisors
 from core.arch.formats import KV_FORMATS, kv_format_bytes
+from core.counts import model_counts
 from core.kinds.standard.band import cached_tokens
-from core.kinds.standard.counts import model_counts
 
 METHODS = ("heads", "latent_pca", "latent_svd", "window", "window_sinks", "quant")
 FAMILIES = {"heads": ("heads",), "latent": ("latent_pca", "latent_svd"), "window": ("window", "window_sinks"),

@@ -1,0 +1,194 @@
+"""What a layer kind supplies: everything the rest of the app asks of a layer, in one interface.
+
+A kind is one package under core/kinds/ (standard, mla, ...) whose `kind.py` subclasses LayerKind;
+core/kinds/registry.py lists them, and every caller asks `kind_of(spec)` instead of branching on
+the kind. What a kind returns is plain data (ints, dataclasses, dicts of the report's JSON), so the
+counts, the planner, the report, the CLI and the widgets need no knowledge of kinds.
+
+Torch-free: a kind imports its kernels and timing only inside the methods that run them, so the
+window's process (which never loads torch) can count, plan and label any layer.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from core.arch.formats import kv_format_bytes
+from core.arch.layer import LayerSpec
+from core.kinds.standard.band import cached_tokens
+
+if TYPE_CHECKING:
+    from core.arch.config import AttentionConfig
+
+
+@dataclass(frozen=True)
+class FlopCounts:
+    projections: int  # the layer's matmuls outside its core (QKV, W_o, a latent's up- and down-projections)
+    attention: int  # the core: scores and their weighted sum
+    total: int
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class LayerParams(Protocol):
+    """A layer's parameters by projection: what every kind's count returns."""
+
+    total: int
+    total_mha: int  # the kind's baseline layer (the MHA layer of the same heads)
+    qk_norm: int
+    sinks: int
+
+    def to_dict(self) -> dict[str, int]: ...
+
+    def formula(self, d: int, spec: LayerSpec) -> str: ...
+
+    def rows(self, d: int, spec: LayerSpec) -> list[tuple[str, str, int, str]]: ...
+
+
+class Workload(Protocol):
+    """What a count needs of the workload (AttentionConfig has it all)."""
+
+    seq_len: int
+    batch_size: int
+    phase: str
+    causal: bool
+
+    @property
+    def kv_format(self) -> str: ...
+
+
+def values_bytes(values: int, kv_format: str | int) -> int:
+    """values in kv_format (a format name, or bytes per element)."""
+    return values * kv_format if isinstance(kv_format, int) else kv_format_bytes(values, kv_format)
+
+
+class LayerKind(ABC):
+    """One kind of attention layer. Subclasses are singletons, listed in core/kinds/registry.py."""
+
+    name: str  # the registry's key, and the kind's name in the report's JSON
+    title: str  # as a picker names it: "Standard (MHA / GQA / MQA)"
+
+    # --- what the layer is called -----------------------------------------------------------------------------
+    @abstractmethod
+    def mode(self, spec: LayerSpec) -> str:
+        """The attention mode in a word: MHA, GQA, MQA, MLA, ..."""
+
+    @abstractmethod
+    def label(self, spec: LayerSpec) -> str:
+        """The badge: 'GQA-8 (group 4)', 'MLA (latent 512 + rope 64)'."""
+
+    @abstractmethod
+    def baseline(self, spec: LayerSpec) -> LayerSpec:
+        """The layer every delta is taken against (the MHA layer of the same heads)."""
+
+    def kv_sharing(self, spec: LayerSpec) -> str:
+        """How heads get their keys and values when not from KV heads of their own or in groups (the heatmaps'
+        legend); '' when the KV groups say it."""
+        return ""
+
+    def warnings(self, spec: LayerSpec, d_model: int) -> list[str]:
+        """Widths that are allowed but say something a user should know, as sentences."""
+        return []
+
+    # --- counts -----------------------------------------------------------------------------------------------
+    @abstractmethod
+    def params(self, d: int, spec: LayerSpec) -> LayerParams:
+        """Parameters of one layer of width d, by projection."""
+
+    @abstractmethod
+    def flops(self, d: int, spec: LayerSpec, work: Workload, form: str | None = None) -> FlopCounts:
+        """Forward FLOPs of one layer for the whole batch (a matmul m x k by k x n is 2mkn); form picks one of the
+        kind's execution forms where it has several (None: the one engines run in work's phase)."""
+
+    @abstractmethod
+    def cache_values_per_token(self, spec: LayerSpec) -> int:
+        """Values one token adds to the layer's cache (K and V together)."""
+
+    def cache_bytes_per_token(self, spec: LayerSpec, kv_format: str | int) -> int:
+        return values_bytes(self.cache_values_per_token(spec), kv_format)
+
+    def cached_tokens(self, spec: LayerSpec, seq_len: int) -> int:
+        """Tokens the cache holds at seq_len (a sliding window holds at most W)."""
+        return cached_tokens(seq_len, spec.window)
+
+    def state_bytes(self, spec: LayerSpec, kv_format: str | int) -> int:
+        """Fixed state a sequence keeps whatever its length (linear attention, SSMs); 0 for a KV cache."""
+        return 0
+
+    def check_kv_format(self, spec: LayerSpec, kv_format: str) -> None:
+        """Refuse a KV format whose blocks do not fit the widths this layer caches (ValueError with a sentence)."""
+        return None  # any format fits a kind that says nothing
+
+    def decode_core_flops(self, d: int, spec: LayerSpec, batch: int, keys: int) -> int:
+        """One decode step's core over keys cached tokens (the form engines run for decode)."""
+        return 4 * batch * spec.n_heads * spec.head_dim * keys
+
+    # --- the planner: a layer shared out over a tensor-parallel group ------------------------------------------
+    def check_tp(self, spec: LayerSpec, tp: int) -> None:
+        """Refuse a TP degree the layer's cache cannot be shared out by (ValueError with a sentence)."""
+        return None  # a cache kept whole on every GPU fits any degree
+
+    def kv_heads_per_gpu(self, spec: LayerSpec, tp: int) -> int | None:
+        """KV heads one GPU keeps; None when the cache is not split by heads."""
+        return None
+
+    def replication(self, spec: LayerSpec, tp: int) -> int:
+        """How many GPUs of the group hold a copy of each cached value."""
+        return tp
+
+    def gpu_cache_bytes_per_token(self, spec: LayerSpec, tp: int, kv_format: str) -> int:
+        """One layer's cache per token on one GPU of the TP group (all of it when it is not split)."""
+        return self.cache_bytes_per_token(spec, kv_format)
+
+    # --- running and timing (torch, imported when called) ------------------------------------------------------
+    @abstractmethod
+    def timing_bytes(self, cfg: AttentionConfig, materialises_scores: bool) -> int:
+        """Peak bytes a timing run allocates on its device, counted before it allocates them."""
+
+    @abstractmethod
+    def estimate_timing_s(self, cfg: AttentionConfig, device_type: str, budget_s: float, include_qkv: bool) -> float:
+        """About how long run_timing takes, to refuse a run of minutes before it starts."""
+
+    @abstractmethod
+    def run_timing(self, cfg: AttentionConfig, device: Any, spec: LayerSpec, **kw: Any) -> Any:
+        """Measure the layer on device: a core.timing.result.TimingResult."""
+
+    @abstractmethod
+    def display_layer(self, cfg: AttentionConfig, seed: int, spec: LayerSpec) -> Any:
+        """What draws the layer's heatmaps: an object whose probs_and_sinks(x) gives (B, H, T, T) probabilities."""
+
+    def display_bytes(self, cfg: AttentionConfig) -> int:
+        """Float32 bytes of the weights display_layer holds."""
+        return (cfg.n_heads + cfg.kv_heads) * cfg.head_dim * (cfg.d_model + 1) * 4
+
+    def memory_hint(self) -> str:
+        """What else to lower when a run does not fit, beyond seq_len, batch and d_model ('' for nothing)."""
+        return ""
+
+    # --- the report ------------------------------------------------------------------------------------------
+    def report_sections(self, cfg: AttentionConfig, kv: dict[str, Any]) -> dict[str, Any]:
+        """Sections the report adds for this kind (merged into the report's JSON): e.g. its own widths, or more
+        cache figures in kv_cache. Empty for a kind the report's common keys describe."""
+        return {}
+
+    def report_header(self, report: dict[str, Any]) -> str:
+        """The text report's first line: the layer's shape and mode."""
+        c = report["config"]
+        mode = c["mode"] if c["mode"] != "GQA" else f"GQA (group {c['group_size']})"
+        return (f"Attention layer: d_model {c['d_model']}, {c['n_heads']} heads x {c['head_dim']}, "
+                f"{c['n_kv_heads']} KV heads -> {mode}")
+
+    def baseline_note(self) -> str:
+        """What the baseline's name leaves out ('' when 'MHA' says it all)."""
+        return ""
+
+    def report_lines(self, report: dict[str, Any]) -> list[str]:
+        """The text report's lines for report_sections' figures, after the KV cache's."""
+        return []
+
+    def timing_lines(self, timing: dict[str, Any]) -> list[str]:
+        """The text report's lines for what the kind's timing adds (its forms)."""
+        return []

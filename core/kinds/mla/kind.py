@@ -1,0 +1,173 @@
+"""Multi-head latent attention as a layer kind (DeepSeek-V2/V3, Kimi K2): every token caches one latent and one
+shared RoPE key, and each head's key and value are rebuilt from them; two execution forms, naive and absorbed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from core.arch.formats import KV_FORMATS, check_kv_format
+from core.arch.layer import LayerSpec
+from core.format import format_bytes, format_count, format_noun, table_row
+from core.kinds.kind import FlopCounts, LayerKind, Workload
+from core.kinds.mla.counts import (
+    FORMS,
+    MEMORY_HINT,
+    MLAParamCounts,
+    decode_bytes_read,
+    decode_intensity,
+    decompressed_bytes_per_token,
+    equivalent_gqa_heads,
+    forms_summary,
+    mla_flops,
+    mla_layer_flops,
+    mla_param_counts,
+    mla_timing_bytes,
+    usual_form,
+)
+from core.kinds.mla.spec import MLADims
+from core.kinds.standard.counts import standard_params
+
+if TYPE_CHECKING:
+    from core.arch.config import AttentionConfig
+
+
+def dims(spec: LayerSpec) -> MLADims:
+    if spec.mla is None:
+        raise ValueError("this layer is not an MLA layer.")
+    return spec.mla
+
+
+class MLAKind(LayerKind):
+    name = "mla"
+    title = "MLA (multi-head latent attention)"
+
+    def mode(self, spec: LayerSpec) -> str:
+        return "MLA"
+
+    def label(self, spec: LayerSpec) -> str:
+        return dims(spec).label
+
+    def baseline(self, spec: LayerSpec) -> LayerSpec:
+        """The MHA layer of its n_heads with head_dim v_head_dim (DeepSeek-V2's comparison: d_h = 128), no latent."""
+        return LayerSpec(spec.n_heads, spec.n_heads, dims(spec).v_head_dim, scale=spec.scale)
+
+    def kv_sharing(self, spec: LayerSpec) -> str:
+        return (f"{format_noun(spec.n_heads, 'head')}, each key and value rebuilt from one shared latent of "
+                f"{dims(spec).latent_width} values a token (MLA): grey frames, no groups.")
+
+    def warnings(self, spec: LayerSpec, d_model: int) -> list[str]:
+        return dims(spec).warnings(d_model)
+
+    def params(self, d: int, spec: LayerSpec) -> MLAParamCounts:
+        return mla_param_counts(d, spec, standard_params(d, self.baseline(spec)).total)
+
+    def flops(self, d: int, spec: LayerSpec, work: Workload, form: str | None = None) -> FlopCounts:
+        """Naive for prefill and absorbed for decode unless form says which (core/kinds/mla/counts.py)."""
+        return mla_layer_flops(d, spec, work, form)
+
+    def cache_values_per_token(self, spec: LayerSpec) -> int:
+        """The latent and the shared RoPE key: what DeepSeek's code, vLLM, SGLang, FlashMLA and transformers 5 keep."""
+        return dims(spec).latent_width
+
+    def cached_tokens(self, spec: LayerSpec, seq_len: int) -> int:
+        return seq_len
+
+    def check_kv_format(self, spec: LayerSpec, kv_format: str) -> None:
+        """A block format must fit the latent (what the cache holds)."""
+        check_kv_format(kv_format, 32)  # the name itself (32 values fill a block of every format)
+        block = KV_FORMATS[kv_format][1]
+        if dims(spec).latent_width % block:
+            raise ValueError(f"the {kv_format} KV format stores blocks of {block} values, and the MLA latent of "
+                             f"{dims(spec).latent_width} values is not a whole number of them; choose another format.")
+
+    def decode_core_flops(self, d: int, spec: LayerSpec, batch: int, keys: int) -> int:
+        """The absorbed form's core: scores against the latent as one shared key head."""
+        return mla_flops(d, spec, batch, 1, 2 * keys, "absorbed")[1]
+
+    # the planner: the latent is one shared "head", kept whole on every GPU of the TP group (the defaults)
+
+    def timing_bytes(self, cfg: AttentionConfig, materialises_scores: bool) -> int:
+        return mla_timing_bytes(cfg, materialises_scores)
+
+    def estimate_timing_s(self, cfg: AttentionConfig, device_type: str, budget_s: float, include_qkv: bool) -> float:
+        from core.kinds.mla.timing import estimate_mla_timing_s
+
+        return estimate_mla_timing_s(cfg, device_type, budget_s)
+
+    def run_timing(self, cfg: AttentionConfig, device: Any, spec: LayerSpec, **kw: Any) -> Any:
+        """Both forms, prefill and one decode step (core/kinds/mla/timing.py); there is no fused QKV to time."""
+        from core.kinds.mla.timing import run_mla_timing
+
+        kw.pop("include_qkv", None)
+        return run_mla_timing(cfg, device, spec=spec, **kw)
+
+    def display_layer(self, cfg: AttentionConfig, seed: int, spec: LayerSpec) -> Any:
+        """The layer itself in float32 without its o_proj (drawn last, so its other weights are the timed layer's)."""
+        from core.kinds.display_guard import check_display_bytes
+        from core.kinds.mla.layer import MLALayer
+
+        check_display_bytes(self.display_bytes(cfg), f"an MLA layer of d_model {cfg.d_model} and "
+                            f"{cfg.n_heads} heads", MEMORY_HINT)
+        return MLALayer(cfg, seed=seed, spec=spec, with_output=False).eval()
+
+    def display_bytes(self, cfg: AttentionConfig) -> int:
+        p = self.params(cfg.d_model, cfg.layer_spec())
+        return (p.total - p.o) * 4
+
+    def memory_hint(self) -> str:
+        return MEMORY_HINT
+
+    def report_sections(self, cfg: AttentionConfig, kv: dict[str, Any]) -> dict[str, Any]:
+        """kv_cache's latent beside the decompressed cache; the `mla` section: the widths, the equivalent GQA heads,
+        and each form's prefill and decode FLOPs, the bytes a decode step reads and its FLOP per cache byte."""
+        spec, d, B, T = cfg.layer_spec(), cfg.d_model, cfg.batch_size, cfg.seq_len
+        m = dims(spec)
+        latent, full = kv["bytes_per_token_per_layer"], decompressed_bytes_per_token(spec, cfg.kv_format)
+        kv = {**kv, "bytes_per_token_per_layer_latent": latent, "bytes_per_token_per_layer_decompressed": full,
+              "bytes_total_decompressed": full * T * B * cfg.n_layers}
+        forms = {}
+        for form in FORMS:
+            prefill = self.flops(d, spec, cfg.with_(phase="prefill"), form)
+            decode = self.flops(d, spec, cfg.with_(phase="decode"), form)
+            forms[form] = {"prefill_flops": prefill.total, "prefill_core_flops": prefill.attention,
+                           "decode_flops": decode.total, "decode_core_flops": decode.attention,
+                           "decode_bytes_read": decode_bytes_read(spec, T, B, cfg.kv_format, form),
+                           "decode_intensity": decode_intensity(spec, T, B, cfg.kv_format, form)}
+        section = {**m.to_dict(), "qk_head_dim": m.qk_head_dim, "latent_width": m.latent_width,
+                   "equivalent_gqa_heads": equivalent_gqa_heads(spec), "forms": forms,
+                   "flops_form": usual_form(cfg.phase)}
+        return {"kv_cache": kv, "mla": section}
+
+    def report_header(self, report: dict[str, Any]) -> str:
+        c, m = report["config"], report["mla"]
+        return (f"Attention layer: d_model {c['d_model']}, {c['n_heads']} heads, MLA (latent {m['kv_lora_rank']} + "
+                f"rope {m['qk_rope_head_dim']}; q/k width {m['qk_head_dim']}, v width {m['v_head_dim']}, q_lora_rank "
+                f"{m['q_lora_rank'] or 'none'})")
+
+    def baseline_note(self) -> str:
+        return " (head_dim v)"
+
+    def timing_lines(self, timing: dict[str, Any]) -> list[str]:
+        forms = timing.get("mla_forms")
+        return [f"  measured forms: {forms_summary(forms)}"] if forms else []
+
+    def report_lines(self, report: dict[str, Any]) -> list[str]:
+        """Both caches, the equivalent GQA heads, each form's FLOPs and intensity."""
+        m, kv = report["mla"], report["kv_cache"]
+        full = kv["bytes_per_token_per_layer_decompressed"]
+        lines = [table_row("latent / token / layer", f"{kv['bytes_per_token_per_layer_latent']:,}",
+                     f"{m['kv_lora_rank']} + {m['qk_rope_head_dim']} values (DeepSeek, vLLM, SGLang, FlashMLA)"),
+                 table_row("decompressed / token / layer", f"{full:,}",
+                     f"x{full / kv['bytes_per_token_per_layer_latent']:.1f}: per-head K and V"),
+                 table_row("decompressed total", f"{kv['bytes_total_decompressed']:,}",
+                     format_bytes(kv["bytes_total_decompressed"])),
+                 table_row("equivalent GQA KV heads", f"{m['equivalent_gqa_heads']:.3g}", f"of width {m['v_head_dim']}"),
+                 "", f"MLA forms (the FLOPs above: {m['flops_form']})"]
+        for form, f in m["forms"].items():
+            lines.append(table_row(f"{form} prefill / decode", format_count(f["prefill_flops"]),
+                             f"{format_count(f['decode_flops'])} decode FLOPs, reads "
+                             f"{format_bytes(f['decode_bytes_read'])}, {f['decode_intensity']:.3g} FLOP/B"))
+        return lines
+
+
+MLA = MLAKind()

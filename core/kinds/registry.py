@@ -1,0 +1,24 @@
+"""The layer kinds, by name: the only place that lists them. Everything that asks something of a layer asks
+`kind_of(spec)`; adding a kind is adding its package and one line here (docs/architecture.md)."""
+
+from __future__ import annotations
+
+from core.arch.layer import LayerSpec
+from core.kinds.kind import LayerKind
+from core.kinds.mla.kind import MLA
+from core.kinds.standard.kind import STANDARD
+
+KINDS: dict[str, LayerKind] = {kind.name: kind for kind in (STANDARD, MLA)}
+
+
+def kind_of(spec: LayerSpec) -> LayerKind:
+    """The kind that counts, caches, runs, times and draws spec."""
+    return KINDS[spec.kind]
+
+
+def kind_named(name: str) -> LayerKind:
+    """The kind of that name (a report's config.attention), or a ValueError that lists the kinds."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ValueError(f"layer kind {name!r:.30} is not known; choose one of {', '.join(KINDS)}.") from None
