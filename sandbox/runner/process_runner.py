@@ -23,9 +23,12 @@ from typing import Any
 from PySide6.QtCore import QObject
 
 from core.study.sweep import SweepPoint, SweepResult
+from sandbox.jobs.long_types import LongDone, LongJob
 from sandbox.jobs.types import (
     ComputeRequest,
     Failure,
+    FrontierDone,
+    FrontierJob,
     SweepJob,
     SweepProgress,
     WorkerInfo,
@@ -33,11 +36,7 @@ from sandbox.jobs.types import (
 )
 from sandbox.runner.contract import RunnerSignals
 from sandbox.runner.deadlines import Deadline, Deadlines
-from sandbox.runner.probes import RunnerProbes
-from sandbox.runner.process_frontier import ProcessFrontier
-from sandbox.runner.process_long import ProcessLong
 from sandbox.runner.shared_arrays import from_shared
-from sandbox.runner.spares import WorkerSpares
 from sandbox.runner.watchdog import START_HANG_S, watch
 from sandbox.runner.worker_child import (
     STAGES,
@@ -55,7 +54,11 @@ MAX_FAILED_STARTS = 3  # workers of one role dying before their hello, in a row:
 HANG_S = 30.0  # no answer for this long (its reader thread answers at once, kernels or not): it is frozen
 
 
-class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong, WorkerSpares):
+class ProcessRunner(RunnerSignals):
+    _frontier_id = 0  # the newest frontier run's id
+    _frontier_active = False
+    _long_job: LongJob | None = None  # the Long tab's job in progress, until its long_done
+
     def __init__(self, settle_s: float = 0.35, parent: QObject | None = None, hang_s: float = HANG_S,
                  main: WorkerChild | None = None) -> None:
         """main: a main worker already started (sandbox/window/app.py starts it before importing this module)."""
@@ -365,6 +368,110 @@ class ProcessRunner(RunnerSignals, RunnerProbes, ProcessFrontier, ProcessLong, W
     def cancel_sweep(self, sweep_id: int | None = None) -> None:
         """Stop sweep_id (None: the current sweep); a cancel meant for an older sweep stops nothing newer."""
         self._send(self._main, ("cancel_sweep", self._sweep_id if sweep_id is None else sweep_id))
+
+    # -- when the timing workers start (the timing worker once the first heatmaps are done, its spare once the
+    # timing worker is free: a torch import beside a timing inflates it) ---------------------------------
+    def _spawn_timing_when_free(self) -> None:
+        """The timing worker, once the main worker has no heatmaps to compute (not beside the first ones)."""
+        if (not self._closing and not self._timing_broken and self._timing is None and self._main.ready.is_set()
+                and not any(kind == "heatmaps" for kind in self._main.jobs.values())):
+            self._timing = self._spawn("timing")
+
+    def _spawn_spare_when_free(self) -> None:
+        """The spare, once the timing worker is ready and has nothing to time: its torch import (about 2 s of a core)
+        beside a timing made the app's first figure read "other processes kept 1 core busy"; a timing asked for
+        while the spare starts waits for it (_start_timing)."""
+        t = self._timing
+        if (not self._closing and self._spare is None and not self._no_spare and t is not None and t.ready.is_set()
+                and not t.jobs and self._timer is None):
+            self._spare = self._spawn("timing")
+
+    def _promote_spare(self) -> None:
+        """The spare becomes the timing worker (a cold one if there is none); a new spare starts once the promoted one
+        is ready and free."""
+        if self._spare is None and self._no_spare:
+            self._timing, self._timing_broken = None, "the timing worker stopped and no spare could start"
+            return
+        self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
+        self._spawn_spare_when_free()  # the promoted one is idle; a cold one starts its spare at its hello
+
+    # -- the KV frontier, one point a job on the main worker ----------------------------------------------
+    @property
+    def frontier_running(self) -> bool:
+        return self._frontier_active
+
+    def submit_frontier(self, model: str, families: tuple[str, ...], n_samples: int = 2) -> int:
+        with self._lock:
+            self._frontier_id += 1
+            self._frontier_active = True
+            self._job(self._main, "frontier", FrontierJob(self._frontier_id, model, tuple(families), n_samples))
+        return self._frontier_id
+
+    def cancel_frontier(self) -> None:
+        """Stop before the next point: the points done are shown, the run is not cached."""
+        self._send(self._main, ("cancel_frontier",))
+
+    def _frontier_ended(self, done: FrontierDone) -> None:
+        if done.run_id == self._frontier_id:
+            self._frontier_active = False
+
+    def _frontier_lost(self) -> None:
+        """The main worker died: the frontier in progress ends, said in its tab (it is not rerun)."""
+        if self._frontier_active:
+            self._frontier_active = False
+            self.frontier_done.emit(FrontierDone(self._frontier_id, None, "the compute worker stopped during the "
+                                                 "frontier; run it again once the model is reloaded (the points "
+                                                 "done stay on the chart, not in the cache)"))
+
+    # -- the Long tab's jobs on the main worker -----------------------------------------------------------
+    @property
+    def long_running(self) -> bool:
+        return self._long_job is not None
+
+    def submit_long(self, job: LongJob) -> int:
+        """Run a Long tab job on the main worker (an older one still running stops at its next check)."""
+        with self._lock:
+            self._long_job = job
+            self._job(self._main, "long", job)
+        return job.job_id
+
+    def cancel_long(self) -> None:
+        """Stop between chunks, layers or decode steps: the job ends with the message "cancelled"."""
+        self._send(self._main, ("cancel_long",))
+
+    def _long_ended(self, done: LongDone) -> None:
+        if self._long_job is not None and done.job_id == self._long_job.job_id:
+            self._long_job = None
+
+    def _long_lost(self) -> None:
+        """The main worker died: the Long tab's job ends, said in its tab (it is not rerun)."""
+        job, self._long_job = self._long_job, None
+        if job is not None:
+            self.long_done.emit(LongDone(job.job_id, job.kind, message="the compute worker stopped during this job; "
+                                         "run it again (a model open is loaded again first)"))
+
+    # -- what tests, benchmarks and the soak ask from outside the window's event loop -----------------------
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """For benchmarks and the soak, outside the window's event loop: wait until nothing is left."""
+        with self._changed:
+            return self._changed.wait_for(self.is_idle, timeout)
+
+    def wait_ready(self, timeout: float = 60.0) -> bool:
+        """For tests and benchmarks: until every worker has loaded torch (main, timing and its spare)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._main.ready.is_set() and self._spare is not None
+                                          and self._spare.ready.is_set(), timeout)
+
+    def worker_pids(self) -> list[int]:
+        """The worker processes still running (the main, timing and spare workers while the app is open)."""
+        children = [c for c in (self._main, self._timing, self._spare) if c is not None]
+        return [c.process.pid for c in children if c.process.poll() is None]
+
+    def kill_worker(self, role: str = "main") -> int:
+        """Tests and the soak: kill a worker as the kernel's OOM killer would; returns its pid."""
+        child = self._main if role == "main" else self._timing
+        child.process.kill()
+        return child.process.pid
 
     def shutdown(self, wait_s: float | None = None) -> bool:
         """Stop every worker: ask, give them wait_s (None: 2 s) to leave, then kill what is left (a worker
