@@ -1,11 +1,11 @@
-"""Process start to the first painted window, and to the first heatmaps ([live]'s bench/first_window.py).
+"""Process start to the first painted window, and to the first heatmaps.
 
 Each run starts a fresh Python process (offscreen Qt unless DISPLAY is set) that opens the app's windows
 with sandbox/window/app.py's open_windows and reports when the start window first painted (its first paint event),
 when the main window that replaces it first painted, and, from a 1 ms QTimer, when its first heatmaps
 arrived (last_heatmaps set). The first run is cold (files not in the page cache
 yet), the others warm; the figures include the interpreter's start and every import. --json prints the rows.
-Targets ([live]): first window <= 1.0 s warm, first heatmaps <= 2.5 s.
+Targets: first window <= 1.0 s warm, first heatmaps <= 2.5 s.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The full four-method KV frontier on SmolLM2-135M and all-MiniLM-L6-v2 (never from the cache): wall time,
 points, and where the time goes (the unchanged runs, the latent fit, each method's points).
-Target ([frontier]): SmolLM2 under 90 s with 6 points per method on 2,048 evaluation tokens."""
+Target: SmolLM2 under 90 s with 6 points per method on 2,048 evaluation tokens."""
 
 from __future__ import annotations
 

@@ -6,11 +6,11 @@
    blocks (target: within 5%);
 4. achieved TFLOP/s of the attention core, bf16, head_dim 128, T = 2048..8192, causal and not,
    the app's measurement next to a direct SDPA call timed by do_bench (target: within 5%);
-5. [geometry] windows and sinks: the display path equals the timed layer (flex_attention on CUDA) for
+5. Windows and sinks: the display path equals the timed layer (flex_attention on CUDA) for
    a local layer, a sink layer and both (gpt-oss's shape), and the windowed core's time at T = 8192,
    W = 1024 for flex_attention, blockwise SDPA, masked SDPA and full causal SDPA, with the band's share
    of the FLOPs beside each ratio;
-6. [long] the long map on the device equals pooling the whole matrix at T = 2048, and a Gemma 3 27B-shaped
+6. The long map on the device equals pooling the whole matrix at T = 2048, and a Gemma 3 27B-shaped
    local and global layer's overview at T = 32,768 (random weights): seconds and peak device memory.
 
 `--smoke` runs the same logic small on the CPU (torch.utils.benchmark stands in for do_bench)
@@ -85,7 +85,7 @@ def check_display_equals_sdpa(device: torch.device, dtype: str) -> list[dict]:
 def check_layouts(device: torch.device, dtype: str, smoke: bool) -> list[dict]:
     """The windowed and sink layers: display path == timed layer, and the kernel the layer picked."""
     out = []
-    T = 96 if smoke else MAX_DISPLAY_TOKENS  # the display path's limit (256): 512 was refused since the [hardening] cap
+    T = 96 if smoke else MAX_DISPLAY_TOKENS  # the display path's limit (256): 512 was refused since the display cap
     for fields in (dict(window=32 if smoke else 128, layer_pattern="local"), dict(sinks=True),
                    dict(window=32 if smoke else 128, layer_pattern="local", sinks=True, bias=True)):
         cfg = AttentionConfig(d_model=512 if smoke else 2880, n_heads=8 if smoke else 64, n_kv_heads=2 if smoke else 8,

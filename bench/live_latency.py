@@ -15,7 +15,7 @@
   are painted; the median of 8 (cancel_max_ms the longest).
 The window runs the app's runner (worker processes) unless --runner thread. Between steps the bench idles in
 the event loop as the app does (asleep until an event or a timer), never in a busy loop of processEvents.
-Targets ([live]): p50 <= 15, p95 <= 33, max_stall <= 8, paint <= 5, cancel <= 50.
+Targets: p50 <= 15, p95 <= 33, max_stall <= 8, paint <= 5, cancel <= 50.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""How long a long map takes and how much memory it holds ([long]), on this machine's CPU (or the GPU with --device).
+"""How long a long map takes and how much memory it holds, on this machine's CPU (or the GPU with --device).
 
 Cases: T = 2,048, 4,096 and 8,192 tokens of one layer of SmolLM2-135M (layer 13, the first that gives the first
 token most of its attention: its forward runs 14 layers first) over the shipped long text, and a random-weight

@@ -10,7 +10,7 @@ and range. Prints a table, or with --json a list of {config, app_ms, reference_m
 of the first --window-configs configs with Measure now, and the figure its timing panel shows (the layer
 forward's median, on the thread count the timing chose and names) is compared with torch.utils.benchmark's
 median of the same layer in this process on as many threads, again in alternating blocks.
-Target ([live]): every median ratio within 0.95-1.05.
+Target: every median ratio within 0.95-1.05.
 """
 
 from __future__ import annotations

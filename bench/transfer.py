@@ -1,4 +1,4 @@
-"""Pipe or shared memory for a 64-head mosaic ([live]): how the worker's heatmaps reach the window.
+"""Pipe or shared memory for a 64-head mosaic: how the worker's heatmaps reach the window.
 
 A child started as the app starts its workers (a fresh interpreter on a socket pair, sandbox/runner/process_runner.py)
 sends a (64, 256, 256) float32 array (16 MiB: the largest mosaic the window draws) N times, two ways:

@@ -1,4 +1,4 @@
-"""What a long map will cost before it starts ([long]): seconds and bytes, from the shapes alone (torch-free: the
+"""What a long map will cost before it starts: seconds and bytes, from the shapes alone (torch-free: the
 window shows it beside the button, the worker refuses what would not fit with the bytes it needs).
 
 The rates are this project's measurements, rounded down: on the 2-core CPU the map scores, normalises and pools

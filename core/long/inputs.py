@@ -1,4 +1,4 @@
-"""The queries and keys a long map reads ([long]): a random-weight layer's over seeded long inputs, or one
+"""The queries and keys a long map reads: a random-weight layer's over seeded long inputs, or one
 layer of a real model over a long text, captured after RoPE from a forward that runs SDPA in every layer and
 stops once the chosen layer has been seen (no T x T matrix anywhere, no layer after it run)."""
 

@@ -1,4 +1,4 @@
-"""A layer's attention over a long input without its T x T matrix ([long]).
+"""A layer's attention over a long input without its T x T matrix.
 
 Queries are taken a chunk of rows at a time; each row's softmax runs over every key it may read (so the
 probabilities are exact, not an approximation), then the chunk is pooled into blocks of `block` x `block`

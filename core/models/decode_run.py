@@ -1,5 +1,5 @@
-"""Decode, step by step ([long]): a real causal model generating greedily, each step's forward timed on the device,
-the KV cache counted by [geometry]'s formulas at every length, and the new token's attention row at one layer;
+"""Decode, step by step: a real causal model generating greedily, each step's forward timed on the device,
+the KV cache counted by the app's formulas at every length, and the new token's attention row at one layer;
 or, for random weights, one layer's decode step timed at growing cache lengths (time against cached tokens: the
 slope of a memory-bound step)."""
 
@@ -41,14 +41,14 @@ class DecodeStep:
 
 
 def model_architecture(m: object):
-    """A loaded model's attention as [geometry] counts it (every layer alike, as trained)."""
+    """A loaded model's attention as the app counts it (every layer alike, as trained)."""
     from core.models.choices import ModelShape
 
     return ModelShape.of(m).architecture()
 
 
 def kv_bytes_at(arch, n_tokens: int, kv_format: str) -> int:
-    """[geometry]'s whole-model cache at n_tokens (batch 1) in kv_format."""
+    """The whole-model cache at n_tokens (batch 1) in kv_format."""
     spec = arch.layers[0]
     cfg = AttentionConfig(d_model=arch.d_model, n_heads=spec.n_heads, n_kv_heads=spec.n_kv_heads,
                           seq_len=max(1, n_tokens), n_layers=arch.n_layers, causal=True,

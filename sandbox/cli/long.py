@@ -1,4 +1,4 @@
-"""`attention-sandbox longmap` and `decode` ([long]): the Long tab's jobs from the command line, run by the same
+"""`attention-sandbox longmap` and `decode`: the Long tab's jobs from the command line, run by the same
 code the app's worker runs (sandbox/jobs/long.py), with progress on stderr.
 
   longmap --model smollm2-135m --text-file F --layer 10 --out DIR [--pool max|mean] [--pixels 1024]

@@ -1,4 +1,4 @@
-"""The Long tab's jobs as a worker runs them ([long]): an overview (the layer's queries and keys, then the pooled
+"""The Long tab's jobs as a worker runs them: an overview (the layer's queries and keys, then the pooled
 map), a zoom into the last overview (its queries and keys kept, so a zoom costs only its rows), and a decode run,
 one step a job so that heatmaps asked for meanwhile run between steps (as sweeps and the frontier do)."""
 

@@ -1,4 +1,4 @@
-"""What crosses between the Long tab and the compute worker ([long]): plain requests and results (numpy and
+"""What crosses between the Long tab and the compute worker: plain requests and results (numpy and
 builtins, no torch: the window's process never loads it)."""
 
 from __future__ import annotations

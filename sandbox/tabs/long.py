@@ -1,4 +1,4 @@
-"""The Long tab's controller ([long]): builds the overview, zoom and decode jobs from what the window shows (the open
+"""The Long tab's controller: builds the overview, zoom and decode jobs from what the window shows (the open
 model or the design, the Model box's layer, the text), runs them on the compute worker with progress and instant
 cancel, draws what comes back, and exports it."""
 

@@ -1,4 +1,4 @@
-"""The Long tab's exports ([long]): the overview as PNG or SVG (as painted) or its pooled probabilities as .npy, and
+"""The Long tab's exports: the overview as PNG or SVG (as painted) or its pooled probabilities as .npy, and
 the decode timeline as PNG or its steps as CSV; each with a .json manifest beside it (one a file), both written or
 neither, and a user's own .json of that name never overwritten."""
 

@@ -226,8 +226,7 @@ class Soak:
         end = time.perf_counter() + 60
         while self.w.runner.deaths == deaths or not self.w.worker_status.last_death:
             # The runner stopped a timing worker itself (still busy KILL_AFTER_S after a cancel): if that was the one
-            # killed here, its end is the runner's, rightly not said as a crash. The one path found where a kill goes
-            # unsaid, after a 5,000-action soak waited 60 s once for a sentence (2026-12-03); not reproduced since.
+            # killed here, its end is the runner's, rightly not said as a crash, and no sentence will come.
             if self.w.runner.kills != stopped:
                 break
             if time.perf_counter() > end:

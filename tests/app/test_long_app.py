@@ -1,4 +1,4 @@
-"""The Long tab ([long]) in the window: the overview shown is the core's map of the same layer, a zoom shows the
+"""The Long tab in the window: the overview shown is the core's map of the same layer, a zoom shows the
 whole rows' probabilities with token labels, a decode run grows its cache, cancel stops at once, a map that would
 not fit is refused with its bytes, and exports write what is on screen with their manifests."""
 

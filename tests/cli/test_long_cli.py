@@ -1,5 +1,5 @@
-"""`attention-sandbox longmap` and `decode` ([long]): the files and figures are the core's for the same layer, the
-cache is [geometry]'s count at every step, and bad input is refused in one sentence."""
+"""`attention-sandbox longmap` and `decode`: the files and figures are the core's for the same layer, the
+cache is the app's count at every step, and bad input is refused in one sentence."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""A random-weight layer's decode curve ([long]): the step timed at each context, a local layer reading at most
+"""A random-weight layer's decode curve: the step timed at each context, a local layer reading at most
 its window, and the least-squares slope and bandwidth from the points."""
 
 import math

@@ -1,4 +1,4 @@
-"""The long map ([long]): pooled blockwise equals pooling the whole T x T matrix computed at once, its per-head
+"""The long map: pooled blockwise equals pooling the whole T x T matrix computed at once, its per-head
 figures equal a direct sum over that matrix, and a 16k-token overview stays within a stated memory bound."""
 
 import json

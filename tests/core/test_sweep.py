@@ -111,5 +111,5 @@ def test_kv_caption_reads_measured_times():
             "core_tflops": 1.0, "prefill_ms": 10.0, "decode_ms": 2.0}
     result = _run(find_lesson("kv"), timing=lambda cfg: {**fake, "decode_ms": cfg.kv_heads / 16})
     assert "decode 2 ms→0.0625 ms (-97%)" in caption_kv(result)
-    # the seeds' three, [geometry]'s windows, [mla]'s latent vs grouped
+    # the seeds' three, windows, MLA's latent vs grouped
     assert {lesson.key for lesson in LESSONS} == {"heads", "kv", "seq", "windows", "latent"}

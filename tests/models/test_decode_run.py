@@ -1,4 +1,4 @@
-"""A decode run ([long]): the cache counted at every step as [geometry] counts it, each step's attention row the
+"""A decode run: the cache counted at every step as the app counts it, each step's attention row the
 model's own eager attention for that prefix, and refusals that say what to change."""
 
 import numpy as np

@@ -1,6 +1,6 @@
 """The KV frontier on the shipped models: identity settings change nothing, the unchanged loss is
 transformers' own, windows are the masked attention they claim, latent fits behave as PCA says, and every
-point's bytes are [geometry]'s counts."""
+point's bytes are the app's counts."""
 
 from pathlib import Path
 
@@ -115,7 +115,7 @@ def test_every_points_bytes_are_the_geometry_counts(model):
             want = kv_cache_bytes(base.with_(kv_dtype=p.setting)).bytes_per_token
         elif p.method.startswith("latent"):
             want = model.n_layers * p.setting * 2
-        else:  # a local layer caches min(T, W) tokens ([geometry]), and the S sinks beside them
+        else:  # a local layer caches min(T, W) tokens, and the S sinks beside them
             windowed = kv_cache_bytes(base.with_(window=p.setting, layer_pattern="local")).bytes_total
             want = (windowed + kv_cache_bytes(base).bytes_per_token * p.sinks) / T
         assert got == pytest.approx(want), p.label

@@ -1,4 +1,4 @@
-"""The long map of a real model ([long]): the queries and keys captured from its SDPA forward give the attention
+"""The long map of a real model: the queries and keys captured from its SDPA forward give the attention
 its own eager path returns, and the blockwise pooled map equals pooling that whole matrix."""
 
 import numpy as np

@@ -136,8 +136,8 @@ class TimingPanel(QWidget):
 
     def show_measuring(self, device_label: str) -> None:
         """device_label: CPU, CUDA or MPS. On the CPU nothing moves meanwhile: the busy bar's animation repainted the
-        window 60 times a second and took 3-6% of the cores the measurement ran on (bench/timing_accuracy.py's in-window
-        case, 2026-12-03: median ratios 1.05-1.14 with it, 0.99-1.08 without, two paired runs)."""
+        window 60 times a second and took a few percent of the cores the measurement ran on (bench/timing_accuracy.py's
+        in-window case shows the difference)."""
         self.measure.hide()
         cpu = device_label == "CPU"
         self.labels["state"].setText(f"measuring on {device_label}…" + (" (no progress animation: it would take CPU "

@@ -1,4 +1,4 @@
-"""A decode run on screen ([long]): per step the KV cache's size, the step's measured time and the new token's
+"""A decode run on screen: per step the KV cache's size, the step's measured time and the new token's
 attention row over everything before it (a strip that grows a row a step); for random weights, one decode step's
 time against the tokens it reads, with the least-squares line whose slope is the cache read's bandwidth."""
 

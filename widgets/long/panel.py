@@ -1,4 +1,4 @@
-"""The Long tab ([long]): a layer's attention over thousands of tokens (the overview, its zoom, the per-head
+"""The Long tab: a layer's attention over thousands of tokens (the overview, its zoom, the per-head
 figures) and a decode run that grows its cache. Controls and views only: the window (sandbox/tabs/long.py) builds
 the jobs and runs them on the compute worker."""
 
@@ -120,7 +120,7 @@ class LongPanel(QWidget):
         self.kv_format = ElidedCombo(chars=8)
         self.kv_format.addItems(list(KV_FORMATS))
         self.kv_format.setCurrentText("bfloat16")
-        self.kv_format.setToolTip("The format the cache's bytes are counted in ([geometry]'s formats); the model runs "
+        self.kv_format.setToolTip("The format the cache's bytes are counted in (the KV formats of core/arch/formats.py); the model runs "
                                   "in float32 on the CPU either way")
         self.prompt = ElidedCombo(chars=14)
         self.prompt.addItems(list(PROMPTS))
@@ -228,7 +228,7 @@ class LongPanel(QWidget):
         self.prompt.setEnabled(real)
         self.every_layer.setEnabled(real and not self.running)
         self.kv_format.setEnabled(real)
-        self.kv_format.setToolTip("The format a real model's cache is counted in ([geometry]'s formats); the model "
+        self.kv_format.setToolTip("The format a real model's cache is counted in (the KV formats of core/arch/formats.py); the model "
                                   "runs in float32 on the CPU either way" if real else
                                   "Random weights: the timed step reads its cache in the compute dtype (the Workload "
                                   "box's dtype), and the bytes are counted in it")

@@ -1,4 +1,4 @@
-"""Per head, where a long input's attention goes ([long]): the first token (the sink), the band of the last W
+"""Per head, where a long input's attention goes: the first token (the sink), the band of the last W
 keys, what lies beyond it, a learned sink's share, the mean distance back and the key that takes the most."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The long map on screen ([long]): one head's overview (or every head as a mosaic), a zoom recomputed at full
+"""The long map on screen: one head's overview (or every head as a mosaic), a zoom recomputed at full
 resolution laid over it, and a mini-map of where the zoom sits. Plain arrays in (sandbox/jobs/long_types.py's
 LongView), signals out: the view asks for a zoom's region, the window computes it on the worker.
 

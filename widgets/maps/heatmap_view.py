@@ -64,8 +64,8 @@ class HeatmapMosaic(QWidget):
         self.glw = MapsView()
         self.glw.painted = self.painted
         self.glw.setBackground("#1e1e1e")
-        # Tokens on the left and bottom only: pyqtgraph shows every axis it is given, and the top and right ones
-        # (given from 2026-12-02 to 12-03) numbered the mosaic's pixels, meaningless, at two axis paints a repaint.
+        # Tokens on the left and bottom only: pyqtgraph shows every axis it is given, and top and right ones would number
+        # the mosaic's pixels, meaningless, at two more axis paints a repaint.
         self.plot = self.glw.addPlot(axisItems={side: CachedAxis(side) for side in AXES})
         self.plot.invertY(True)
         self.plot.setAspectLocked(True)

@@ -1,5 +1,5 @@
 """The four ways of shrinking a trained model's KV cache without training, as one knob each, and what
-each costs in cache bytes (counted by [geometry]'s functions, core/kinds/standard/counts.py).
+each costs in cache bytes (counted by core/counts.py).
 
 - heads: K' KV heads, each the mean of its group's K and V heads (the GQA paper's conversion).
 - latent_pca / latent_svd: every token's keys (before RoPE) and values rebuilt from r latent values
@@ -97,7 +97,7 @@ def _config(s: ModelShape, context: int, fmt: str, n_kv: int | None = None, wind
 
 
 def _per_token(s: ModelShape, context: int, fmt: str = SERVED_FORMAT, n_kv: int | None = None) -> int:
-    """[geometry]'s whole-model KV bytes per token (core/kinds/standard/counts.py)."""
+    """The whole-model KV bytes per token (core/counts.py)."""
     cfg = _config(s, context, fmt, n_kv=n_kv)
     return model_counts(cfg.architecture(), cfg).kv_bytes_per_token
 

@@ -1,4 +1,5 @@
-"""What a stranger and a hostile tester found in the window (issue 10's review): each held here."""
+"""The window at its edges: models coming and going, an encoder's missing cache, stale views, pins that outgrow a
+workspace, export paths typed by hand, sweeps that end before their first point."""
 
 from dataclasses import replace
 

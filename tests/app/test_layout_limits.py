@@ -1,4 +1,5 @@
-"""Defects found by breaking the [geometry] inputs on purpose, each reproduced here first."""
+"""The 2026 layout's inputs at their limits: scales float32 cannot hold, KV formats, masks the guard must count,
+windows from the CLI, huge values, the display's advice."""
 
 from __future__ import annotations
 

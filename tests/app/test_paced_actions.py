@@ -1,5 +1,5 @@
-"""What a stranger found in the paced live loop (sandbox/window/frame_pacer.py), each held here: Ctrl+P right after a
-drag pins the drag's end once its heatmaps are shown, and maps laid out anew behind another tab fit when shown."""
+"""Actions on their way through the paced live loop (sandbox/window/frame_pacer.py): Ctrl+P right after a drag pins
+the drag's end once its heatmaps are shown, and maps laid out anew behind another tab fit when shown."""
 
 from PySide6.QtCore import QRectF
 
