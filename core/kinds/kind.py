@@ -5,8 +5,9 @@ core/kinds/registry.py lists them, and every caller asks `kind_of(spec)` instead
 the kind. What a kind returns is plain data (ints, dataclasses, dicts of the report's JSON), so the
 counts, the planner, the report, the CLI and the widgets need no knowledge of kinds.
 
-Torch-free: a kind imports its kernels and timing only inside the methods that run them, so the
-window's process (which never loads torch) can count, plan and label any layer.
+Torch-free, so the window's process (which never loads torch) can count, plan, estimate and label any layer;
+what runs a kind on a device is its `kernels.py`, listed in core/kinds/kernels.py and imported only where torch
+is (the worker, the CLI).
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ class LayerKind(ABC):
         """One layer's cache per token on one GPU of the TP group (all of it when it is not split)."""
         return self.cache_bytes_per_token(spec, kv_format)
 
-    # --- running and timing (torch, imported when called) ------------------------------------------------------
+    # --- what running and timing cost (the runs themselves are the kind's kernels: core/kinds/kernels.py) --------
     @abstractmethod
     def timing_bytes(self, cfg: AttentionConfig, materialises_scores: bool) -> int:
         """Peak bytes a timing run allocates on its device, counted before it allocates them."""
@@ -151,14 +152,6 @@ class LayerKind(ABC):
     @abstractmethod
     def estimate_timing_s(self, cfg: AttentionConfig, device_type: str, budget_s: float, include_qkv: bool) -> float:
         """About how long run_timing takes, to refuse a run of minutes before it starts."""
-
-    @abstractmethod
-    def run_timing(self, cfg: AttentionConfig, device: Any, spec: LayerSpec, **kw: Any) -> Any:
-        """Measure the layer on device: a core.timing.result.TimingResult."""
-
-    @abstractmethod
-    def display_layer(self, cfg: AttentionConfig, seed: int, spec: LayerSpec) -> Any:
-        """What draws the layer's heatmaps: an object whose probs_and_sinks(x) gives (B, H, T, T) probabilities."""
 
     def display_bytes(self, cfg: AttentionConfig) -> int:
         """Float32 bytes of the weights display_layer holds."""

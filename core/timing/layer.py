@@ -11,6 +11,7 @@ import torch
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.device import device_name
+from core.kinds.kernels import kernels_of
 from core.kinds.registry import kind_of
 from core.timing.cpu_load import other_cores, read_times, timing_threads
 from core.timing.result import TimingResult
@@ -29,7 +30,7 @@ def measure_layer(cfg: AttentionConfig, device: torch.device, *, spec: LayerSpec
     """cfg's layer spec (default layer 0) measured by its kind, on the threads torch has now. Raises ValueError
     (before allocating) when it would not fit."""
     spec = spec or cfg.layer_spec()
-    return kind_of(spec).run_timing(cfg, device, spec, **kw)
+    return kernels_of(spec).run_timing(cfg, device, spec, **kw)
 
 
 def run_timing(cfg: AttentionConfig, device: torch.device, **kw: Any) -> TimingResult:

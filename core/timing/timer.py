@@ -19,10 +19,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from core.timing.stats import Cancelled, TimingStats, quartiles
 
-__all__ = ["ASSUMED_FLOPS_PER_S", "BACKEND_NAMES", "Cancelled", "TimingStats", "measure", "pick_backend", "quartiles"]
-
-# Rough sustained rates, only to warn before a timing that would take minutes.
-ASSUMED_FLOPS_PER_S = {"cpu": 1.0e11, "mps": 2.0e12, "cuda": 1.0e14}
+__all__ = ["BACKEND_NAMES", "Cancelled", "TimingStats", "measure", "pick_backend", "quartiles"]
 
 BACKEND_NAMES = {
     SDPBackend.MATH: "math",

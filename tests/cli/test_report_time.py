@@ -57,7 +57,7 @@ def test_many_narrow_heads_are_estimated_by_their_maps_not_their_few_flops(capsy
     import torch
 
     from core.arch.config import AttentionConfig
-    from core.kinds.standard.timing import ASSUMED_SCORES_PER_S
+    from core.kinds.standard.estimate import ASSUMED_SCORES_PER_S
     from core.timing.layer import estimate_timing_s
 
     narrow = AttentionConfig(d_model=1024, n_heads=1024, n_kv_heads=1024, seq_len=4096, causal=True)

@@ -24,6 +24,7 @@ from core.kinds.mla.counts import (
     mla_timing_bytes,
     usual_form,
 )
+from core.kinds.mla.estimate import estimate_mla_timing_s
 from core.kinds.mla.spec import MLADims
 from core.kinds.standard.counts import standard_params
 
@@ -90,25 +91,7 @@ class MLAKind(LayerKind):
         return mla_timing_bytes(cfg, materialises_scores)
 
     def estimate_timing_s(self, cfg: AttentionConfig, device_type: str, budget_s: float, include_qkv: bool) -> float:
-        from core.kinds.mla.timing import estimate_mla_timing_s
-
-        return estimate_mla_timing_s(cfg, device_type, budget_s)
-
-    def run_timing(self, cfg: AttentionConfig, device: Any, spec: LayerSpec, **kw: Any) -> Any:
-        """Both forms, prefill and one decode step (core/kinds/mla/timing.py); there is no fused QKV to time."""
-        from core.kinds.mla.timing import run_mla_timing
-
-        kw.pop("include_qkv", None)
-        return run_mla_timing(cfg, device, spec=spec, **kw)
-
-    def display_layer(self, cfg: AttentionConfig, seed: int, spec: LayerSpec) -> Any:
-        """The layer itself in float32 without its o_proj (drawn last, so its other weights are the timed layer's)."""
-        from core.kinds.display_guard import check_display_bytes
-        from core.kinds.mla.layer import MLALayer
-
-        check_display_bytes(self.display_bytes(cfg), f"an MLA layer of d_model {cfg.d_model} and "
-                            f"{cfg.n_heads} heads", MEMORY_HINT)
-        return MLALayer(cfg, seed=seed, spec=spec, with_output=False).eval()
+        return estimate_mla_timing_s(cfg, device_type, budget_s)  # both forms; there is no fused QKV to time
 
     def display_bytes(self, cfg: AttentionConfig) -> int:
         p = self.params(cfg.d_model, cfg.layer_spec())

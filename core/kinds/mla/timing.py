@@ -18,13 +18,12 @@ from core.device import TORCH_DTYPES, device_name, guard_bytes
 from core.kinds.mla.counts import (
     MEMORY_HINT,
     mla_layer_flops,
-    mla_param_counts,
     mla_timing_bytes,
     usual_form,
 )
 from core.kinds.mla.layer import MLALayer
 from core.timing.result import TimingResult, tflops
-from core.timing.timer import ASSUMED_FLOPS_PER_S, BACKEND_NAMES, Cancelled, measure, pick_backend
+from core.timing.timer import BACKEND_NAMES, Cancelled, measure, pick_backend
 
 STEPS = ("allocating the layer, its latent and its decompressed cache", "choosing the SDPA backend",
          "naive prefill", "absorbed prefill", "naive decode (decompressed cache)", "absorbed decode (latent cache)",
@@ -32,25 +31,6 @@ STEPS = ("allocating the layer, its latent and its decompressed cache", "choosin
 
 
 # Measured on this kind of machine (2 cores) for MLA's shapes: far below a big GEMM's rate, and bf16 slower still.
-CPU_MLA_FLOPS_PER_S = {"float32": 4e10, "float16": 1.6e10, "bfloat16": 1.6e10}
-INIT_VALUES_PER_S = 5e7  # seeded uniform initialisation of the weights (CPU)
-BYTES_PER_S = {"cpu": 1e10, "mps": 2e11, "cuda": 3e12}
-
-
-def estimate_mla_timing_s(cfg: AttentionConfig, device_type: str, budget_s: float) -> float:
-    """About how long run_mla_timing takes: the weights' initialisation, then five measurements (naive and absorbed
-    prefill, two decode steps, the core) of at least 7 calls each; a call costs its FLOPs at the device's rate plus
-    reading the weights (a decode step at short context is nothing else)."""
-    rate = CPU_MLA_FLOPS_PER_S[cfg.dtype] if device_type == "cpu" else ASSUMED_FLOPS_PER_S.get(device_type, 1e11)
-    weights = mla_param_counts(cfg.d_model, cfg.layer_spec(), 0).total * cfg.dtype_bytes / BYTES_PER_S.get(device_type, 1e10)
-    spec, d = cfg.layer_spec(), cfg.d_model
-    calls = [mla_layer_flops(d, spec, cfg.with_(phase=phase), form).total / rate + weights
-             for phase in ("prefill", "decode") for form in ("naive", "absorbed")]
-    calls.append(mla_layer_flops(d, spec, cfg, usual_form(cfg.phase)).attention / rate)
-    init = mla_param_counts(cfg.d_model, cfg.layer_spec(), 0).total / INIT_VALUES_PER_S if device_type == "cpu" else 0.0
-    return init + sum(max(budget_s, 7 * c) for c in calls)
-
-
 def run_mla_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0, budget_s: float = 0.3,
                    should_stop: Callable[[], bool] | None = None, free_bytes: int | None = None,
                    progress: Callable[[str], None] | None = None, spec: LayerSpec | None = None) -> TimingResult:

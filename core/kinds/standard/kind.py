@@ -4,7 +4,7 @@ q/k norm, biases by projection, a sliding window, sinks)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.arch.formats import check_kv_format
 from core.arch.layer import LayerSpec
@@ -15,6 +15,7 @@ from core.kinds.standard.counts import (
     standard_params,
     standard_timing_bytes,
 )
+from core.kinds.standard.estimate import estimate_standard_timing_s
 
 if TYPE_CHECKING:
     from core.arch.config import AttentionConfig
@@ -69,19 +70,7 @@ class StandardKind(LayerKind):
         return standard_timing_bytes(cfg, materialises_scores)
 
     def estimate_timing_s(self, cfg: AttentionConfig, device_type: str, budget_s: float, include_qkv: bool) -> float:
-        from core.kinds.standard.timing import estimate_standard_timing_s
-
         return estimate_standard_timing_s(cfg, device_type, budget_s, include_qkv)
-
-    def run_timing(self, cfg: AttentionConfig, device: Any, spec: LayerSpec, **kw: Any) -> Any:
-        from core.kinds.standard.timing import measure_standard_layer
-
-        return measure_standard_layer(cfg, device, spec=spec, **kw)
-
-    def display_layer(self, cfg: AttentionConfig, seed: int, spec: LayerSpec) -> Any:
-        from core.kinds.standard.display import DisplayProjector
-
-        return DisplayProjector(cfg, seed, spec)
 
 
 STANDARD = StandardKind()

@@ -1,0 +1,16 @@
+"""The torch side of each layer kind, by the names of core/kinds/registry.py: how it is timed and what draws its
+heatmaps. Imported only where torch is (the worker, the CLI, tests)."""
+
+from __future__ import annotations
+
+from core.arch.layer import LayerSpec
+from core.kinds.kernel import LayerKernels
+from core.kinds.mla.kernels import MLAKernels
+from core.kinds.standard.kernels import StandardKernels
+
+KERNELS: dict[str, LayerKernels] = {k.name: k for k in (StandardKernels(), MLAKernels())}
+
+
+def kernels_of(spec: LayerSpec) -> LayerKernels:
+    """The kernels that time and draw spec."""
+    return KERNELS[spec.kind]
