@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from core.arch.layer import LayerSpec
 from core.study.sweep import SweepPoint, SweepResult, SweepRow
 from core.timing.result import TimingResult
 from sandbox.jobs.model_view import ModelView
+from sandbox.state.view import View
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,12 @@ class ComputeRequest:
     probe: str = "text"  # text: the user's text; induction: a seeded random sequence repeated twice
     max_timing_s: float | None = 20.0  # skip (with the estimate) a timing expected to take longer
     kv_method: tuple[str, int | str, int] | None = None  # real models: a frontier point's (method, setting, sinks)
+
+    @classmethod
+    def of(cls, view: View, **run: Any) -> ComputeRequest:
+        """The request for what the window shows; run: how to run it (seed, timing budget, want_timing, ...)."""
+        return cls(config=view.config, text=view.text, device=view.device, model=view.model, layer=view.layer,
+                   all_layers=view.all_layers, probe=view.probe, kv_method=view.kv_method, **run)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QVBoxLayout, QWidget
@@ -26,11 +26,18 @@ from core.study.workspace import (
     workspace_json,
 )
 from sandbox.jobs.types import TimingOutcome
+from sandbox.state.app_state import AppState
+from sandbox.state.shown import Shown
+from sandbox.window.notices import Notices
 from widgets.compare.table import CompareTable
 from widgets.maps.heatmap_view import HeatmapMosaic
 
 if TYPE_CHECKING:
-    from sandbox.window.main_window import MainWindow
+    from sandbox.tabs.models import ModelController
+    from sandbox.tabs.plan import PlanTab
+    from sandbox.tabs.roles import RolesController
+    from widgets.controls.config_panel import ConfigPanel
+    from widgets.costs.timing_panel import TimingPanel
 
 
 class DiffDialog(QDialog):
@@ -76,9 +83,16 @@ def session_file(settings_file: str) -> Path:
 class PinController(QObject):
     pins_changed = Signal()
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    """A pin keeps the View's configuration, text, probe, model, layer and KV point with what was shown of them; putting
+    it back writes them all to the state at once."""
+
+    def __init__(self, state: AppState, runner: Any, notices: Notices, shown: Shown, models: ModelController,
+                 plan: PlanTab, roles: RolesController, config_panel: ConfigPanel, timing_panel: TimingPanel,
+                 settings_file: str | None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state, self.runner, self.notices, self.shown = state, runner, notices, shown
+        self.models, self.plan, self.roles, self.config_panel, self.timing_panel = (models, plan, roles, config_panel,
+                                                                                   timing_panel)
         self.pins: list[Pin] = []
         self.table = CompareTable()
         self.workspace_path: Path | None = None
@@ -96,7 +110,7 @@ class PinController(QObject):
         self._pin_wait.timeout.connect(self._pin_when_current)
         # Unsaved pins are never lost: every change is written (atomically, as a workspace) to the session file,
         # which the next start opens again. A window without settings (snapshot, most tests) keeps none.
-        self.session_path = session_file(window.settings.fileName()) if window.settings is not None else None
+        self.session_path = session_file(settings_file) if settings_file is not None else None
         self.unsaved = False  # pins changed since a workspace was saved or opened
         self._session_save = QTimer(self)
         self._session_save.setSingleShot(True)
@@ -115,7 +129,7 @@ class PinController(QObject):
             save_workspace(self.session_path, self.pins)
         except (ExportError, OSError, ValueError) as exc:
             why = f"Could not keep this session's pins in {self.session_path}: {exc}"
-            self.window.statusBar().showMessage(why, 10000)
+            self.notices.status(why, 10000)
             return why
         return ""
 
@@ -171,7 +185,7 @@ class PinController(QObject):
                 path.rename(kept)
             except OSError:
                 kept = path
-            self.window.statusBar().showMessage(f"The last session's pins could not be restored ({exc}); the file is "
+            self.notices.status(f"The last session's pins could not be restored ({exc}); the file is "
                                                 f"kept as {kept}.", 15000)
             return
         if not pins:
@@ -179,16 +193,16 @@ class PinController(QObject):
         self.pins = pins
         self.refresh()
         self._session_save.stop()  # nothing changed: no write
-        self.window.statusBar().showMessage(
+        self.notices.status(
             f"Restored {len(pins)} pin{'' if len(pins) == 1 else 's'} from the last session (Compare tab).", 8000)
 
     def _pin_when_current(self) -> None:
-        if self.window.view_is_current():
+        if self.shown.is_current():
             self._pin_wait.stop()
             self.pin_current()
         elif time.monotonic() - self._pin_asked_at > PIN_WAIT_S:
             self._pin_wait.stop()
-            self.window.statusBar().showMessage(
+            self.notices.status(
                 f"Nothing pinned: the heatmaps of this configuration took over {PIN_WAIT_S:.0f} s; press Ctrl+P again "
                 "once they are shown.", 8000)
 
@@ -198,46 +212,46 @@ class PinController(QObject):
         self.pins_changed.emit()
 
     def pin_current(self) -> Pin | None:
-        w = self.window
-        hm = w.last_heatmaps
+        hm = self.shown.heatmaps()
         if len(self.pins) >= MAX_PINS:
-            w.statusBar().showMessage(f"A workspace holds at most {MAX_PINS:,} pins; remove some first.", 6000)
+            self.notices.status(f"A workspace holds at most {MAX_PINS:,} pins; remove some first.", 6000)
             return None
-        if hm is None or not w.view_is_current():
-            if w.pacer.holding() or w.costs.due or not w.runner.is_idle():  # on their way: pin them when shown
+        if hm is None or not self.shown.is_current():
+            if self.shown.on_the_way():  # pin them when shown
                 self._pin_asked_at = time.monotonic()
                 self._pin_wait.start()
-                w.statusBar().showMessage("Pinning once the heatmaps of this configuration are shown…", 6000)
+                self.notices.status("Pinning once the heatmaps of this configuration are shown…", 6000)
                 return None
-            w.statusBar().showMessage("Nothing to pin yet: wait for the heatmaps of this configuration.", 6000)
+            self.notices.status("Nothing to pin yet: wait for the heatmaps of this configuration.", 6000)
             return None
         self._pin_wait.stop()
         size = 4 * hm.probs.size  # the maps as a workspace stores them: float32
         held = sum(4 * p.probs.size for p in self.pins if p.probs is not None)
         if size > MAX_MAP_BYTES or held + size > MAX_TOTAL_MAP_BYTES:  # else the session file would not open again
-            w.statusBar().showMessage(
+            self.notices.status(
                 f"Not pinned: its heatmaps are {format_bytes(size)}, and a workspace holds at most "
                 f"{format_bytes(MAX_MAP_BYTES)} a pin and {format_bytes(MAX_TOTAL_MAP_BYTES)} in all "
                 f"({format_bytes(held)} pinned now); pin fewer heads or tokens, or remove pins first.", 10000)
             return None
-        t = w.current_timing()
+        t = self.shown.timing()
         timing = t.result.to_report() if t is not None else None
-        arch, model = w.models.pin_context(hm)
+        arch, model = self.models.pin_context(hm)
+        view = self.state.view
         pin = Pin(name=next_pin_name([p.name for p in self.pins]), config=hm.config, report={},
-                  text=w.text.text(), tokens=list(hm.tokens), probs=hm.probs.copy(), seed=hm.seed,
-                  device=w.config_panel.device_choice(), arch=arch, model=model, probe=hm.probe,
-                  plan=w.plan.pin_inputs(hm.config, arch))
+                  text=view.text, tokens=list(hm.tokens), probs=hm.probs.copy(), seed=hm.seed,
+                  device=view.device, arch=arch, model=model, probe=hm.probe,
+                  plan=self.plan.pin_inputs(hm.config, arch))
         pin.report = pin_report(pin, timing)
         if timing is None:
             self._awaiting.append(pin)
         self.pins.append(pin)
         self.refresh()
-        asked = not w.timing.measure.isHidden()  # the panel offers Measure now: no timing runs until asked
+        asked = not self.timing_panel.measure.isHidden()  # the panel offers Measure now: no timing runs until asked
         note = ("" if timing else " (no timing yet: Measure now (Ctrl+M) adds it)" if asked
                 else " (its timing is added when the measurement finishes)")
         what = (f"{model['name']}, {model['changed']} changed" if model and model["changed"] != "nothing"
                 else model["name"] if model else f"d_model {pin.config.d_model}")
-        w.statusBar().showMessage(f"Pinned {pin.name}: {pin.config.mode_label}, {what}{note}.", 6000)
+        self.notices.status(f"Pinned {pin.name}: {pin.config.mode_label}, {what}{note}.", 6000)
         return pin
 
     def on_timing(self, outcome: TimingOutcome) -> None:
@@ -253,11 +267,11 @@ class PinController(QObject):
     def rename(self, index: int, name: str) -> None:
         name = name.strip()
         if not name or len(name) > MAX_NAME_CHARS:
-            self.window.statusBar().showMessage(f"A pin's name has 1 to {MAX_NAME_CHARS} characters; choose a "
+            self.notices.status(f"A pin's name has 1 to {MAX_NAME_CHARS} characters; choose a "
                                                 "shorter name.", 6000)
             return
         if name in [p.name for i, p in enumerate(self.pins) if i != index]:
-            self.window.statusBar().showMessage(f"A pin is already named {name}; choose another name.", 6000)
+            self.notices.status(f"A pin is already named {name}; choose another name.", 6000)
             return
         self.pins[index].name = name
         self.refresh()
@@ -271,58 +285,56 @@ class PinController(QObject):
         """Put a pin back: its text, probe and configuration; a real model's pin opens that model, its
         layer and its scope first (loading it when another is open)."""
         pin = self.pins[index]
-        w = self.window
-        if pin.model is not None and w.models.key != pin.model["key"]:
+        if pin.model is not None and self.models.key != pin.model["key"]:
             self._load_after_model = pin
-            w.statusBar().showMessage(f"Opening {pin.model['name']} for pin {pin.name}…", 6000)
-            w.models.load(pin.model["key"])
+            self.notices.status(f"Opening {pin.model['name']} for pin {pin.name}…", 6000)
+            self.models.load(pin.model["key"])
             return
-        if pin.model is None and w.models.key is not None:
-            w.models.use_random()
+        if pin.model is None and self.models.key is not None:
+            self.models.use_random()
         self._apply(pin)
 
     def _apply(self, pin: Pin) -> None:
-        w = self.window
-        shape = w.models.shape
+        shape = self.models.shape
         if pin.model is not None and shape is not None and (
                 (pin.config.d_model, pin.config.n_layers) != (shape.d_model, shape.n_layers)
                 or pin.config.n_heads not in shape.head_choices()
                 or pin.config.kv_heads not in shape.kv_choices(pin.config.n_heads)):
-            w.alert("Cannot load the pin", f"pin {pin.name} does not fit {shape.name} (d_model {pin.config.d_model}, "
+            self.notices.alert("Cannot load the pin", f"pin {pin.name} does not fit {shape.name} (d_model {pin.config.d_model}, "
                                            f"{pin.config.n_heads} heads, {pin.config.kv_heads} KV heads); it was "
                                            "made for another model.")
             return
-        w.roles.set_probe(pin.probe)
-        w.text.setText(pin.text)
-        point = pin.model.get("kv_point") if pin.model is not None else None
-        if point is not None:
-            w.models.show_kv_point((point["method"], point["setting"], point["sinks"]), point["label"])
-        else:
-            w.models.clear_kv_point(request=False)
-        if pin.model is not None:
-            w.models.set_view(pin.model["layer"], pin.model["all_layers"])
-        w.config_panel.set_config(pin.config)
-        w.plan.restore(pin.plan)
-        w.request()  # a frontier point's pin may set nothing the sliders show
+        with self.state.held():  # the pin's text, probe, KV point, layer and configuration: one request
+            self.state.update(text=pin.text)
+            self.roles.set_probe(pin.probe)
+            point = pin.model.get("kv_point") if pin.model is not None else None
+            if point is not None:
+                self.models.show_kv_point((point["method"], point["setting"], point["sinks"]), point["label"])
+            else:
+                self.models.clear_kv_point(refresh=False)
+            if pin.model is not None:
+                self.models.set_view(pin.model["layer"], pin.model["all_layers"])
+            self.config_panel.set_config(pin.config)
+        self.plan.restore(pin.plan)
 
     def on_model_loaded(self, _key: str) -> None:
         pin, self._load_after_model = self._load_after_model, None
-        if pin is not None and pin in self.pins and pin.model is not None and self.window.models.key == pin.model["key"]:
+        if pin is not None and pin in self.pins and pin.model is not None and self.models.key == pin.model["key"]:
             self._apply(pin)
 
     def open_diff(self, a: int, b: int) -> DiffDialog | None:
         pa, pb = self.pins[a], self.pins[b]
         if pa.probs is None or pb.probs is None:
-            self.window.statusBar().showMessage("One of the pins has no heatmaps to compare.", 6000)
+            self.notices.status("One of the pins has no heatmaps to compare.", 6000)
             return None
         try:
             diff, note = attention_diff(pa.probs, pa.tokens, pb.probs, pb.tokens, pa.name, pb.name,
                                         why_tokens_differ(pa, pb))
         except ValueError as exc:
-            self.window.alert("Cannot compare these heatmaps", str(exc))
+            self.notices.alert("Cannot compare these heatmaps", str(exc))
             return None
         group = pa.config.group_size if len(diff) == pa.config.n_heads else 1
-        dialog = DiffDialog(diff, pa.tokens, group, (pa.name, pb.name), note, self.window)
+        dialog = DiffDialog(diff, pa.tokens, group, (pa.name, pb.name), note, self.notices.parent)
         self.diff_dialogs.append(dialog)
         dialog.finished.connect(lambda *_: self.diff_dialogs.remove(dialog) if dialog in self.diff_dialogs else None)
         dialog.show()
@@ -330,7 +342,7 @@ class PinController(QObject):
 
     # -- files ---------------------------------------------------------------------------------
     def _on_table_export_requested(self, fmt: str) -> None:
-        name, _ = QFileDialog.getSaveFileName(self.window, "Export comparison", f"comparison.{fmt}",
+        name, _ = QFileDialog.getSaveFileName(self.notices.parent, "Export comparison", f"comparison.{fmt}",
                                               "CSV (*.csv)" if fmt == "csv" else "Markdown (*.md)")
         if name:
             self.export_table(Path(name), fmt)
@@ -341,15 +353,15 @@ class PinController(QObject):
         try:
             write_text_atomic(path, text)
         except ExportError as exc:
-            self.window.alert("Export failed", str(exc))
+            self.notices.alert("Export failed", str(exc))
             return
-        self.window.statusBar().showMessage(f"Wrote {path}", 6000)
+        self.notices.status(f"Wrote {path}", 6000)
 
     def save(self, path: Path | None = None) -> bool:
         if path is None:
             path = self.workspace_path
         if path is None:
-            name, _ = QFileDialog.getSaveFileName(self.window, "Save workspace", "workspace.attn.json",
+            name, _ = QFileDialog.getSaveFileName(self.notices.parent, "Save workspace", "workspace.attn.json",
                                                   "Attention Sandbox workspace (*.json)")
             if not name:
                 return False
@@ -357,16 +369,16 @@ class PinController(QObject):
         try:
             save_workspace(path, self.pins)
         except ExportError as exc:
-            self.window.alert("Save failed", str(exc))
+            self.notices.alert("Save failed", str(exc))
             return False
         self.workspace_path = path
         self.unsaved = False
-        self.window.statusBar().showMessage(f"Saved {len(self.pins)} pin{'' if len(self.pins) == 1 else 's'} to {path}", 6000)
+        self.notices.status(f"Saved {len(self.pins)} pin{'' if len(self.pins) == 1 else 's'} to {path}", 6000)
         return True
 
     def open(self, path: Path | None = None) -> bool:
         if path is None:
-            name, _ = QFileDialog.getOpenFileName(self.window, "Open workspace", "",
+            name, _ = QFileDialog.getOpenFileName(self.notices.parent, "Open workspace", "",
                                                   "Attention Sandbox workspace (*.json);;All files (*)")
             if not name:
                 return False
@@ -374,7 +386,7 @@ class PinController(QObject):
         try:
             pins = load_workspace(path)
         except ValueError as exc:  # nothing in the open workspace changes
-            self.window.alert("Cannot open workspace", str(exc))
+            self.notices.alert("Cannot open workspace", str(exc))
             return False
         kept = self.keep_replaced()
         old = (self.pins, self.workspace_path, self._awaiting)
@@ -384,11 +396,11 @@ class PinController(QObject):
         except Exception as exc:  # a file the checks let through but the table cannot show: put it all back
             self.pins, self.workspace_path, self._awaiting = old
             self.refresh()
-            self.window.alert("Cannot open workspace", f"{path.name} cannot be shown ({type(exc).__name__}: {exc}); "
+            self.notices.alert("Cannot open workspace", f"{path.name} cannot be shown ({type(exc).__name__}: {exc}); "
                                                        "the open workspace is unchanged.")
             return False
         self.unsaved = False
         replaced = f"; the unsaved pins it replaced are kept in {kept}" if kept else ""
-        self.window.statusBar().showMessage(f"Opened {len(pins)} pin{'' if len(pins) == 1 else 's'} from {path}"
+        self.notices.status(f"Opened {len(pins)} pin{'' if len(pins) == 1 else 's'} from {path}"
                                             f"{replaced}", 12000 if kept else 6000)
         return True

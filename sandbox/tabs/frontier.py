@@ -7,10 +7,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QFileDialog, QTabWidget
 
 from core.files.atomic import ExportError, staged
 from core.models.catalog import SHIPPED
@@ -18,78 +20,85 @@ from core.models.frontier.summary import BUDGETS, CSV_KEYS
 from core.models.kv.methods import FAMILIES
 from resources import CALIB_TEXT, EVAL_TEXT
 from sandbox.jobs.types import FrontierDone, FrontierProgress, HeatmapResult
+from sandbox.state.app_state import AppState
 from sandbox.tabs.export_render import ours as _ours
 from sandbox.tabs.export_render import render_png, versions, write_svg
+from sandbox.window.export_folder import ExportFolder
+from sandbox.window.notices import Notices
 from widgets.frontier.panel import FrontierPanel
 
 if TYPE_CHECKING:
-    from sandbox.window.main_window import MainWindow
+    from sandbox.tabs.models import ModelController
+    from widgets.controls.config_panel import ConfigPanel
 
 LESSON_MODEL = "smollm2-135m"
 
 
 class FrontierTab:
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(self, state: AppState, runner: Any, notices: Notices, models: ModelController, config_panel: ConfigPanel,
+                 tabs: QTabWidget, folder: ExportFolder, heatmaps_shown: SignalInstance,
+                 costs_now: Callable[[], object], pin_current: Callable[[], object], request: Callable[[], object]) -> None:
+        self.state, self.runner, self.notices, self.models, self.config_panel = state, runner, notices, models, config_panel
+        self.tabs, self.folder = tabs, folder
+        self.costs_now = costs_now  # the costs panel, due now (a pin keeps what is on screen)
+        self.pin_current = pin_current  # Compare's pin of what is on screen
+        self.request = request  # the heatmaps of the View again (a point already on screen, to pin)
         self.panel = FrontierPanel()
         self.run_id = 0
         self.newest = 1  # the first run id this tab listens to
         self.partial: dict[str, Any] | None = None
         self.run_model = ("", "causal")  # (name, kind) of the model the run in progress is of
-        runner = window.runner
         runner.frontier_progress.connect(self._on_progress)
         runner.frontier_done.connect(self._on_done)
         p = self.panel
         p.run_requested.connect(self.run)
         p.cancel_requested.connect(runner.cancel_frontier)
-        p.open_model_requested.connect(window.models.load)
+        p.open_model_requested.connect(models.load)
         p.open_point_requested.connect(self.open_point)
         p.pin_point_requested.connect(lambda point: self.open_point(point, pin=True))
         self.pin_pending = False  # a point asked to be pinned waits for its heatmaps
         self.pin_expect: tuple[str | None, int] = (None, 0)  # its (KV method label, KV heads) on screen
-        window.heatmaps_shown.connect(self._on_heatmaps)
+        heatmaps_shown.connect(self._on_heatmaps)
         runner.failed.connect(lambda f: setattr(self, "pin_pending", self.pin_pending and f.stage != "heatmaps"))
         p.export_chart_requested.connect(lambda: self._ask_path("chart"))
         p.export_table_requested.connect(lambda: self._ask_path("table"))
-        window.models.changed.connect(self.model_changed)
-        window.sweeps.panel.frontier_lesson_requested.connect(self.run_lesson)
+        models.changed.connect(self.model_changed)
         self.lesson_pending = False  # the lesson waits for SmolLM2 to open
         runner.failed.connect(lambda f: setattr(self, "lesson_pending", self.lesson_pending and f.stage != "model"))
 
     def model_changed(self) -> None:
-        shape = self.window.models.shape
+        shape = self.models.shape
         if self.panel.running and (shape is None or shape.name != self.run_model[0]):
-            self.window.runner.cancel_frontier()  # another model: the run in progress is not this one's
+            self.runner.cancel_frontier()  # another model: the run in progress is not this one's
             self.newest = self.run_id + 1  # and whatever it still says is dropped
             self.panel.set_running(False)
-            self.window.statusBar().showMessage(f"The frontier of {self.run_model[0]} was cancelled: another model "
+            self.notices.status(f"The frontier of {self.run_model[0]} was cancelled: another model "
                                                 "is open.", 8000)
         self.panel.set_model(shape.name if shape is not None else None, shape.kind if shape is not None else "causal")
         if self.lesson_pending:  # the lesson's model, or another one the user chose meanwhile: asked once only
             self.lesson_pending = False
-            if self.window.models.key == LESSON_MODEL:
+            if self.models.key == LESSON_MODEL:
                 self.run(tuple(FAMILIES))
 
     def run_lesson(self) -> None:
         """The Sweep tab's lesson "Which KV saving costs least": SmolLM2's frontier, every method, read at 1/3
         of its cache (the sentence under the chart is the caption)."""
-        w = self.window
-        w.tabs.setCurrentIndex(w.tabs.indexOf(self.panel))
+        self.tabs.setCurrentIndex(self.tabs.indexOf(self.panel))
         self.panel.budget.setValue(BUDGETS.index(1 / 3))
         for box in self.panel.boxes.values():
             box.setChecked(True)
         if self.panel.running:
             return
-        if w.models.key == LESSON_MODEL:
+        if self.models.key == LESSON_MODEL:
             self.run(tuple(FAMILIES))
             return
         self.lesson_pending = True
         self.panel.status.setText(f"Opening {SHIPPED[LESSON_MODEL]} for the lesson…")
-        w.models.load(LESSON_MODEL)
+        self.models.load(LESSON_MODEL)
 
     def run_from_menu(self) -> None:
         """Ctrl+Shift+R anywhere: the Frontier tab, and its run when a model is open."""
-        self.window.tabs.setCurrentWidget(self.panel)
+        self.tabs.setCurrentWidget(self.panel)
         if self.panel.run.isEnabled():
             self.panel.run.click()
         elif not self.panel.running:
@@ -100,17 +109,17 @@ class FrontierTab:
             self.panel.cancel.click()
 
     def run(self, families: tuple[str, ...]) -> None:
-        key = self.window.models.key
+        key = self.models.key
         if key is None:
             self.panel.show_error("No real model is open; open one first.")
             return
         self.partial = None
-        shape = self.window.models.shape
+        shape = self.models.shape
         self.run_model = (shape.name, shape.kind) if shape is not None else ("", "causal")
         self.panel.set_running(True)
         self.panel.status.setText("Running: the unchanged model…")
         self.newest = self.run_id + 1  # a synchronous runner reports before submit returns the id
-        self.run_id = self.window.runner.submit_frontier(key, families)
+        self.run_id = self.runner.submit_frontier(key, families)
 
     def _on_progress(self, progress: FrontierProgress) -> None:
         if progress.run_id < self.newest:  # an earlier run's last words
@@ -147,52 +156,51 @@ class FrontierTab:
         """A point in the Heatmaps tab, every layer changed as the point says, beside the trained heads:
         pooled heads through n_kv_heads, the other methods as a KV point the model picker shows (and
         clears). pin: pin it once its heatmaps are on screen."""
-        w = self.window
-        if point is None or point.get("method") in (None, "baseline") or w.models.shape is None:
+        if point is None or point.get("method") in (None, "baseline") or self.models.shape is None:
             return False
-        shape = w.models.shape
+        shape = self.models.shape
         if self.panel.result is None or self.panel.result["model"] != shape.name:
             self.panel.show_error("That point is another model's; run this model's frontier first.")
             return False
         method = point["method"]
         try:
             if method == "heads":
-                cfg = w.config().with_(n_heads=shape.n_heads, n_kv_heads=int(point["setting"]))
+                cfg = self.state.view.config.with_(n_heads=shape.n_heads, n_kv_heads=int(point["setting"]))
             else:
-                cfg = w.config().with_(n_heads=shape.n_heads, n_kv_heads=shape.n_kv_heads)
+                cfg = self.state.view.config.with_(n_heads=shape.n_heads, n_kv_heads=shape.n_kv_heads)
         except ValueError as exc:
             self.panel.show_error(f"Cannot show it: {exc}")
             return False
-        if method == "heads":
-            w.models.clear_kv_point(request=False)
-        else:
-            w.models.show_kv_point((method, point["setting"], int(point.get("sinks") or 0)), point["label"])
-        self.pin_pending = False
-        w.models.picker.all_layers.setChecked(True)
-        w.config_panel.set_config(cfg)
-        w.refresh_costs()
-        self.pin_pending = pin  # this request's heatmaps are the point's: the ones before it are stale
+        self.pin_pending = pin  # the heatmaps of the request this makes are the point's: any before it are stale
         self.pin_expect = (None if method == "heads" else point["label"], cfg.kv_heads)
-        w.request()
-        w.tabs.setCurrentIndex(0)
+        before = self.state.view
+        with self.state.held():  # the KV point, every layer, the heads: one request
+            if method == "heads":
+                self.models.clear_kv_point(refresh=False)
+            else:
+                self.models.show_kv_point((method, point["setting"], int(point.get("sinks") or 0)), point["label"])
+            self.models.picker.all_layers.setChecked(True)
+            self.config_panel.set_config(cfg)
+        if self.state.view == before:
+            self.request()  # the point is on screen already: its heatmaps again, for the pin
+        self.costs_now()
+        self.tabs.setCurrentIndex(0)
         slow = " (a latent point fits its bases on the calibration text first: a few seconds)" if (
             method.startswith("latent")) else ""
-        w.statusBar().showMessage(f"Showing {point['label']} in every layer{slow}.", 8000)
+        self.notices.status(f"Showing {point['label']} in every layer{slow}.", 8000)
         return True
 
     def _on_heatmaps(self, result: HeatmapResult) -> None:
         """Pin the point asked for, once its heatmaps are the ones on screen."""
-        w = self.window
-        if not self.pin_pending or result.model is None or not w.runner.is_current(result.request_id):
+        if not self.pin_pending or result.model is None or not self.runner.is_current(result.request_id):
             return
         self.pin_pending = False
         view = (result.model.fidelity.get("kv_method"), result.config.kv_heads)
         if view != self.pin_expect:  # the user changed the view before the point's maps came: not that point
-            w.statusBar().showMessage("Not pinned: the view changed before the point's heatmaps came; pin it again.",
-                                      8000)
+            self.notices.status("Not pinned: the view changed before the point's heatmaps came; pin it again.", 8000)
             return
-        w.costs.run()  # the pin keeps the costs of what is on screen: due now, not after the next paint
-        w.pins.pin_current()
+        self.costs_now()  # the pin keeps the costs of what is on screen: due now, not after the next paint
+        self.pin_current()
 
     # -- export ----------------------------------------------------------------------------------
     def manifest(self, file: str = "") -> dict[str, Any]:
@@ -201,7 +209,7 @@ class FrontierTab:
         return {"title": "Attention Sandbox KV frontier", "file": file, "model": r.get("model"), "kind": r.get("kind"),
                 "budget": self.panel.budget_label.text(), "budget_sentence": self.panel.sentence.text(),
                 "selected_point": selected["label"] if selected else None,
-                "model_key": self.window.models.key, "shipped": self.window.models.key in SHIPPED,
+                "model_key": self.models.key, "shipped": self.models.key in SHIPPED,
                 "evaluation_text": EVAL_TEXT.name, "calibration_text": CALIB_TEXT.name,
                 "samples": r.get("samples"), "context": r.get("context"), "complete": r.get("complete", True),
                 "methods": sorted({p["method"] for p in r.get("points", [])}), "versions": versions()}
@@ -218,24 +226,23 @@ class FrontierTab:
             self.panel.show_error("run the frontier first.")
             return
         model = (self.panel.result or {}).get("model", "model").replace(" ", "-")
-        w = self.window
-        folder = w.exports.start_folder()
+        folder = self.folder.start()
         if what == "table":
-            name, chosen = QFileDialog.getSaveFileName(w, "Export frontier table",
+            name, chosen = QFileDialog.getSaveFileName(self.notices.parent, "Export frontier table",
                                                        str(folder / f"frontier-{model}-table.csv"), "CSV (*.csv)")
         else:
-            name, chosen = QFileDialog.getSaveFileName(w, "Export frontier chart", str(folder / f"frontier-{model}"
+            name, chosen = QFileDialog.getSaveFileName(self.notices.parent, "Export frontier chart", str(folder / f"frontier-{model}"
                                                        "-chart.png"), "PNG (*.png);;SVG (*.svg)")
         if not name:
             return
         path = Path(name)
-        w.exports.remember_folder(path.parent)
+        self.folder.remember(path.parent)
         if path.suffix.lower() not in (".csv", ".png", ".svg"):  # a name typed without one: the filter's
             path = path.with_name(path.name + ("." + chosen.split("*.")[-1].rstrip(")") if "*." in chosen else ".csv"))
         try:
             self.export(path)
         except (ValueError, OSError) as exc:  # OSError: a name the file system refuses (too long, a file as folder)
-            self.window.alert("Export failed", str(exc) if isinstance(exc, ValueError) else
+            self.notices.alert("Export failed", str(exc) if isinstance(exc, ValueError) else
                               f"cannot write {path.name[:80]}: {exc.strerror or exc}; choose another name or folder.")
 
     def export(self, path: Path) -> list[Path]:
@@ -255,9 +262,9 @@ class FrontierTab:
                     self._write_chart(tmp, suffix)
                 tmp_manifest.write_text(json.dumps(self.manifest(path.name), indent=1), encoding="utf-8")
         except ExportError as exc:
-            self.window.alert("Export failed", str(exc))
+            self.notices.alert("Export failed", str(exc))
             return []
-        self.window.statusBar().showMessage(f"Wrote {path} and {manifest.name}", 6000)
+        self.notices.status(f"Wrote {path} and {manifest.name}", 6000)
         return [path, manifest]
 
     def _write_chart(self, path: Path, suffix: str) -> None:

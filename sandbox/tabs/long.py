@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QTabWidget
 
 from core.files.atomic import ExportError
 from core.kinds.registry import kind_of
@@ -17,11 +17,16 @@ from core.timing.cpu_load import BUSY_CORES
 from resources import long_text
 from sandbox.cli.text_file import read_text
 from sandbox.jobs.long_types import LongDone, LongJob, LongProgress
+from sandbox.state.app_state import AppState
+from sandbox.state.view import View
 from sandbox.tabs.long_export import DECODE_SUFFIXES, MAP_SUFFIXES, export_decode, export_map
+from sandbox.window.export_folder import ExportFolder
+from sandbox.window.notices import Notices
 from widgets.long.panel import LongPanel
 
 if TYPE_CHECKING:
-    from sandbox.window.main_window import MainWindow
+    from sandbox.tabs.models import ModelController
+    from widgets.roles.panel import RolesPanel
 
 
 FILE_ITEM = 3  # the Text list's entry of the file opened ("a text file…", entry 2, opens one)
@@ -42,8 +47,10 @@ def busy(meta: dict) -> str:
 
 
 class LongTab:
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(self, state: AppState, runner: Any, notices: Notices, models: ModelController, roles_panel: RolesPanel,
+                 tabs: QTabWidget, folder: ExportFolder, seed: int) -> None:
+        self.state, self.runner, self.notices, self.models = state, runner, notices, models
+        self.roles_panel, self.tabs, self.folder, self.seed = roles_panel, tabs, folder, seed
         self.panel = p = LongPanel()
         self.job_id = 0
         self.running: LongJob | None = None
@@ -53,7 +60,6 @@ class LongTab:
         self.decode_meta: dict = {}
         self.decode_source: tuple | None = None  # (model, layer, design) of the decode run on screen
         self.curve: dict | None = None
-        runner = window.runner
         runner.long_progress.connect(self._on_progress)
         runner.long_done.connect(self._on_done)
         p.compute_requested.connect(self.compute)
@@ -65,18 +71,21 @@ class LongTab:
         p.export_map_requested.connect(lambda: self._ask_path("map"))
         p.export_decode_requested.connect(lambda: self._ask_path("decode"))
         p.layers_requested.connect(self.every_layer)
-        window.models.changed.connect(self.refresh)
-        window.models.changed.connect(self._drop_other_models_layers)
+        models.changed.connect(self.refresh)
+        models.changed.connect(self._drop_other_models_layers)
         self.layers_model: str | None = None  # the model whose every-layer figures the Roles tab lists
-        window.config_panel.config_changed.connect(lambda _c: self.refresh())
-        window.models.picker.layer.valueChanged.connect(lambda _v: self.refresh())
+        state.changed.connect(self._on_state_changed)
         self.dirty = True  # the settings changed while the tab was hidden: refreshed when it is shown
         p.shown.connect(lambda: self.refresh() if self.dirty else None)
 
+    def _on_state_changed(self, new: View, old: View) -> None:
+        if (new.config, new.layer) != (old.config, old.layer):
+            self.refresh()
+
     # -- what the tab reads ----------------------------------------------------------------------------
     def _device_kind(self) -> str:
-        choice = self.window.config_panel.device_choice()
-        devices = self.window.runner.info.devices
+        choice = self.state.view.device
+        devices = self.runner.info.devices
         if choice == "auto":
             return "cuda" if "cuda" in devices else "mps" if "mps" in devices else "cpu"
         return choice
@@ -85,7 +94,7 @@ class LongTab:
         """(what it is, the text) a real model reads."""
         index = self.panel.text_source.currentIndex()
         if index == 1:
-            return "the Heatmaps tab's text", self.window.text.text()
+            return "the Heatmaps tab's text", self.state.view.text
         if index == FILE_ITEM and self.file_text is not None:
             return self.file_text
         return "the shipped long text (Alice, chapters I-IV)", long_text()
@@ -93,13 +102,13 @@ class LongTab:
     def refresh(self) -> None:
         """The source sentence and the estimate, for what the window shows now: at once when the tab is shown, else
         when it is next shown (a slider drag in the Heatmaps tab does none of this work)."""
-        w, p = self.window, self.panel
+        p = self.panel
         if not p.isVisible():
             self.dirty = True
             return
         self.dirty = False
-        shape, layer = w.models.shape, w.models.layer
-        cfg = w.config()
+        shape, layer = self.models.shape, self.models.layer
+        cfg = self.state.view.config
         T = p.tokens.value()
         if shape is not None:
             limit = shape.max_tokens or 512
@@ -140,32 +149,32 @@ class LongTab:
                              f"{self.overview_job.pixels:,} cells): not what the settings above say. Compute "
                              "(Ctrl+Enter) to draw them.")
         ran = self.decode_source
-        if ran is not None and ran != (self.window.models.key, self.window.models.layer,
-                                       self.window.config() if self.window.models.key is None else None):
+        if ran is not None and ran != (self.models.key, self.models.layer,
+                                       self.state.view.config if self.models.key is None else None):
             notes.append("The decode run shown is of another model or layer than the one the Model box shows now.")
         p.stale.setText(" ".join(notes))
         p.stale.setVisible(bool(notes))
 
     def job(self, kind: str, count: bool = True, **changes: Any) -> LongJob:
         """The job the settings describe (count=False: to compare, without taking an id)."""
-        w, p = self.window, self.panel
+        p = self.panel
         if count:
             self.job_id += 1
-        shape = w.models.shape
+        shape = self.models.shape
         limit = (shape.max_tokens or 512) if shape is not None else 2**15
         text = self.text()[1][: CHARS_A_TOKEN * min(p.tokens.value(), limit)] if shape is not None else ""
         fields: dict[str, Any] = {
-            "config": w.config(), "model": w.models.key, "layer": w.models.layer, "text": text,
+            "config": self.state.view.config, "model": self.models.key, "layer": self.models.layer, "text": text,
             "n_tokens": min(p.tokens.value(), limit), "pool": p.pool.currentText(),
-            "pixels": int(p.pixels.currentText()), "band": p.band.value(), "seed": w.seed,
-            "device": w.config_panel.device_choice(), "steps": p.steps.value(), "kv_format": p.kv_format.currentText()}
+            "pixels": int(p.pixels.currentText()), "band": p.band.value(), "seed": self.seed,
+            "device": self.state.view.device, "steps": p.steps.value(), "kv_format": p.kv_format.currentText()}
         return LongJob(self.job_id, kind, **{**fields, **changes})
 
     # -- running -----------------------------------------------------------------------------------------
     def _submit(self, job: LongJob, what: str) -> None:
         self.running = job
         self.panel.set_running(True, what)
-        self.window.runner.submit_long(job)
+        self.runner.submit_long(job)
 
     def compute(self) -> None:
         job = self.job("overview")
@@ -182,7 +191,7 @@ class LongTab:
             return  # every head small: a tile opens its head, which zooms
         if self.running is not None:
             if self.running.kind == "region":  # the newest zoom wins: the one in progress stops
-                self.window.runner.cancel_long()
+                self.runner.cancel_long()
             self.queued_region = (r0, r1, c0, c1)
             return
         self.job_id += 1
@@ -194,19 +203,18 @@ class LongTab:
 
     def prompt(self) -> str:
         """What a real model reads before it generates (the long map's text is cut to its tokens by the worker)."""
-        return self.window.text.text() if self.panel.prompt.currentIndex() == 0 else self.text()[1]
+        return self.state.view.text if self.panel.prompt.currentIndex() == 0 else self.text()[1]
 
     def decode(self) -> None:
-        w = self.window
-        if w.models.shape is not None and not self.prompt().strip():
+        if self.models.shape is not None and not self.prompt().strip():
             self.panel.status.setText("The prompt is the Heatmaps tab's text, and it is empty: type a few words there.")
             return
-        self.panel.decode.clear(w.models.shape.n_heads if w.models.shape is not None else 0)
+        self.panel.decode.clear(self.models.shape.n_heads if self.models.shape is not None else 0)
         self.panel.export_decode.setEnabled(False)
         self.curve = None
         self.panel.inner.setCurrentIndex(1)
-        job = self.job("decode", text=self.prompt()[: CHARS_A_TOKEN * 2**15] if w.models.shape is not None else "")
-        self.decode_source = (w.models.key, w.models.layer, w.config() if w.models.key is None else None)
+        job = self.job("decode", text=self.prompt()[: CHARS_A_TOKEN * 2**15] if self.models.shape is not None else "")
+        self.decode_source = (self.models.key, self.models.layer, self.state.view.config if self.models.key is None else None)
         self._mark_stale()
         what = (f"Generating {job.steps} tokens after the prompt…" if job.model else
                 f"Timing one decode step at {min(job.steps, 24)} context lengths up to {job.n_tokens:,} tokens…")
@@ -214,24 +222,24 @@ class LongTab:
 
     def every_layer(self) -> None:
         """Every layer x head's figures of the open model over the same text and tokens (the Roles tab shows them)."""
-        if self.window.models.shape is None:
+        if self.models.shape is None:
             self.panel.status.setText("Every layer's figures are a real model's: open SmolLM2 in the Model box first.")
             return
         job = self.job("layers")
         self._submit(job, f"Every layer's figures over {job.n_tokens:,} tokens: one forward, every layer mapped…")
 
     def _drop_other_models_layers(self) -> None:
-        if self.layers_model is not None and self.window.models.shape is not None and \
-                self.window.models.shape.name == self.layers_model:
+        if self.layers_model is not None and self.models.shape is not None and \
+                self.models.shape.name == self.layers_model:
             return
         if self.layers_model is not None:
-            self.window.roles.panel.set_long_scores({}, {})
+            self.roles_panel.set_long_scores({}, {})
             self.layers_model = None
 
     def cancel(self) -> None:
         if self.running is not None:
             self.queued_region = None
-            self.window.runner.cancel_long()
+            self.runner.cancel_long()
             self.panel.status.setText("Cancelling…")
 
     def _on_progress(self, progress: LongProgress) -> None:
@@ -284,24 +292,22 @@ class LongTab:
             self.zoom(*region)
 
     def _show_layers(self, layers: dict) -> None:
-        w = self.window
         W = layers["band_width"]
         texts = {"long sink": "long text: the attention on the first token (the sink), averaged over the queries",
                  "long band": f"long text: the attention within the last {W:,} keys (the band), the first token not",
                  "long beyond": f"long text: the attention further back than {W:,} keys, the first token not",
                  "long distance": "long text: how far back the attention reaches, in tokens"}
-        w.roles.panel.set_long_scores({f"long {k}": layers[k] for k in ("sink", "band", "beyond", "distance")}, texts)
+        self.roles_panel.set_long_scores({f"long {k}": layers[k] for k in ("sink", "band", "beyond", "distance")}, texts)
         self.layers_model = layers["model"]
-        w.tabs.setCurrentWidget(w.roles.panel)
-        w.statusBar().showMessage(f"The Roles tab lists every layer's long figures of {layers['model']} over "
+        self.tabs.setCurrentWidget(self.roles_panel)
+        self.notices.status(f"The Roles tab lists every layer's long figures of {layers['model']} over "
                                   f"{layers['tokens']:,} tokens (Score: long sink, band, beyond, distance).", 10000)
         self.panel.status.setText(f"Every layer's figures over {layers['tokens']:,} tokens in {layers['seconds']:.1f} s: "
                                   "the Roles tab shows them." + busy(layers))
 
     # -- text and export ---------------------------------------------------------------------------------
     def open_text_file(self) -> None:
-        w = self.window
-        name, _ = QFileDialog.getOpenFileName(w, "Open a text for the long map", str(w.exports.start_folder()),
+        name, _ = QFileDialog.getOpenFileName(self.notices.parent, "Open a text for the long map", str(self.folder.start()),
                                               "Text (*.txt *.md);;All files (*)")
         if not name:
             self.panel.text_source.setCurrentIndex(0 if self.file_text is None else FILE_ITEM)
@@ -312,11 +318,11 @@ class LongTab:
         try:
             text = read_text(path, "the long map reads at most 32,768 tokens")
         except ValueError as exc:
-            self.window.alert("Cannot read the text", str(exc))
+            self.notices.alert("Cannot read the text", str(exc))
             self.panel.text_source.setCurrentIndex(0)
             return False
         if not text.strip():
-            self.window.alert("Cannot read the text", f"{path.name} holds no text; choose another file.")
+            self.notices.alert("Cannot read the text", f"{path.name} holds no text; choose another file.")
             self.panel.text_source.setCurrentIndex(0)
             return False
         self.file_text = (f"the file {path.name}", text)
@@ -330,8 +336,8 @@ class LongTab:
         return True
 
     def _ask_path(self, what: str) -> None:
-        w, p = self.window, self.panel
-        folder = w.exports.start_folder()
+        p = self.panel
+        folder = self.folder.start()
         if what == "map":
             if p.map.view is None:
                 p.status.setText("Compute an overview first.")
@@ -342,11 +348,11 @@ class LongTab:
                 p.status.setText("Run a decode first.")
                 return
             filters, default = "PNG (*.png);;CSV (*.csv)", "decode-run.png"
-        name, chosen = QFileDialog.getSaveFileName(w, "Export", str(folder / default), filters)
+        name, chosen = QFileDialog.getSaveFileName(self.notices.parent, "Export", str(folder / default), filters)
         if not name:
             return
         path = Path(name)
-        w.exports.remember_folder(path.parent)
+        self.folder.remember(path.parent)
         suffixes = MAP_SUFFIXES if what == "map" else DECODE_SUFFIXES
         if path.suffix.lower() not in suffixes and "*." in chosen:  # a name typed without one: the filter's
             path = path.with_name(path.name + "." + chosen.split("*.")[-1].rstrip(")"))
@@ -355,7 +361,7 @@ class LongTab:
     def export(self, what: str, path: Path) -> list[Path]:
         p = self.panel
         if (what == "map" and p.map.view is None) or (what == "decode" and not p.decode.steps and self.curve is None):
-            self.window.alert("Nothing to export", "Compute an overview first." if what == "map" else
+            self.notices.alert("Nothing to export", "Compute an overview first." if what == "map" else
                               "Run a decode first.")
             return []
         try:
@@ -364,11 +370,11 @@ class LongTab:
             else:
                 paths = export_decode(path, p.decode, p.decode.steps, self.curve, self.decode_meta)
         except (ValueError, ExportError) as exc:
-            self.window.alert("Export failed", str(exc))
+            self.notices.alert("Export failed", str(exc))
             return []
         except OSError as exc:  # a name the file system refuses
-            self.window.alert("Export failed", f"cannot write {path.name[:80]}: {exc.strerror or exc}; choose another "
+            self.notices.alert("Export failed", f"cannot write {path.name[:80]}: {exc.strerror or exc}; choose another "
                                                "name or folder.")
             return []
-        self.window.statusBar().showMessage(f"Wrote {paths[0]} and {paths[1].name}", 6000)
+        self.notices.status(f"Wrote {paths[0]} and {paths[1].name}", 6000)
         return paths

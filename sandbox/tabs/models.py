@@ -3,11 +3,13 @@ the original beside the changed heads, the fidelity figures and the layers x hea
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, QSignalBlocker, Signal
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QSplitter
 
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
@@ -18,6 +20,9 @@ from core.models.kv.methods import KVMethod, kv_bytes_per_token
 from core.models.kv.methods import ModelShape as KVShape
 from core.report import model_context
 from sandbox.jobs.types import Failure, HeatmapResult
+from sandbox.state.app_state import AppState
+from sandbox.window.notices import Notices
+from widgets.controls.config_panel import ConfigPanel
 from widgets.controls.model_picker import FOLDER, RANDOM, ModelPicker
 from widgets.costs.fidelity_panel import FidelityPanel
 from widgets.costs.metrics_panel import CostContext
@@ -26,98 +31,123 @@ from widgets.maps.mosaic import plan_layout
 from widgets.maps.zoom_link import link_zoom
 from widgets.roles.badges import badges_for
 
-if TYPE_CHECKING:
-    from sandbox.window.main_window import MainWindow
+
+@dataclass(frozen=True)
+class WindowCalls:
+    """What the models controller asks of the window it lives in."""
+
+    request: Callable[[], object]  # the heatmaps again, for the same view
+    open_head: Callable[[int], object]  # one head of the view on screen, large
+    reset_zoom: Callable[[], object]  # every map in view, on both sides
+    reshow_timing: Callable[[], object]  # the last timing, in today's words
+    refresh_costs: Callable[[], object]  # the costs panel, at once
+    mosaic_relaid: Callable[[], bool]  # whether the last heatmaps laid the main mosaic out anew
 
 
 class ModelController(QObject):
     loaded = Signal(str)  # the model's key, once the window shows it
     changed = Signal()  # a real model opened, or back to random weights
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    """The model, its layer, whether a change applies to every layer, and a KV point are the state's (`model`,
+    `layer`, `all_layers`, `kv_method`): the picker writes them; the request follows the state."""
+
+    def __init__(self, state: AppState, runner: Any, notices: Notices, config_panel: ConfigPanel,
+                 mosaic: HeatmapMosaic, window_calls: WindowCalls, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state, self.runner, self.notices, self.config_panel, self.mosaic = state, runner, notices, config_panel, mosaic
+        self.calls = window_calls
+        self.maps: QSplitter | None = None  # the two sides' splitter, once the Heatmaps tab is built
         choices = [(key, label, shipped_unavailable_reason(key)) for key, label in SHIPPED.items()]
         self.picker = ModelPicker(choices)
         self.fidelity = FidelityPanel()
         self.fidelity.hide()
         self.original = HeatmapMosaic()  # the trained layer, beside the changed one
         self.original.controls.hide()  # it follows the main mosaic's colormap and scale, at once
-        window.mosaic.colormap.currentTextChanged.connect(self.original.colormap.setCurrentText)
-        window.mosaic.scale.currentIndexChanged.connect(self.original.scale.setCurrentIndex)
+        mosaic.colormap.currentTextChanged.connect(self.original.colormap.setCurrentText)
+        mosaic.scale.currentIndexChanged.connect(self.original.scale.setCurrentIndex)
         self.original.hide()
-        link_zoom(self.original, window.mosaic)  # one zoom for both sides
-        self.original.on_fit = window.mosaic.on_fit = window.reset_zoom
+        link_zoom(self.original, mosaic)  # one zoom for both sides
+        self.original.on_fit = mosaic.on_fit = window_calls.reset_zoom
         self.original.readout.hide()  # its hover goes to the main readout, below both sides
-        self.original.hovered.connect(window.mosaic.readout.setText)
+        self.original.hovered.connect(mosaic.readout.setText)
         self.overview = HeatmapMosaic()  # every layer x every head, small; click to jump
-        self.key: str | None = None
         self.shape: ModelShape | None = None
         self._open_after: tuple[int, int] | None = None  # (layer, head) to open once it is shown
-        self.kv_method: tuple[str, int | str, int] | None = None  # a frontier point's (method, setting, sinks)
         self.picker.kv_point_cleared.connect(self.clear_kv_point)
         self.picker.model_requested.connect(self._on_picker_model_requested)
         self.picker.view_changed.connect(self._on_picker_view_changed)
         self.overview.head_clicked.connect(self._on_overview_head_clicked)
-        window.runner.model_progress.connect(self.picker.set_loading)
-        window.runner.model_loaded.connect(self._on_runner_model_loaded)
-        window.runner.failed.connect(self._on_runner_failed)
+        runner.model_progress.connect(self.picker.set_loading)
+        runner.model_loaded.connect(self._on_runner_model_loaded)
+        runner.failed.connect(self._on_runner_failed)
+
+    @property
+    def key(self) -> str | None:
+        """The open real model's key (None: random weights)."""
+        return self.state.view.model
+
+    @property
+    def kv_method(self) -> tuple[str, int | str, int] | None:
+        """A frontier point's (method, setting, sinks) shown for every layer's KV cache, or None."""
+        return self.state.view.kv_method
 
     def view_spec(self, cfg: AttentionConfig) -> LayerSpec | None:
         """The design's layer on screen (a local or a global one); None for a real model."""
         return cfg.layer_spec(min(self.layer, cfg.n_layers - 1)) if self.shape is None else None
 
     def design_changed(self, cfg: AttentionConfig) -> None:
-        """Random weights: the layer spin follows the design's local and global layers."""
+        """Random weights: the layer spin follows the design's local and global layers (the state's layer with it, when
+        fewer layers clamp it)."""
         if self.shape is None:
             self.picker.set_design_layers(cfg.local_layers())
+            self.state.update(layer=self.picker.layer.value())
 
     def heads_changed(self, cfg: AttentionConfig) -> None:
         """A change of heads replaces a frontier point (the two are not shown together)."""
         s = self.shape
         if self.kv_method is not None and s is not None and (cfg.n_heads, cfg.kv_heads) != (s.n_heads, s.n_kv_heads):
-            self.clear_kv_point(request=False)
-            self.window.statusBar().showMessage("The frontier point is cleared: the heads change is shown instead.",
-                                                6000)
+            self.clear_kv_point(refresh=False)
+            self.notices.status("The frontier point is cleared: the heads change is shown instead.", 6000)
 
     def show_kv_point(self, kv: tuple[str, int | str, int], label: str) -> None:
         """Every layer's KV cache as a frontier point leaves it (latent, window or quantised), beside the
         trained heads; the model's own heads on the sliders."""
-        self.kv_method = kv
         self.picker.show_kv_point(f"KV cache: {label}")
+        self.state.update(kv_method=kv)
 
-    def clear_kv_point(self, request: bool = True) -> None:
+    def clear_kv_point(self, refresh: bool = True) -> None:
+        """Back to the model's own cache (the request follows the state); refresh: the costs too, at once."""
         if self.kv_method is None:
             return
-        self.kv_method = None
         self.picker.show_kv_point("")
-        if request:
-            self.window.refresh_costs()
-            self.window.request()
+        self.state.update(kv_method=None)
+        if refresh:
+            self.calls.refresh_costs()
 
     def _on_picker_view_changed(self) -> None:
-        if self.kv_method is not None and not self.all_layers:
-            self.clear_kv_point(request=False)  # a frontier point changes every layer: unticking clears it
-            self.window.statusBar().showMessage("The frontier point is cleared: it changes every layer, and "
-                                                "'change every layer' is off.", 6000)
-        self.design_changed(self.window.config())
-        self.window.refresh_costs()  # the change now applies to another layer, or to every layer
-        self.window.request()
+        with self.state.held():  # the layer, its scope and a cleared KV point make one request
+            if self.kv_method is not None and not self.picker.all_layers.isChecked():
+                self.clear_kv_point(refresh=False)  # a frontier point changes every layer: unticking clears it
+                self.notices.status("The frontier point is cleared: it changes every layer, and "
+                                    "'change every layer' is off.", 6000)
+            self.design_changed(self.state.view.config)
+            self.state.update(layer=self.picker.layer.value(), all_layers=self.picker.all_layers.isChecked())
+        self.calls.refresh_costs()  # the change now applies to another layer, or to every layer
 
     # -- what the requests carry -----------------------------------------------------------------
     @property
     def layer(self) -> int:
-        return self.picker.layer.value()
+        return self.state.view.layer
 
     @property
     def all_layers(self) -> bool:
-        return self.picker.all_layers.isChecked()
+        return self.state.view.all_layers
 
     # -- loading ---------------------------------------------------------------------------------
     def _on_picker_model_requested(self, key: str) -> None:
         if key == RANDOM:
             self.use_random()
         elif key == FOLDER:
-            folder = QFileDialog.getExistingDirectory(self.window, "Open a Hugging Face model folder")
+            folder = QFileDialog.getExistingDirectory(self.notices.parent, "Open a Hugging Face model folder")
             if folder:
                 self.load(folder, allow_pickle=self._ask_pickle(Path(folder)))
             else:
@@ -131,25 +161,27 @@ class ModelController(QObject):
             return False
         text = (f"{folder.name} has only pickle weights, which can run code when loaded; confirm to load them anyway, "
                 "or convert them to safetensors.")
-        answer = QMessageBox.question(self.window, "Load pickle weights?", f"{text}\n\nLoad them anyway?")
+        answer = QMessageBox.question(self.notices.parent, "Load pickle weights?", f"{text}\n\nLoad them anyway?")
         return answer == QMessageBox.StandardButton.Yes
 
     def load(self, key: str, allow_pickle: bool = False) -> None:
         self.picker.set_loading(f"loading {SHIPPED.get(key, Path(key).name)}…", 0.0)
-        self.window.runner.submit_load(key, allow_pickle)
+        self.runner.submit_load(key, allow_pickle)
 
     def use_random(self) -> None:
         """Back to random weights: every trace of the real model goes (titles, scope, its timing words)."""
-        self.key, self.shape = None, None
-        self.clear_kv_point(request=False)
-        self._reset_view()
-        self.picker.set_shape(None)
+        self.shape = None
+        with self.state.held():  # no model, its own configuration back: one request
+            self.clear_kv_point(refresh=False)
+            self._reset_view()
+            self.picker.set_shape(None)
+            self.state.update(model=None, layer=self.picker.layer.value(), all_layers=self.picker.all_layers.isChecked())
+            self.config_panel.set_model_shape(None)
         self.fidelity.hide()
         self.original.hide()
-        self.window.mosaic.set_title("")
-        self.window.mosaic.hover_prefix = ""
-        self.window.config_panel.set_model_shape(None)
-        self.window.reshow_timing()
+        self.mosaic.set_title("")
+        self.mosaic.hover_prefix = ""
+        self.calls.reshow_timing()
         self.changed.emit()
 
     def _reset_view(self) -> list[str]:
@@ -167,21 +199,22 @@ class ModelController(QObject):
 
     def _on_runner_model_loaded(self, payload: tuple[str, ModelShape]) -> None:
         key, shape = payload
-        self.key, self.shape = key, shape
-        self.clear_kv_point(request=False)
-        notes = self._reset_view()
-        self.picker.set_shape(shape, key)
+        self.shape = shape
+        with self.state.held():  # the model, its layer and its own configuration: one request
+            self.clear_kv_point(refresh=False)
+            notes = self._reset_view()
+            self.picker.set_shape(shape, key)
+            self.state.update(model=key, layer=self.picker.layer.value(), all_layers=self.picker.all_layers.isChecked())
+            self.config_panel.set_model_shape(shape)  # its config_changed writes the state's config
         self.fidelity.show()
-        self.window.statusBar().showMessage(f"{shape.name} loaded" + (f"; {', and '.join(notes)}." if notes else "."),
-                                            8000)
-        self.window.config_panel.set_model_shape(shape)  # emits config_changed: the request follows
+        self.notices.status(f"{shape.name} loaded" + (f"; {', and '.join(notes)}." if notes else "."), 8000)
         self.loaded.emit(key)
         self.changed.emit()
 
     def _on_runner_failed(self, failure: Failure) -> None:
         if failure.stage == "model":  # the app stays on the model it had
             self.picker.show_error(failure.message)
-            self.window.alert("Cannot load the model", failure.message)
+            self.notices.alert("Cannot load the model", failure.message)
 
     # -- what the costs and the pins count ----------------------------------------------------------
     def cost_context(self, cfg: AttentionConfig) -> CostContext:
@@ -241,7 +274,7 @@ class ModelController(QObject):
         appearing = changed and self.original.isHidden()
         self.original.setVisible(changed)
         if changed:
-            main = self.window.mosaic
+            main = self.mosaic
             self.original.colormap.setCurrentText(main.colormap.currentText())
             self.original.scale.setCurrentIndex(main.scale.currentIndex())
             relaid = self.original.set_data(view.before, result.tokens, s.n_heads // s.n_kv_heads,
@@ -255,18 +288,19 @@ class ModelController(QObject):
             kv = view.fidelity.get("kv_method")
             main.set_title(f"Changed, every layer: {kv}" if kv else
                            f"Changed, {where}: {cfg.n_heads} heads, {cfg.kv_heads} KV")
-            half = sum(self.window.maps.sizes()) // 2
-            self.window.maps.setSizes([half, half])  # two halves of one width
-            if appearing or relaid or self.window.mosaic_relaid:
-                self.window.reset_zoom()  # and again as the halves take their sizes (auto_fit)
+            if self.maps is not None:
+                half = sum(self.maps.sizes()) // 2
+                self.maps.setSizes([half, half])  # two halves of one width
+            if appearing or relaid or self.calls.mosaic_relaid():
+                self.calls.reset_zoom()  # and again as the halves take their sizes (auto_fit)
         else:
-            self.window.mosaic.set_title("")
-            self.window.mosaic.hover_prefix = ""
+            self.mosaic.set_title("")
+            self.mosaic.hover_prefix = ""
         self._show_overview(result)
         if self._open_after and self._open_after[0] == view.layer:
             head = self._open_after[1]
             self._open_after = None
-            self.window.open_head(head)
+            self.calls.open_head(head)
 
     def _show_overview(self, result: HeatmapResult) -> None:
         """Every layer x every head: as trained, or as changed when the change applies to every layer."""
@@ -308,6 +342,6 @@ class ModelController(QObject):
         """Show `layer` and open its `head` once its heatmaps arrive."""
         self._open_after = (layer, head)
         if self.picker.layer.value() == layer:
-            self.window.request()
+            self.calls.request()  # the same view again: its heatmaps open the head
         else:
             self.picker.layer.setValue(layer)  # requests the layer; its heatmaps open the head

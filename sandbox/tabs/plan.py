@@ -13,6 +13,7 @@ from core.arch.config import AttentionConfig, divisors
 from core.arch.model import Architecture
 from core.arch.presets import load_presets
 from core.format import format_bytes, format_count
+from core.kinds.registry import kind_of
 from core.plan.fit import plan as plan_of
 from core.plan.gpus import GPU, THIS_MACHINE, find_gpu, this_machine
 from core.plan.pin import MACHINE_KEYS, plan_input
@@ -25,26 +26,39 @@ from core.plan.report import (
     verdict,
 )
 from sandbox.jobs.types import Failure
+from sandbox.state.app_state import AppState
+from sandbox.state.shown import Shown
+from sandbox.state.view import View
 from sandbox.tabs.plan_roofs import roofs as plan_roofs
 from widgets.plan.panel import PlanPanel
 
 if TYPE_CHECKING:
-    from sandbox.window.main_window import MainWindow
+    from sandbox.tabs.models import ModelController
+    from widgets.controls.config_panel import ConfigPanel
 
 KV_NAMES = {"bfloat16": "bf16", "float16": "fp16", "fp8_e4m3": "fp8", "float32": "fp32"}  # the panel's names
 
 
 def tp_degrees(cfg: AttentionConfig) -> list[int]:
-    """The TP degrees the layer's heads allow: divisors of n_heads that divide, or are multiples of, K."""
-    H, K = cfg.n_heads, cfg.kv_heads
-    if cfg.mla is not None:
-        return divisors(H)
-    return [t for t in divisors(H) if K % t == 0 or t % K == 0]
+    """The TP degrees the layer allows: divisors of n_heads its kind can share its cache out by (a standard layer's
+    divide, or are multiples of, K)."""
+    spec = cfg.layer_spec()
+    kind = kind_of(spec)
+
+    def fits(tp: int) -> bool:
+        try:
+            kind.check_tp(spec, tp)
+        except ValueError:
+            return False
+        return True
+
+    return [t for t in divisors(cfg.n_heads) if fits(t)]
 
 
 class PlanTab:
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(self, state: AppState, runner: Any, models: ModelController, config_panel: ConfigPanel,
+                 shown: Shown) -> None:
+        self.state, self.runner, self.models, self.config_panel, self.shown = state, runner, models, config_panel, shown
         self.panel = PlanPanel()
         self.machine: dict[str, Any] | None = None  # this machine's measured roof
         self.dirty = True
@@ -57,15 +71,18 @@ class PlanTab:
         p.changed.connect(self.refresh)
         p.params.editingFinished.connect(self._on_params_typed)
         p.measure_requested.connect(self.measure)
-        runner = window.runner
         runner.roof_ready.connect(self._on_roof)
         runner.failed.connect(self._on_failed)
         # after the window has kept the timing (its slot runs after this one's): the measured points follow
         runner.timing_ready.connect(lambda _o: QTimer.singleShot(0, self.changed))
         runner.timing_started.connect(self._on_timing_started)
-        window.config_panel.config_changed.connect(lambda _c: self.changed())
-        window.models.changed.connect(self.changed)
+        state.changed.connect(self._on_state_changed)
+        models.changed.connect(self.changed)
         p.shown.connect(lambda: self.refresh() if self.dirty else None)
+
+    def _on_state_changed(self, new: View, old: View) -> None:
+        if new.config != old.config:
+            self.changed()
 
     def visible(self) -> bool:
         return self.panel.isVisible()
@@ -80,32 +97,30 @@ class PlanTab:
         """A mixture of experts' active count, while the parameters box holds its preset's total (also once the
         sliders left the preset and its count was kept: read as dense, a mixture's decode bound falls several-fold)."""
         _key, total, _source = self._named_model()
-        preset = self.window.config_panel.preset.currentData()
-        if preset is None and self._kept_from is not None and self.window.models.shape is None:
+        preset = self.config_panel.preset.currentData()
+        if preset is None and self._kept_from is not None and self.models.shape is None:
             return self._kept_active if params == self._kept_total else None
-        active = preset.active_params if preset is not None and self.window.models.shape is None else None
+        active = preset.active_params if preset is not None and self.models.shape is None else None
         return active if active is not None and params == total else None
 
     def kind(self) -> str:
         """encoder for an open encoder or an encoder's preset (no cache to plan), also once the sliders left it and
         its count was kept; else causal."""
-        w = self.window
-        if w.models.shape is not None:
-            return w.models.shape.kind
-        preset = w.config_panel.preset.currentData()
+        if self.models.shape is not None:
+            return self.models.shape.kind
+        preset = self.config_panel.preset.currentData()
         if preset is None and self._kept_from is not None:
             return self._kept_kind
         return preset.kind if preset is not None else "causal"
 
     def _named_model(self) -> tuple[object, int | None, str]:
         """(key, params, source) of the preset the sliders show, or of the open real model."""
-        w = self.window
-        shape = w.models.shape
+        shape = self.models.shape
         if shape is not None:
             preset = next((p for p in load_presets() if p.name == shape.name), None)
             return (shape.name, preset.params if preset else None,
                     preset.params_source if preset else f"{shape.name} has no count here; type it")
-        preset = w.config_panel.preset.currentData()
+        preset = self.config_panel.preset.currentData()
         if preset is None:
             return None, None, ""
         return preset.name, preset.params, f"{preset.name}: {preset.params_source}"
@@ -119,7 +134,7 @@ class PlanTab:
         key, params, source = self._named_model()
         if key != self._params_for:  # a new preset or model: its own count; a slider move keeps the user's
             if key is not None:  # what the count belongs to, kept with it if the sliders leave this model
-                preset = self.window.config_panel.preset.currentData()
+                preset = self.config_panel.preset.currentData()
                 self._kept_kind = self.kind()
                 self._kept_active = preset.active_params if preset is not None else None
                 self._kept_total = params
@@ -147,7 +162,7 @@ class PlanTab:
             return
         self.dirty = False
         self.used = True  # pins from now on keep the plan
-        cfg = self.window.config()
+        cfg = self.state.view.config
         self._sync_model(cfg)
         p = self.panel
         p.measure.setVisible(p.gpu.currentData() == THIS_MACHINE)  # measure, or measure again (a loaded machine)
@@ -165,16 +180,16 @@ class PlanTab:
             return
         self.last = j
         machine = self.gpu(THIS_MACHINE) if self.machine is not None else None
-        roofs, note = plan_roofs(j, self.window.current_timing(), machine)
+        roofs, note = plan_roofs(j, self.shown.timing(), machine)
         p.show_plan(j, " ".join(s for s in (self.kept_note(i["params"]), verdict(j), self.context_note(j)) if s),
                     self.details(j), roofs, note)
 
     def architecture(self, cfg: AttentionConfig) -> Architecture | None:
         """The open real model's layers with the change applied only where it is (one layer, or every layer), as the
         costs count them; None in design mode (the sliders' layers, every one alike)."""
-        if self.window.models.shape is None:
+        if self.models.shape is None:
             return None
-        return self.window.models.cost_context(cfg).arch
+        return self.models.cost_context(cfg).arch
 
     def kept_note(self, params: int) -> str:
         """Said first in the verdict: the parameter count is another model's, kept after the sliders left it."""
@@ -184,7 +199,7 @@ class PlanTab:
                 "model: type this model's own count to plan it.")
 
     def context_note(self, j: dict[str, Any]) -> str:
-        shape = self.window.models.shape
+        shape = self.models.shape
         return trained_context_note(j, shape.name, shape.max_tokens) if shape is not None else ""
 
     @staticmethod
@@ -261,7 +276,7 @@ class PlanTab:
                 self.machine = {**d["machine"], "name": f"{d['machine']['name']} (as pinned)"}
             p.gpu.setCurrentIndex(max(0, p.gpu.findData(d["gpu"])))
             p.n_gpus.setValue(d["n_gpus"])
-            self._sync_model(self.window.config())
+            self._sync_model(self.state.view.config)
             p.tp.setCurrentIndex(max(0, p.tp.findData(d["tp"])))
             p.weights.setCurrentIndex(max(0, p.weights.findData(d["weights_dtype"])))
             p.kv.setCurrentIndex(max(0, p.kv.findData(KV_NAMES.get(d["kv_dtype"], d["kv_dtype"]))))
@@ -281,7 +296,7 @@ class PlanTab:
     def measure(self) -> None:
         self.panel.measure.setEnabled(False)
         self.panel.measure.setText("Measuring…")
-        self.window.runner.submit_roof(self.window.config_panel.device_choice())
+        self.runner.submit_roof(self.state.view.device)
 
     def _on_roof(self, roof: dict[str, Any]) -> None:
         self.machine = roof

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
@@ -15,11 +16,14 @@ from core.files.atomic import ExportError, staged, write_text_atomic
 from core.study.lessons import find_lesson
 from core.study.sweep import KNOBS, SweepResult, flatten, knob_value, parse_knob_values, plan_sweep
 from sandbox.jobs.types import SweepProgress
+from sandbox.state.app_state import AppState
 from sandbox.tabs.export_render import render_png
+from sandbox.window.export_folder import ExportFolder
+from sandbox.window.notices import Notices
 from widgets.sweep.panel import SweepPanel
 
 if TYPE_CHECKING:
-    from sandbox.window.main_window import MainWindow
+    from core.study.workspace import Pin
 
 SWEEP_BUDGET_S = 0.1  # per measurement: a sweep point takes four measurements
 
@@ -51,9 +55,14 @@ def no_valid_point(result: SweepResult) -> str:
 
 
 class SweepController(QObject):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, state: AppState, runner: Any, notices: Notices, folder: ExportFolder,
+                 pins: Callable[[], list[Pin]],
+                 plan_series: Callable[[list[AttentionConfig | None], str], tuple[str, list[float | None], float] | None],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state, self.runner, self.notices, self.folder = state, runner, notices, folder
+        self.pins = pins  # the Compare tab's pins: those on a sweep's line are marked on its plots
+        self.plan_series = plan_series  # the Plan tab's memory a GPU of each point, once that tab has been used
         self.panel = SweepPanel()
         self.knob = ""
         self.base: AttentionConfig | None = None
@@ -65,23 +74,23 @@ class SweepController(QObject):
         self.panel.cancel_requested.connect(self.cancel)
         self.panel.export_png_requested.connect(lambda: self._ask_path("png"))
         self.panel.export_csv_requested.connect(lambda: self._ask_path("csv"))
-        window.runner.sweep_progress.connect(self._on_runner_sweep_progress)
-        window.runner.sweep_step.connect(lambda sid, text: self.panel.set_step(text) if sid == self.running_id else None)
-        window.runner.sweep_done.connect(self._on_runner_sweep_done)
+        runner.sweep_progress.connect(self._on_runner_sweep_progress)
+        runner.sweep_step.connect(lambda sid, text: self.panel.set_step(text) if sid == self.running_id else None)
+        runner.sweep_done.connect(self._on_runner_sweep_done)
 
     def run(self, knob: str, values_text: str, timed: bool) -> int | None:
         try:
             values = parse_knob_values(knob, values_text)
-            points = plan_sweep(self.window.config(), knob, values)
+            points = plan_sweep(self.state.view.config, knob, values)
         except ValueError as exc:
             self.panel.show_error(str(exc))
             return None
-        return self._start(knob, self.window.config(), points, timed, generic_caption, f"{knob} sweep")
+        return self._start(knob, self.state.view.config, points, timed, generic_caption, f"{knob} sweep")
 
     def run_lesson(self, key: str, timed: bool) -> int | None:
         lesson = find_lesson(key)
         self.panel.show_knob(lesson.knob, ",".join(map(str, lesson.values)))
-        base = lesson.base_config(self.window.config())
+        base = lesson.base_config(self.state.view.config)
         points = plan_sweep(base, lesson.knob, lesson.values)
         return self._start(lesson.knob, base, points, timed, lesson.caption, lesson.title)
 
@@ -91,9 +100,9 @@ class SweepController(QObject):
         self.panel.caption.setText(f"{label}: {len(points)} points" + (", timed" if timed else ", counts only") + "…")
         self.panel.set_running(len(points), label)
         self.result = None
-        runner = self.window.runner
+        runner = self.runner
         self.running_id = runner.current_sweep_id + 1  # the id submit_sweep gives: a sync runner ends inside it
-        sweep_id = runner.submit_sweep(knob, points, timed, self.window.config_panel.device_choice(), SWEEP_BUDGET_S)
+        sweep_id = runner.submit_sweep(knob, points, timed, self.state.view.device, SWEEP_BUDGET_S)
         if self.running_id is not None:  # still running
             self.running_id = sweep_id
         return sweep_id
@@ -102,7 +111,7 @@ class SweepController(QObject):
         """The user's Cancel: stops the sweep this panel runs, and nothing when none runs (a cancel sent with no
         sweep running, or for an older one, must not stop the next)."""
         if self.running_id is not None:
-            self.window.runner.cancel_sweep(self.running_id)
+            self.runner.cancel_sweep(self.running_id)
 
     def _on_runner_sweep_progress(self, p: SweepProgress) -> None:
         if p.sweep_id != self.running_id:
@@ -122,7 +131,7 @@ class SweepController(QObject):
             self.base and rows) else []
         caption = self.caption_fn(result) if rows else no_valid_point(result)  # a lesson's caption needs points
         self.panel.show_result(result, self.knob, caption, self.pinned_marks(),
-                               self.window.plan.sweep_series(configs, self.knob) if len(configs) == len(rows) else None)
+                               self.plan_series(configs, self.knob) if len(configs) == len(rows) else None)
 
     def pinned_marks(self) -> list[tuple[int | str, str]]:
         """Pins that lie on this sweep's line: the base configuration with only the knob changed."""
@@ -130,7 +139,7 @@ class SweepController(QObject):
             return []
         field = KNOBS[self.knob]
         marks = []
-        for pin in self.window.pins.pins:
+        for pin in self.pins():
             value = pin.config.kv_format if field == "kv_dtype" else knob_value(pin.config, self.knob)
             changes = {field: value} if field != "mla" else {"mla": pin.config.mla}  # an MLA width: the pin's widths
             if self.knob == "n_heads" and self.base.mode == "MHA":
@@ -147,8 +156,8 @@ class SweepController(QObject):
         if self.result is None:
             self.panel.show_error("Run a sweep first.")
             return
-        start = self.window.exports.start_folder() / f"sweep-{self.knob}.{fmt}"  # where the last export went
-        name, _ = QFileDialog.getSaveFileName(self.window, "Export sweep", str(start),
+        start = self.folder.start() / f"sweep-{self.knob}.{fmt}"  # where the last export went
+        name, _ = QFileDialog.getSaveFileName(self.notices.parent, "Export sweep", str(start),
                                               "PNG (*.png)" if fmt == "png" else "CSV (*.csv)")
         if name:
             self.export(Path(name), fmt)
@@ -174,7 +183,7 @@ class SweepController(QObject):
                     if not image.save(str(tmp), "PNG"):
                         raise ExportError(f"could not write {path}.")
         except ExportError as exc:
-            self.window.alert("Export failed", str(exc))
+            self.notices.alert("Export failed", str(exc))
             return
-        self.window.exports.remember_folder(path.parent)
-        self.window.statusBar().showMessage(f"Wrote {path}", 6000)
+        self.folder.remember(path.parent)
+        self.notices.status(f"Wrote {path}", 6000)

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QMainWindow,
-    QMessageBox,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -26,19 +29,24 @@ from core.kinds.registry import kind_of
 from core.models.catalog import SHIPPED, shipped_unavailable_reason
 from sandbox.jobs.types import ComputeRequest, Failure, HeatmapResult, TimingOutcome
 from sandbox.runner.process_runner import ProcessRunner
+from sandbox.state.app_state import AppState
+from sandbox.state.shown import Shown
+from sandbox.state.view import View
 from sandbox.tabs.compare import PinController
 from sandbox.tabs.export import ExportController
 from sandbox.tabs.export_render import ExportJob
 from sandbox.tabs.frontier import FrontierTab
 from sandbox.tabs.long import LongTab
-from sandbox.tabs.models import ModelController
+from sandbox.tabs.models import ModelController, WindowCalls
 from sandbox.tabs.plan import PlanTab
 from sandbox.tabs.roles import RolesController
 from sandbox.tabs.sweep import SweepController
 from sandbox.window.costs_refresh import CostsRefresh
+from sandbox.window.export_folder import ExportFolder
 from sandbox.window.fit import fit_to_screen
 from sandbox.window.frame_pacer import FramePacer
-from sandbox.window.menus import TAB_TIPS, build_menus
+from sandbox.window.menus import TAB_NAMES, TAB_TIPS, MenuItem, build_menus
+from sandbox.window.notices import Notices
 from sandbox.window.settings_store import load_settings, save_settings
 from sandbox.window.view_text import describe_view, updating_text
 from sandbox.window.worker_status import WorkerStatus
@@ -100,10 +108,15 @@ class MainWindow(QMainWindow):
             cfg = cfg.with_(dtype=self.runner.info.default_dtype)
         self.config_panel = ConfigPanel(cfg, list(self.runner.info.devices))
         self.config_panel.set_device_choice(self.saved_device)
+        opening_text = text if text is not None else saved.get("text", DEFAULT_TEXT)
+        # What the window shows, as one value: controls write it through update(), requests are built from it.
+        self.state = AppState(View(config=self.config_panel.config(), text=opening_text,
+                                   device=self.config_panel.device_choice()), self)
+        self.notices = Notices(self)
         self._pick_dtype = config is None and "config" not in saved
         self.metrics = MetricsPanel()
         self.timing = TimingPanel()
-        self.text = QLineEdit(text if text is not None else saved.get("text", DEFAULT_TEXT))
+        self.text = QLineEdit(opening_text)
         self.text.setToolTip("The input whose attention the heatmaps show (random-weight mode: a simple "
                              "word tokenizer, seeded embeddings). Timing uses random inputs of seq_len.")
         self.text.setClearButtonEnabled(True)
@@ -112,18 +125,34 @@ class MainWindow(QMainWindow):
         self.mosaic = HeatmapMosaic()
         if saved.get("colormap"):
             self.mosaic.colormap.setCurrentText(saved["colormap"])
-        self.pins = PinController(self)
-        self.sweeps = SweepController(self)
-        self.models = ModelController(self)
-        self.roles = RolesController(self)
-        self.frontier = FrontierTab(self)
-        self.plan = PlanTab(self)
-        self.long = LongTab(self)
-        self.exports = ExportController(self)
+        self.tabs = QTabWidget()  # filled in _build_layout; tabs' controllers show themselves in it
+        self.export_folder = ExportFolder(self.settings)
+        self.shown = Shown(heatmaps=lambda: self.last_heatmaps, is_current=self.view_is_current,
+                           on_the_way=lambda: self.pacer.holding() or self.costs.due or not self.runner.is_idle(),
+                           timing=self.current_timing, last_timing=lambda: self.last_timing)
+        self.roles = RolesController(self.state, self.runner, self.notices, self.mosaic, self._open_head_at, self)
+        self.models = ModelController(self.state, self.runner, self.notices, self.config_panel, self.mosaic,
+                                      WindowCalls(request=self.request, open_head=self.open_head, reset_zoom=self.reset_zoom,
+                                                  reshow_timing=self.reshow_timing, refresh_costs=self.refresh_costs,
+                                                  mosaic_relaid=lambda: self.mosaic_relaid), self)
+        self.plan = PlanTab(self.state, self.runner, self.models, self.config_panel, self.shown)
+        self.pins = PinController(self.state, self.runner, self.notices, self.shown, self.models, self.plan, self.roles,
+                                  self.config_panel, self.timing,
+                                  self.settings.fileName() if self.settings is not None else None, self)
+        self.sweeps = SweepController(self.state, self.runner, self.notices, self.export_folder, lambda: self.pins.pins,
+                                      self.plan.sweep_series, self)
+        self.frontier = FrontierTab(self.state, self.runner, self.notices, self.models, self.config_panel, self.tabs,
+                                    self.export_folder, self.heatmaps_shown, self.refresh_costs, self.pins.pin_current,
+                                    self.request)
+        self.sweeps.panel.frontier_lesson_requested.connect(self.frontier.run_lesson)
+        self.long = LongTab(self.state, self.runner, self.notices, self.models, self.roles.panel, self.tabs,
+                            self.export_folder, self.seed)
+        self.exports = ExportController(self.state, self.notices, self.shown, self.mosaic, self.models, self.export_folder,
+                                        self.seed, self)
         self.models.loaded.connect(self.pins.on_model_loaded)
-        self.last_alert = ""
         self._build_layout()
-        self.export_action, self.pin_action = build_menus(self)
+        actions = build_menus(self, self._menu_items(), self.text)
+        self.export_action, self.pin_action = actions["Export heatmaps…"], actions["Pin this configuration"]
         self._build_status()
         self._connect()
         if saved.get("geometry") is not None:
@@ -138,7 +167,7 @@ class MainWindow(QMainWindow):
         self.warm_timer.timeout.connect(self.runner.warm_up_models)
         self.runner.idle.connect(self.warm_timer.start)
         self.models.picker.reaching.connect(self.runner.warm_up_models)
-        self._on_config_changed(cfg)
+        self._on_state_changed(self.state.view, replace(self.state.view, config=None))  # the first view, as a change
         self.costs.run_if_due()  # the first frame shows every cost, before any heatmaps (once: not again)
 
     # -- construction ------------------------------------------------------------------------
@@ -176,8 +205,7 @@ class MainWindow(QMainWindow):
         heat = self.heat_tab = HeatmapsTab(self.text, self.roles.probe_combo, self.info, self.weights_note,
                                            self.mosaic, self.models.original,
                                            [self.models.fidelity, self.timing, pin_row], pin=self.pin_button)
-        self.maps = heat.maps
-        self.tabs = QTabWidget()
+        self.maps = self.models.maps = heat.maps
         self.tabs.addTab(LayoutFirewall(heat, sized_by_host=True), "Heatmaps")  # a label's new text no longer repaints every tab
         self.tabs.addTab(self.pins.table, "Compare")
         self.tabs.addTab(self.sweeps.panel, "Sweep")
@@ -195,15 +223,57 @@ class MainWindow(QMainWindow):
         split.setSizes([450, 830])
         self.setCentralWidget(split)
 
+    def _menu_items(self) -> list[MenuItem]:
+        """File, Compare and View, with their shortcuts (docs/app.md: Shortcuts). Each calls through a lambda, so a
+        call replaced later (a test's stand-in for a dialog) is the one made."""
+        tabs = [MenuItem("&View", f"Show {name}", f"Ctrl+{i + 1}", lambda i=i: self.tabs.setCurrentIndex(i))
+                for i, name in enumerate(TAB_NAMES)]
+        return [
+            MenuItem("&File", "&Export heatmaps…", "Ctrl+E", lambda: self.open_export_dialog(),
+                     "PNG, SVG, .npy or .csv, with a JSON manifest beside it"),
+            MenuItem("&File", "&Open workspace…", "Ctrl+O", lambda: self.pins.open(), separator_before=True),
+            MenuItem("&File", "&Save workspace", "Ctrl+S", lambda: self.pins.save()),
+            MenuItem("&File", "Save workspace &as…", "Ctrl+Shift+S", lambda: self.save_workspace_as()),
+            MenuItem("&File", "&Quit", "Ctrl+Q", lambda: self.close(), separator_before=True),
+            MenuItem("&Compare", "&Pin this configuration", "Ctrl+P", lambda: self.pins.pin_current()),
+            MenuItem("&Compare", "&Run sweep", "Ctrl+R",
+                     lambda: (self.tabs.setCurrentWidget(self.sweeps.panel), self.sweeps.panel.run.click())),
+            MenuItem("&Compare", "&Cancel the shown tab's sweep, frontier or long map", "Esc", lambda: self.cancel_shown(),
+                     "Esc stops what runs in the tab in view; a job in another tab runs on"),
+            MenuItem("&Compare", "Run the KV &frontier", "Ctrl+Shift+R", lambda: self.frontier.run_from_menu()),
+            MenuItem("&View", "&Reset heatmap zoom", "Ctrl+0", lambda: self.reset_zoom()),
+            MenuItem("&View", "Edit &text", "Ctrl+L", lambda: (self.text.setFocus(), self.text.selectAll())),
+            MenuItem("&View", "&Measure now", "Ctrl+M", lambda: self.request(force_timing=True)),
+            MenuItem("&View", "Toggle the &induction probe", "Ctrl+I", lambda: self.roles.toggle_probe()),
+            *tabs,
+        ]
+
+    def cancel_shown(self) -> None:
+        """Esc: stop the job of the tab in view. Esc also leaves a spin box, a text field or a popup anywhere in the
+        window: pressed there it is that editor's, and a sweep running in its own tab must not stop for it (the
+        Cancel button is beside the progress)."""
+        if isinstance(QApplication.focusWidget(), (QLineEdit, QAbstractSpinBox, QComboBox)):
+            return
+        shown = self.tabs.currentWidget()
+        if shown is self.sweeps.panel:
+            self.sweeps.cancel()
+        elif shown is self.frontier.panel:
+            self.frontier.cancel()
+        elif shown is self.long.panel:
+            self.long.cancel()
+
     def _build_status(self) -> None:
-        self.worker_status = WorkerStatus(self, self._pick_dtype)
+        self.worker_status = WorkerStatus(self.runner, self.notices, self.config_panel, self.saved_device,
+                                          self._pick_dtype, self._on_worker_died)
         self.device_label = self.worker_status.label
 
     def _connect(self) -> None:
-        self.config_panel.config_changed.connect(self._on_config_changed)
-        self.config_panel.device_changed.connect(lambda _d: self.request())
+        # The controls write the state; the window follows the state (a write that changes nothing is no request).
+        self.config_panel.config_changed.connect(lambda cfg: self.state.update(config=cfg))
+        self.config_panel.device_changed.connect(lambda d: self.state.update(device=d))
         self.config_panel.notice.connect(lambda text: self.statusBar().showMessage(text, 8000))
-        self.text.textChanged.connect(lambda _t: self.request())
+        self.text.textChanged.connect(lambda t: self.state.update(text=t))
+        self.state.changed.connect(self._on_state_changed)
         self.pacer = FramePacer(self._on_runner_heatmaps_ready, self.runner, self, sliders=self.config_panel,
                                 maps=self.mosaic.glw)  # one mosaic, slider step and paint a frame
         self.runner.heatmaps_ready.connect(self.pacer.offer)
@@ -222,7 +292,26 @@ class MainWindow(QMainWindow):
 
     # -- state -------------------------------------------------------------------------------
     def config(self) -> AttentionConfig:
-        return self.config_panel.config()
+        return self.state.view.config
+
+    @property
+    def last_alert(self) -> str:
+        return self.notices.last_alert
+
+    def _on_state_changed(self, new: View, old: View) -> None:
+        if new.text != self.text.text():
+            with QSignalBlocker(self.text):  # the field follows the state (a pin put back) without writing it again
+                self.text.setText(new.text)
+        if new.config == old.config:
+            self.request()
+            return
+        # The models controller follows a new configuration (the design's layer spin, a KV point the heads replace);
+        # if it changed the state, that change has made the request already.
+        self.models.design_changed(new.config)
+        self.models.heads_changed(new.config)
+        if self.state.view == new:
+            self.request()  # the heatmaps first; the costs follow their paint
+        self.costs.changed(self._maps_current() or self.runner.is_idle())  # a synchronous runner is done with it
 
     def view_is_current(self) -> bool:
         """The heatmaps and costs on screen are of the configuration and text the controls show, none waiting."""
@@ -242,7 +331,8 @@ class MainWindow(QMainWindow):
         """Heatmaps for what the controls show; timing only when these shapes have not been measured
         (a new text, layer or probe keeps a measurement: timing runs random inputs). A measurement of
         these shapes in progress is interrupted by the new heatmaps and starts again after them."""
-        cfg, device = self.config(), self.config_panel.device_choice()
+        view = self.state.view
+        cfg, device = view.config, view.device
         restart = self.measuring is not None and self.measuring[:2] == (cfg, device)
         force_timing = force_timing or (restart and self.measuring[2])  # Measure now stays asked for
         want_timing = force_timing or restart or (self.live_timing and self.current_timing() is None)
@@ -252,11 +342,8 @@ class MainWindow(QMainWindow):
             self.timing.show_unmeasured()
         self.measuring = None
         self._forced = force_timing
-        req = ComputeRequest(config=cfg, text=self.text.text(), device=device,
-                             seed=self.seed, timing_budget_s=self.timing_budget_s, model=self.models.key,
-                             layer=self.models.layer, all_layers=self.models.all_layers, probe=self.roles.probe,
-                             kv_method=self.models.kv_method,
-                             max_timing_s=None if force_timing else self.max_timing_s, want_timing=want_timing)
+        req = ComputeRequest.of(view, seed=self.seed, timing_budget_s=self.timing_budget_s, want_timing=want_timing,
+                                max_timing_s=None if force_timing else self.max_timing_s)
         self.updating.start()
         if self.warm_timer.isActive():
             self.warm_timer.stop()  # the user is busy: the idle signal restarts it
@@ -272,12 +359,6 @@ class MainWindow(QMainWindow):
 
     def _show_costs(self) -> None:
         self.metrics.show_config(self.config(), self.models.cost_context(self.config()))
-
-    def _on_config_changed(self, cfg: AttentionConfig) -> None:
-        self.models.design_changed(cfg)
-        self.models.heads_changed(cfg)
-        self.request()  # the heatmaps first; the costs follow their paint
-        self.costs.changed(self._maps_current() or self.runner.is_idle())  # a synchronous runner is done with it
 
     def _on_runner_heatmaps_ready(self, result: HeatmapResult) -> None:
         if not self.runner.is_current(result.request_id):
@@ -310,7 +391,7 @@ class MainWindow(QMainWindow):
         if self.runner.is_current(request_id):
             if self.statusBar().currentMessage().startswith("timing"):
                 self.statusBar().clearMessage()  # an older configuration's skipped or failed timing
-            choice = self.config_panel.device_choice()
+            choice = self.state.view.device
             self.measuring = (self.config(), choice, self._forced)
             self.timing.show_measuring(self.worker_status.device_kind(choice))
 
@@ -369,11 +450,25 @@ class MainWindow(QMainWindow):
 
     def alert(self, title: str, text: str) -> None:
         """Tell the user something went wrong, without blocking (tests read last_alert)."""
-        self.last_alert = text
-        self.statusBar().showMessage(f"{title}: {text}", 10000)
-        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
+        self.notices.alert(title, text)
+
+    def _open_head_at(self, layer: int, head: int) -> None:
+        """A head picked in the Roles tab: a real model's layer and head, or the design's head."""
+        if self.models.shape is not None:
+            self.models.open_at(layer, head)
+        else:
+            self.open_head(head)
+
+    def _on_worker_died(self, message: str) -> None:
+        """The pins, sweep rows and workspace are the window's: they are kept as they are. The view says why no
+        heatmaps are coming, and a timing in progress is said to be skipped."""
+        self.info.setText(f"<span style='color:#dc2626'>{message}</span>")
+        self.updating.stop()  # "Updating the heatmaps…" must not cover the sentence: the request is not coming
+        self.last_error = message  # until the next heatmaps, which clear it
+        if self.measuring is not None or self.timing.busy.isVisible():
+            self.timing.show_error("timing skipped: the compute worker stopped during this timing; press Measure now "
+                                   "(Ctrl+M) to run it again.", skipped=True)
+        self.measuring = None
 
     def save_workspace_as(self) -> None:
         self.pins.workspace_path = None
