@@ -35,9 +35,12 @@ lint: $(STAMP)
 test: lint
 	QT_QPA_PLATFORM=$${QT_QPA_PLATFORM:-offscreen} HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 
+# Each run's --json output is kept in bench/out/ with its commit and date; bench/RESULTS.md is written from them.
 bench: $(STAMP)
-	$(PY) bench/timing_accuracy.py --json
-	$(PY) bench/live_latency.py --json
+	QT_QPA_PLATFORM=$${QT_QPA_PLATFORM:-offscreen} $(PY) bench/record.py timing_accuracy.py
+	QT_QPA_PLATFORM=$${QT_QPA_PLATFORM:-offscreen} $(PY) bench/record.py live_latency.py
+	QT_QPA_PLATFORM=$${QT_QPA_PLATFORM:-offscreen} $(PY) bench/record.py first_window.py
+	$(PY) bench/results.py
 
 # The README's screenshot: the real window, rendered offscreen at 1280x800.
 screenshot: $(STAMP)

@@ -1,0 +1,55 @@
+"""Run one benchmark with --json and keep what it printed in bench/out/, with the command, the commit, the date and
+the machine's load, so that bench/results.py can write bench/RESULTS.md from it (no figure is copied by hand).
+
+    python bench/record.py live_latency.py [its args...] [--label before]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+def git(*args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def main(argv: list[str]) -> int:
+    label = ""
+    if "--label" in argv:
+        i = argv.index("--label")
+        label, argv = argv[i + 1], argv[:i] + argv[i + 2:]
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    script, args = argv[0], argv[1:]
+    command = [sys.executable, str(HERE / script), *args, "--json"]
+    load = os.getloadavg()[0]
+    started = time.strftime("%Y-%m-%d %H:%M")
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if run.returncode:
+        sys.stderr.write(run.stderr)
+        return run.returncode
+    record = {"bench": Path(script).stem, "args": args, "label": label, "date": started,
+              "commit": git("rev-parse", "--short", "HEAD"), "load_before": round(load, 2),
+              "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
+              "result": json.loads(run.stdout)}
+    out = HERE / "out"
+    out.mkdir(exist_ok=True)
+    name = f"{record['bench']}-{time.strftime('%Y%m%d-%H%M%S')}{'-' + label if label else ''}.json"
+    (out / name).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(out / name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
