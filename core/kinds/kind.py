@@ -34,6 +34,18 @@ class FlopCounts:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class CostRow:
+    """One row of the Costs panel, as core/costs.py builds it and a kind adds to it."""
+
+    key: str
+    value: str  # the exact figure ('': the row only rewrites a shared row's formula for this kind)
+    short: str  # its short form ('1.5 KiB', '2.36M')
+    tip: str  # the formula with its inputs
+    vs: tuple[str, int] | None = None  # the change against the baseline and its sign (-1 lower, 0 equal, 1 higher)
+    name: str = ""  # the row's name where it is the kind's own ('q_a_proj params'); '' keeps the panel's title
+
+
 class LayerParams(Protocol):
     """A layer's parameters by projection: what every kind's count returns."""
 
@@ -71,6 +83,8 @@ class LayerKind(ABC):
 
     name: str  # the registry's key, and the kind's name in the report's JSON
     title: str  # as a picker names it: "Standard (MHA / GQA / MQA)"
+    projection_rows: tuple[tuple[str, str], ...]  # (key, name) of each projection its params() rows give, in order
+    own_cost_rows: tuple[tuple[str, str], ...] = ()  # (key, title) of the Costs rows only this kind shows
 
     # --- what the layer is called -----------------------------------------------------------------------------
     @abstractmethod
@@ -166,6 +180,11 @@ class LayerKind(ABC):
         """Sections the report adds for this kind (merged into the report's JSON): e.g. its own widths, or more
         cache figures in kv_cache. Empty for a kind the report's common keys describe."""
         return {}
+
+    def cost_rows(self, cfg: AttentionConfig, spec: LayerSpec, d: int, where: str) -> list[CostRow]:
+        """The Costs panel's rows of this kind (own_cost_rows), and its formulas for shared rows (a row whose value
+        is '' changes only the tooltip); where: the scope of a real model's change, said in whole-model formulas."""
+        return []
 
     def report_header(self, report: dict[str, Any]) -> str:
         """The text report's first line: the layer's shape and mode."""

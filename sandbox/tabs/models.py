@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QSplitter
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
+from core.costs import CostContext
 from core.models.catalog import SHIPPED, only_pickle_weights, shipped_unavailable_reason
 from core.models.choices import ModelShape
 from core.models.kv.methods import KVMethod, kv_bytes_per_token
@@ -25,7 +26,6 @@ from sandbox.window.notices import Notices
 from widgets.controls.config_panel import ConfigPanel
 from widgets.controls.model_picker import FOLDER, RANDOM, ModelPicker
 from widgets.costs.fidelity_panel import FidelityPanel
-from widgets.costs.metrics_panel import CostContext
 from widgets.maps.heatmap_view import HeatmapMosaic
 from widgets.maps.mosaic import plan_layout
 from widgets.maps.zoom_link import link_zoom

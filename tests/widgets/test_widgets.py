@@ -4,12 +4,13 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QToolTip
 
 from core.arch.config import AttentionConfig, valid_n_heads, valid_n_kv_heads
+from core.costs import versus
 from core.counts import flop_counts, kv_cache_bytes, param_counts
 from core.format import format_bytes
 from core.kinds.mla.spec import MLADims
 from widgets.controls.config_panel import ConfigPanel
 from widgets.controls.slider_spin import SliderSpin
-from widgets.costs.metrics_panel import MetricsPanel, delta_text
+from widgets.costs.metrics_panel import MetricsPanel
 from widgets.costs.mode_badge import COLOURS
 from widgets.maps.heatmap_view import HeatmapMosaic
 
@@ -178,7 +179,7 @@ def test_huge_counts_keep_the_panel_narrow_and_stay_exact_in_the_tooltip(qtbot):
     (1 + 3e-4, 1, "+0.03%"), (0, 7, "-100.0%"),
 ])
 def test_a_change_never_reads_as_none_or_as_all_when_it_is_neither(value, baseline, text):
-    assert delta_text(value, baseline)[0] == text
+    assert versus(value, baseline)[0] == text
 
 
 def test_the_first_notice_moves_nothing(qtbot):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core.arch.formats import KV_FORMATS, check_kv_format
+from core.arch.formats import KV_FORMATS, bytes_per_value, check_kv_format
 from core.arch.layer import LayerSpec
 from core.format import format_bytes, format_count, format_noun, table_row
-from core.kinds.kind import FlopCounts, LayerKind, Workload
+from core.kinds.kind import CostRow, FlopCounts, LayerKind, Workload
 from core.kinds.mla.counts import (
     FORMS,
     MEMORY_HINT,
@@ -18,6 +18,7 @@ from core.kinds.mla.counts import (
     decompressed_bytes_per_token,
     equivalent_gqa_heads,
     forms_summary,
+    latent_bytes_per_token,
     mla_flops,
     mla_layer_flops,
     mla_param_counts,
@@ -41,6 +42,11 @@ def dims(spec: LayerSpec) -> MLADims:
 class MLAKind(LayerKind):
     name = "mla"
     title = "MLA (multi-head latent attention)"
+    projection_rows = (("q", "q_proj"), ("q_a", "q_a_proj"), ("q_a_norm", "q_a_layernorm"), ("q_b", "q_b_proj"),
+                       ("kv_a", "kv_a_proj_with_mqa"), ("kv_a_norm", "kv_a_layernorm"), ("kv_b", "kv_b_proj"),
+                       ("o", "o_proj"))
+    own_cost_rows = (("mla_kv", "MLA latent | decompressed"), ("mla_equiv", "MLA latent as GQA heads"),
+                     ("mla_decode", "MLA decode FLOP/byte"))
 
     def mode(self, spec: LayerSpec) -> str:
         return "MLA"
@@ -126,6 +132,55 @@ class MLAKind(LayerKind):
         return (f"Attention layer: d_model {c['d_model']}, {c['n_heads']} heads, MLA (latent {m['kv_lora_rank']} + "
                 f"rope {m['qk_rope_head_dim']}; q/k width {m['qk_head_dim']}, v width {m['v_head_dim']}, q_lora_rank "
                 f"{m['q_lora_rank'] or 'none'})")
+
+    def cost_rows(self, cfg: AttentionConfig, spec: LayerSpec, d: int, where: str) -> list[CostRow]:
+        """Its two caches, its latent as GQA heads, each form's decode intensity, and the shared rows' formulas
+        written for MLA."""
+        m = dims(spec)
+        H, B, T, L = spec.n_heads, cfg.batch_size, cfg.seq_len, cfg.n_layers
+        fmt, kb = cfg.kv_format, bytes_per_value(cfg.kv_format)
+        latent, full = latent_bytes_per_token(spec, fmt), decompressed_bytes_per_token(spec, fmt)
+        heads = equivalent_gqa_heads(spec)
+        naive, absorbed = (decode_intensity(spec, T, B, fmt, form) for form in FORMS)
+        per_layer = f"{L} x ({m.kv_lora_rank} + {m.qk_rope_head_dim}) x {kb:g}"
+        form = usual_form(cfg.phase)
+        tq = "T" if cfg.phase == "prefill" else "1"
+        return [
+            CostRow("mla_kv", f"{latent:,} B", f"| {format_bytes(full)}",
+                    f"The latent cache: (kv_lora_rank + rope) x bytes = ({m.kv_lora_rank} + {m.qk_rope_head_dim}) x "
+                    f"{kb:g} = {latent:,} B a token a layer (DeepSeek's code, vLLM, SGLang, FlashMLA and transformers 5 "
+                    f"keep this). Decompressed into per-head keys and values: {H} x ({m.qk_head_dim} + {m.v_head_dim}) "
+                    f"x {kb:g} = {full:,} B (x{full / latent:.1f}), what an engine without MLA kernels keeps. Both a "
+                    "token a layer. Under tensor parallelism the latent cannot be split by heads: every GPU keeps all "
+                    "of it (DeepSeek serves attention data-parallel for this reason), where GQA's KV heads are split "
+                    "across GPUs."),
+            CostRow("head_dim", str(spec.head_dim), f"{m.qk_nope_head_dim} + {m.qk_rope_head_dim}",
+                    f"An MLA head's query and key are qk_nope + qk_rope = {m.qk_nope_head_dim} + {m.qk_rope_head_dim} "
+                    f"= {m.qk_head_dim} wide (the softmax scale is 1/sqrt of it), its value v_head_dim = "
+                    f"{m.v_head_dim}."),
+            CostRow("mla_equiv", f"{heads:.3g}", f"of width {m.v_head_dim}",
+                    f"The latent's {m.latent_width} values a token equal {heads:.3g} GQA KV heads of width "
+                    f"{m.v_head_dim} (each a key and a value): DeepSeek-V2's '2.25 groups'. The Latent vs grouped "
+                    "lesson runs MLA beside the GQA layer nearest it."),
+            CostRow("mla_decode", f"{absorbed:,.1f}", f"naive {naive:,.1f}",
+                    f"Core FLOPs of one decode step over the cache bytes it reads, at {T:,} keys: absorbed (scores "
+                    f"against the latent: 2 H (2 r_kv + r) FLOPs a key over (r_kv + r) values) {absorbed:,.1f}; naive "
+                    f"(the decompressed per-head cache) {naive:,.1f}. An H200's ridge point is about 206 FLOP/byte: "
+                    "above it a step is compute-bound."),
+            CostRow("kv_token", "", "", f"{L * latent:,} B = layers x (kv_lora_rank + rope) x bytes per value "
+                                        f"({fmt}) = {per_layer}{where}: the latent and the shared RoPE key"),
+            CostRow("kv_total", "", "", f"{per_layer} x batch {B} x {T:,} tokens: the latent cache "
+                                        f"(decompressed: {format_bytes(full * L * B * T)})"),
+            CostRow("flops_proj", "", "", f"the {form} form's matmuls with weights, {tq} tokens: the query path, kv_a, "
+                    "o_proj" + (", kv_b on every new token (naive)" if form == "naive" else
+                                ", W_uk folded into each query (2 H n r_kv) and W_uv after (2 H r_kv v) (absorbed)")),
+            CostRow("flops_core", "", "", f"the {form} form's core: 2 x B x H x pairs x "
+                    + (f"(q/k {m.qk_head_dim} + v {m.v_head_dim})" if form == "naive"
+                       else f"(latent + rope {m.latent_width} + latent {m.kv_lora_rank})")
+                    + ("; causal prefill scores T^2 / 2 pairs" if cfg.phase == "prefill" else f"; decode: {T:,} keys")),
+            CostRow("intensity", "", "", "core FLOPs over Q, K, V and output bytes of the per-head (naive) layout; the "
+                    f"row 'MLA decode FLOP/byte' gives each form against its cache. d_model {d:,}."),
+        ]
 
     def baseline_note(self) -> str:
         return " (head_dim v)"

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 class StandardKind(LayerKind):
     name = "standard"
     title = "Standard (MHA / GQA / MQA)"
+    projection_rows = (("q", "W_q"), ("k", "W_k"), ("v", "W_v"), ("o", "W_o"))
 
     def mode(self, spec: LayerSpec) -> str:
         if spec.n_kv_heads == spec.n_heads:
