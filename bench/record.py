@@ -1,7 +1,10 @@
 """Run one benchmark with --json and keep what it printed in bench/out/, with the command, the commit, the date and
 the machine's load, so that bench/results.py can write bench/RESULTS.md from it (no figure is copied by hand).
 
-    python bench/record.py live_latency.py [its args...] [--label before]
+    python bench/record.py live_latency.py [its args...] [--label before] [--root OTHER_CHECKOUT]
+
+--root runs another checkout's copy of the benchmark on its own code (PYTHONPATH), for a before/after pair in one
+sitting; the record names that checkout's commit.
 """
 
 from __future__ import annotations
@@ -18,29 +21,33 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def git(*args: str) -> str:
-    out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+def git(root: Path, *args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
     return out.stdout.strip()
 
 
 def main(argv: list[str]) -> int:
-    label = ""
+    label, root = "", ROOT
     if "--label" in argv:
         i = argv.index("--label")
         label, argv = argv[i + 1], argv[:i] + argv[i + 2:]
+    if "--root" in argv:
+        i = argv.index("--root")
+        root, argv = Path(argv[i + 1]).resolve(), argv[:i] + argv[i + 2:]
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
     script, args = argv[0], argv[1:]
-    command = [sys.executable, str(HERE / script), *args, "--json"]
+    command = [sys.executable, str(root / "bench" / script), *args, "--json"]
     load = os.getloadavg()[0]
     started = time.strftime("%Y-%m-%d %H:%M")
-    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    run = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
     if run.returncode:
         sys.stderr.write(run.stderr)
         return run.returncode
     record = {"bench": Path(script).stem, "args": args, "label": label, "date": started,
-              "commit": git("rev-parse", "--short", "HEAD"), "load_before": round(load, 2),
+              "commit": git(root, "rev-parse", "--short", "HEAD"), "load_before": round(load, 2),
               "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
               "result": json.loads(run.stdout)}
     out = HERE / "out"

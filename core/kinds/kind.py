@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from core.arch.formats import kv_format_bytes
 from core.arch.layer import LayerSpec
+from core.format import format_noun
 from core.kinds.standard.band import cached_tokens
 
 if TYPE_CHECKING:
@@ -98,6 +99,13 @@ class LayerKind(ABC):
     @abstractmethod
     def baseline(self, spec: LayerSpec) -> LayerSpec:
         """The layer every delta is taken against (the MHA layer of the same heads)."""
+
+    def badge_tip(self, spec: LayerSpec) -> str:
+        """The mode badge's tooltip: how the heads get their keys and values."""
+        H, K, g = spec.n_heads, spec.n_kv_heads, spec.group_size
+        share = "shares" if H == 1 else "share"
+        return (f"{format_noun(H, 'query head')} {share} {format_noun(K, 'key/value head')}: "
+                f"{format_noun(g, 'query head')} per KV head.")
 
     def kv_sharing(self, spec: LayerSpec) -> str:
         """How heads get their keys and values when not from KV heads of their own or in groups (the heatmaps'
@@ -201,6 +209,11 @@ class LayerKind(ABC):
         """The text report's lines for report_sections' figures, after the KV cache's."""
         return []
 
+    def timing_forms(self, timing: dict[str, Any]) -> str:
+        """What the kind's timing adds beyond the common figures, in a sentence (its forms' times); '' for none."""
+        return ""
+
     def timing_lines(self, timing: dict[str, Any]) -> list[str]:
-        """The text report's lines for what the kind's timing adds (its forms)."""
-        return []
+        """The text report's lines for timing_forms."""
+        forms = self.timing_forms(timing)
+        return [f"  measured forms: {forms}"] if forms else []

@@ -10,6 +10,7 @@ import sys
 
 from core.files import finite_json
 from core.files.atomic import ExportError
+from core.kinds.registry import kind_of
 from sandbox.cli.args import (
     PROG,
     OneLineParser,
@@ -129,7 +130,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     device = resolve_device(args.device)
     cfg = config_from_args(args, default_dtype(device))
-    for note in cfg.mla.warnings(cfg.d_model) if cfg.mla is not None else []:
+    spec = cfg.layer_spec()
+    for note in kind_of(spec).warnings(spec, cfg.d_model):
         print(f"{PROG}: warning: {note}", file=sys.stderr)
     timing = None
     if args.time:

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QFontMetrics, QPainter
 from PySide6.QtWidgets import QLabel, QWidget
 
 from core.arch.config import AttentionConfig
-from core.format import format_noun
+from core.kinds.registry import kind_of
 from widgets.common.style import set_style, set_tip
 
 COLOURS = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3", "MLA": "#ea580c"}
@@ -31,17 +31,15 @@ class ModeBadge(QLabel):
         set_style(self, STYLE)
 
     def show_config(self, cfg: AttentionConfig) -> None:
-        colour = QColor(COLOURS[cfg.mode])
+        spec = cfg.layer_spec()
+        kind = kind_of(spec)
+        colour = QColor(COLOURS.get(kind.mode(spec), COLOURS["MHA"]))
         if colour != self.colour:
             self.colour = colour
             self.update()
-        self.setText(f" {cfg.mode_label} ")
+        self.setText(f" {kind.label(spec)} ")
         self._fit()
-        share = "shares" if cfg.n_heads == 1 else "share"
-        set_tip(self, f"{format_noun(cfg.n_heads, 'query head')} {share} {format_noun(cfg.kv_heads, 'key/value head')}: "
-                      f"{format_noun(cfg.group_size, 'query head')} per KV head." if cfg.mla is None else
-                      f"{format_noun(cfg.n_heads, 'head')}, each with its own key and value rebuilt from one latent of "
-                      f"{cfg.mla.latent_width} values a token.")
+        set_tip(self, kind.badge_tip(spec))
 
     def _fit(self) -> None:
         """A fixed size, so a new text that fits asks no layout to run (a relayout of the side panel at every

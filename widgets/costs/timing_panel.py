@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.kinds.mla.counts import forms_summary
+from core.kinds.registry import KINDS
 from core.timing.cpu_load import BUSY_CORES
 from core.timing.noise import ratio_ci
 from widgets.common.steady import keep_room, reserve_lines
@@ -198,8 +198,8 @@ class TimingPanel(QWidget):
             achieved += (f"\nwindowed core {ms(t['core_median_ms'])} vs full causal {ms(t['full_core_ms'])}: "
                          f"x{ratio:.2f} the time for x{t['band_flop_ratio']:.2f} the FLOPs ({verdict})")
         self.labels["tflops"].setText(achieved)
-        forms = t.get("mla_forms")
-        self.labels["forms"].setText(forms_summary(forms).replace("; ", "\n") if forms else "–")
+        forms = next((text for kind in KINDS.values() if (text := kind.timing_forms(t))), "")  # a kind's own forms
+        self.labels["forms"].setText(forms.replace("; ", "\n") if forms else "–")
         for w in (self.labels["forms"], self.names["forms"]):
             w.setVisible(bool(forms))
         if t.get("fused_qkv_ms"):

@@ -58,6 +58,10 @@ class MLAKind(LayerKind):
         """The MHA layer of its n_heads with head_dim v_head_dim (DeepSeek-V2's comparison: d_h = 128), no latent."""
         return LayerSpec(spec.n_heads, spec.n_heads, dims(spec).v_head_dim, scale=spec.scale)
 
+    def badge_tip(self, spec: LayerSpec) -> str:
+        return (f"{format_noun(spec.n_heads, 'head')}, each with its own key and value rebuilt from one latent of "
+                f"{dims(spec).latent_width} values a token.")
+
     def kv_sharing(self, spec: LayerSpec) -> str:
         return (f"{format_noun(spec.n_heads, 'head')}, each key and value rebuilt from one shared latent of "
                 f"{dims(spec).latent_width} values a token (MLA): grey frames, no groups.")
@@ -185,9 +189,9 @@ class MLAKind(LayerKind):
     def baseline_note(self) -> str:
         return " (head_dim v)"
 
-    def timing_lines(self, timing: dict[str, Any]) -> list[str]:
+    def timing_forms(self, timing: dict[str, Any]) -> str:
         forms = timing.get("mla_forms")
-        return [f"  measured forms: {forms_summary(forms)}"] if forms else []
+        return forms_summary(forms) if forms else ""
 
     def report_lines(self, report: dict[str, Any]) -> list[str]:
         """Both caches, the equivalent GQA heads, each form's FLOPs and intensity."""
