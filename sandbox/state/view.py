@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from core.arch.config import AttentionConfig
 from core.inputs.tokens import DEFAULT_TEXT
 
+MAX_TEXT_CHARS = 32767  # what the window's text box holds (Qt's QLineEdit): a longer text is cut to it here, so the
+# View and the box always hold the same text
+
 
 @dataclass(frozen=True)
 class View:
@@ -19,3 +22,7 @@ class View:
     all_layers: bool = False  # a real model's head change applies to every layer, not only `layer`
     probe: str = "text"  # text: the user's text; induction: a seeded random sequence repeated twice
     kv_method: tuple[str, int | str, int] | None = None  # a real model's KV point (method, setting, sinks)
+
+    def __post_init__(self) -> None:
+        if len(self.text) > MAX_TEXT_CHARS:
+            object.__setattr__(self, "text", self.text[:MAX_TEXT_CHARS])

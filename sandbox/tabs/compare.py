@@ -4,6 +4,7 @@ save and open them as a workspace file."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from core.study.workspace import (
 from sandbox.jobs.types import TimingOutcome
 from sandbox.state.app_state import AppState
 from sandbox.state.shown import Shown
+from sandbox.state.view import MAX_TEXT_CHARS
 from sandbox.window.notices import Notices
 from widgets.compare.table import CompareTable
 from widgets.maps.heatmap_view import HeatmapMosaic
@@ -88,11 +90,12 @@ class PinController(QObject):
 
     def __init__(self, state: AppState, runner: Any, notices: Notices, shown: Shown, models: ModelController,
                  plan: PlanTab, roles: RolesController, config_panel: ConfigPanel, timing_panel: TimingPanel,
-                 settings_file: str | None, parent: QObject | None = None) -> None:
+                 settings_file: str | None, request: Callable[[], object], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.state, self.runner, self.notices, self.shown = state, runner, notices, shown
         self.models, self.plan, self.roles, self.config_panel, self.timing_panel = (models, plan, roles, config_panel,
                                                                                    timing_panel)
+        self.request = request  # the heatmaps of the View again, for a pin that is what the View holds
         self.pins: list[Pin] = []
         self.table = CompareTable()
         self.workspace_path: Path | None = None
@@ -107,6 +110,7 @@ class PinController(QObject):
         self._pin_asked_at = 0.0
         self._pin_wait = QTimer(self)  # Ctrl+P while the heatmaps of what the controls show are on their way
         self._pin_wait.setInterval(20)
+        models.load_failed.connect(self.on_model_failed)
         self._pin_wait.timeout.connect(self._pin_when_current)
         # Unsaved pins are never lost: every change is written (atomically, as a workspace) to the session file,
         # which the next start opens again. A window without settings (snapshot, most tests) keeps none.
@@ -200,6 +204,10 @@ class PinController(QObject):
         if self.shown.is_current():
             self._pin_wait.stop()
             self.pin_current()
+        elif not self.shown.on_the_way():  # they came and could not be drawn: the line above the maps says why
+            self._pin_wait.stop()
+            self.notices.status("Nothing pinned: the heatmaps of this configuration could not be drawn (the line "
+                                "above the maps says why).", 8000)
         elif time.monotonic() - self._pin_asked_at > PIN_WAIT_S:
             self._pin_wait.stop()
             self.notices.status(
@@ -285,14 +293,19 @@ class PinController(QObject):
         """Put a pin back: its text, probe and configuration; a real model's pin opens that model, its
         layer and its scope first (loading it when another is open)."""
         pin = self.pins[index]
+        self._load_after_model = None  # the pin put back last wins over one still waiting for its model
         if pin.model is not None and self.models.key != pin.model["key"]:
             self._load_after_model = pin
             self.notices.status(f"Opening {pin.model['name']} for pin {pin.name}…", 6000)
-            self.models.load(pin.model["key"])
+            self.models.load(pin.model["key"])  # not again when it is loading already
             return
-        if pin.model is None and self.models.key is not None:
-            self.models.use_random()
-        self._apply(pin)
+        before = self.state.view
+        with self.state.held():  # back to random weights and the pin's view: one request
+            if pin.model is None and self.models.key is not None:
+                self.models.use_random()
+            self._apply(pin)
+        if self.state.view == before:
+            self.request()  # the pin is what the View holds: show it again (after a failure, a worker's death)
 
     def _apply(self, pin: Pin) -> None:
         shape = self.models.shape
@@ -304,6 +317,9 @@ class PinController(QObject):
                                            f"{pin.config.n_heads} heads, {pin.config.kv_heads} KV heads); it was "
                                            "made for another model.")
             return
+        if len(pin.text) > MAX_TEXT_CHARS:
+            self.notices.status(f"Pin {pin.name}'s text is {len(pin.text):,} characters; the text box holds "
+                                f"{MAX_TEXT_CHARS:,}, so the rest is cut.", 10000)
         with self.state.held():  # the pin's text, probe, KV point, layer and configuration: one request
             self.state.update(text=pin.text)
             self.roles.set_probe(pin.probe)
@@ -317,10 +333,20 @@ class PinController(QObject):
             self.config_panel.set_config(pin.config)
         self.plan.restore(pin.plan)
 
-    def on_model_loaded(self, _key: str) -> None:
-        pin, self._load_after_model = self._load_after_model, None
-        if pin is not None and pin in self.pins and pin.model is not None and self.models.key == pin.model["key"]:
+    def on_model_loaded(self, key: str) -> None:
+        """A pin waiting for this model is put back (another model's end leaves it waiting for its own)."""
+        pin = self._load_after_model
+        if pin is None or pin.model is None or pin.model["key"] != key:
+            return
+        self._load_after_model = None
+        if pin in self.pins:
             self._apply(pin)
+
+    def on_model_failed(self) -> None:
+        """The model a pin waited for could not be loaded: the pin is not put back later by surprise."""
+        pin, self._load_after_model = self._load_after_model, None
+        if pin is not None:
+            self.notices.status(f"Pin {pin.name} was not put back: its model could not be loaded.", 10000)
 
     def open_diff(self, a: int, b: int) -> DiffDialog | None:
         pa, pb = self.pins[a], self.pins[b]

@@ -181,7 +181,7 @@ class FrontierTab:
                 self.models.show_kv_point((method, point["setting"], int(point.get("sinks") or 0)), point["label"])
             self.models.picker.all_layers.setChecked(True)
             self.config_panel.set_config(cfg)
-        if self.state.view == before:
+        if self.state.view == before and pin:
             self.request()  # the point is on screen already: its heatmaps again, for the pin
         self.costs_now()
         self.tabs.setCurrentIndex(0)

@@ -47,6 +47,7 @@ class WindowCalls:
 class ModelController(QObject):
     loaded = Signal(str)  # the model's key, once the window shows it
     changed = Signal()  # a real model opened, or back to random weights
+    load_failed = Signal()  # the model asked for could not be loaded
     """The model, its layer, whether a change applies to every layer, and a KV point are the state's (`model`,
     `layer`, `all_layers`, `kv_method`): the picker writes them; the request follows the state."""
 
@@ -71,6 +72,7 @@ class ModelController(QObject):
         self.original.hovered.connect(mosaic.readout.setText)
         self.overview = HeatmapMosaic()  # every layer x every head, small; click to jump
         self.shape: ModelShape | None = None
+        self.loading: str | None = None  # the model being loaded, until it is shown or fails
         self._open_after: tuple[int, int] | None = None  # (layer, head) to open once it is shown
         self.picker.kv_point_cleared.connect(self.clear_kv_point)
         self.picker.model_requested.connect(self._on_picker_model_requested)
@@ -144,6 +146,8 @@ class ModelController(QObject):
 
     # -- loading ---------------------------------------------------------------------------------
     def _on_picker_model_requested(self, key: str) -> None:
+        if key == self.key or (key == RANDOM and self.key is None and self.loading is None):
+            return  # the model already open, picked again: its head changes stay
         if key == RANDOM:
             self.use_random()
         elif key == FOLDER:
@@ -165,6 +169,11 @@ class ModelController(QObject):
         return answer == QMessageBox.StandardButton.Yes
 
     def load(self, key: str, allow_pickle: bool = False) -> None:
+        """Open a model on the worker; one already loading is not asked for again (its end would undo what was
+        set meanwhile)."""
+        if key == self.loading:
+            return
+        self.loading = key
         self.picker.set_loading(f"loading {SHIPPED.get(key, Path(key).name)}…", 0.0)
         self.runner.submit_load(key, allow_pickle)
 
@@ -200,21 +209,24 @@ class ModelController(QObject):
     def _on_runner_model_loaded(self, payload: tuple[str, ModelShape]) -> None:
         key, shape = payload
         self.shape = shape
-        with self.state.held():  # the model, its layer and its own configuration: one request
+        self.loading = None if self.loading == key else self.loading
+        with self.state.held():  # the model, its layer, its configuration and a pin waiting for it: one request
             self.clear_kv_point(refresh=False)
             notes = self._reset_view()
             self.picker.set_shape(shape, key)
             self.state.update(model=key, layer=self.picker.layer.value(), all_layers=self.picker.all_layers.isChecked())
             self.config_panel.set_model_shape(shape)  # its config_changed writes the state's config
+            self.notices.status(f"{shape.name} loaded" + (f"; {', and '.join(notes)}." if notes else "."), 8000)
+            self.loaded.emit(key)
         self.fidelity.show()
-        self.notices.status(f"{shape.name} loaded" + (f"; {', and '.join(notes)}." if notes else "."), 8000)
-        self.loaded.emit(key)
         self.changed.emit()
 
     def _on_runner_failed(self, failure: Failure) -> None:
         if failure.stage == "model":  # the app stays on the model it had
+            self.loading = None
             self.picker.show_error(failure.message)
             self.notices.alert("Cannot load the model", failure.message)
+            self.load_failed.emit()  # after the alert: what waited for the model says so last
 
     # -- what the costs and the pins count ----------------------------------------------------------
     def cost_context(self, cfg: AttentionConfig) -> CostContext:

@@ -31,7 +31,7 @@ from sandbox.jobs.types import ComputeRequest, Failure, HeatmapResult, TimingOut
 from sandbox.runner.process_runner import ProcessRunner
 from sandbox.state.app_state import AppState
 from sandbox.state.shown import Shown
-from sandbox.state.view import View
+from sandbox.state.view import MAX_TEXT_CHARS, View
 from sandbox.tabs.compare import PinController
 from sandbox.tabs.export import ExportController
 from sandbox.tabs.export_render import ExportJob
@@ -64,6 +64,10 @@ from widgets.maps.zoom_link import fit_together
 log = logging.getLogger(__name__)
 
 WARM_AFTER_IDLE_MS = 5000
+
+
+def COSTS_OF(view: View) -> tuple:  # noqa: N802 (read as a constant: what of the View the Costs panel counts)
+    return view.config, view.model, view.layer, view.all_layers, view.kv_method
 # The configuration the window opens with (README: bench/live_latency.py measures at it).
 OPENING_CONFIG = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=1024, batch_size=1,
                                  n_layers=12, causal=True)
@@ -116,7 +120,8 @@ class MainWindow(QMainWindow):
         self._pick_dtype = config is None and "config" not in saved
         self.metrics = MetricsPanel()
         self.timing = TimingPanel()
-        self.text = QLineEdit(opening_text)
+        self.text = QLineEdit(opening_text[:MAX_TEXT_CHARS])
+        self.text.setMaxLength(MAX_TEXT_CHARS)  # the View's own limit: the box and the View hold the same text
         self.text.setToolTip("The input whose attention the heatmaps show (random-weight mode: a simple "
                              "word tokenizer, seeded embeddings). Timing uses random inputs of seq_len.")
         self.text.setClearButtonEnabled(True)
@@ -138,7 +143,7 @@ class MainWindow(QMainWindow):
         self.plan = PlanTab(self.state, self.runner, self.models, self.config_panel, self.shown)
         self.pins = PinController(self.state, self.runner, self.notices, self.shown, self.models, self.plan, self.roles,
                                   self.config_panel, self.timing,
-                                  self.settings.fileName() if self.settings is not None else None, self)
+                                  self.settings.fileName() if self.settings is not None else None, self.request, self)
         self.sweeps = SweepController(self.state, self.runner, self.notices, self.export_folder, lambda: self.pins.pins,
                                       self.plan.sweep_series, self)
         self.frontier = FrontierTab(self.state, self.runner, self.notices, self.models, self.config_panel, self.tabs,
@@ -302,16 +307,16 @@ class MainWindow(QMainWindow):
         if new.text != self.text.text():
             with QSignalBlocker(self.text):  # the field follows the state (a pin put back) without writing it again
                 self.text.setText(new.text)
-        if new.config == old.config:
-            self.request()
-            return
-        # The models controller follows a new configuration (the design's layer spin, a KV point the heads replace);
-        # if it changed the state, that change has made the request already.
-        self.models.design_changed(new.config)
-        self.models.heads_changed(new.config)
-        if self.state.view == new:
-            self.request()  # the heatmaps first; the costs follow their paint
-        self.costs.changed(self._maps_current() or self.runner.is_idle())  # a synchronous runner is done with it
+        if new.config != old.config:
+            # The models controller follows a new configuration (the design's layer spin, a KV point the heads
+            # replace); if that changed the state, its own change has made the request and the costs already.
+            self.models.design_changed(new.config)
+            self.models.heads_changed(new.config)
+            if self.state.view != new:
+                return
+        self.request()  # the heatmaps first; the costs follow their paint
+        if COSTS_OF(new) != COSTS_OF(old):  # the model, its layer and scope, a KV point count in the costs too
+            self.costs.changed(self._maps_current() or self.runner.is_idle())  # a synchronous runner is done with it
 
     def view_is_current(self) -> bool:
         """The heatmaps and costs on screen are of the configuration and text the controls show, none waiting."""

@@ -34,7 +34,7 @@ def take_snapshot(cfg: AttentionConfig, text: str | None, out: Path, device: str
     window.show()
     app.processEvents()
     # Ask again now the window has its size, so the mosaic lays out for it, with timing if wanted.
-    runner.submit(ComputeRequest(cfg, window.text.text(), device, window.seed, want_timing=timing))
+    runner.submit(ComputeRequest.of(window.state.view, seed=window.seed, want_timing=timing))
     app.processEvents()
     for _ in range(2):  # the figures below the maps wrap once laid out: fit them to what they became
         window.heat_tab.fit_lower(force=True)

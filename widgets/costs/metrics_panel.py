@@ -119,8 +119,8 @@ class MetricsPanel(QWidget):
 
     def show_costs(self, value: Costs) -> None:
         self.delta_header.setText(f"vs {value.baseline_name}")
-        self.scope.setText(f"Changed: {value.scope}. Whole-model rows count that change and every other layer as "
-                           "trained." if value.scope else "")
+        rest = "." if value.scope == "every layer" else " and every other layer as trained."
+        self.scope.setText(f"Changed: {value.scope}. Whole-model rows count that change{rest}" if value.scope else "")
         self.scope.setVisible(bool(value.scope))
         self.box.setTitle(value.title)
         shown = {row.key: row for row in value.rows}
