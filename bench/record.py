@@ -26,6 +26,14 @@ def git(root: Path, *args: str) -> str:
     return out.stdout.strip()
 
 
+def printed_json(stdout: str) -> object:
+    """What the benchmark printed with --json: its whole output, or its last line when progress lines come first."""
+    try:
+        return json.loads(stdout)
+    except json.JSONDecodeError:
+        return json.loads(stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str]) -> int:
     label, root = "", ROOT
     if "--label" in argv:
@@ -40,7 +48,7 @@ def main(argv: list[str]) -> int:
     script, args = argv[0], argv[1:]
     command = [sys.executable, str(root / "bench" / script), *args, "--json"]
     load = os.getloadavg()[0]
-    started = time.strftime("%Y-%m-%d %H:%M")
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
     env = {**os.environ, "PYTHONPATH": str(root)}
     run = subprocess.run(command, cwd=root, capture_output=True, text=True, env=env)
     if run.returncode:
@@ -49,7 +57,7 @@ def main(argv: list[str]) -> int:
     record = {"bench": Path(script).stem, "args": args, "label": label, "date": started,
               "commit": git(root, "rev-parse", "--short", "HEAD"), "load_before": round(load, 2),
               "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
-              "result": json.loads(run.stdout)}
+              "result": printed_json(run.stdout)}
     out = HERE / "out"
     out.mkdir(exist_ok=True)
     name = f"{record['bench']}-{time.strftime('%Y%m%d-%H%M%S')}{'-' + label if label else ''}.json"

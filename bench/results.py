@@ -23,7 +23,7 @@ def figures(result: Any) -> dict[str, Any]:
         return {k: v for k, v in result.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     if isinstance(result, list) and result and all(isinstance(r, dict) for r in result):
         out: dict[str, Any] = {}
-        keys = [k for k, v in result[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        keys = [k for k, v in result[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "run"]
         for k in keys:
             warm = sorted(r[k] for r in result[1:] if isinstance(r.get(k), (int, float)))
             out[f"cold {k}"] = result[0][k]
@@ -40,7 +40,8 @@ def cell(v: Any) -> str:
 def render(records: list[dict[str, Any]]) -> str:
     parts = [HEADER]
     for bench in sorted({r["bench"] for r in records}):
-        runs = sorted((r for r in records if r["bench"] == bench), key=lambda r: r["date"], reverse=True)
+        runs = sorted((r for r in records if r["bench"] == bench), key=lambda r: (r["date"], r.get("file", "")),
+                      reverse=True)
         columns = list(dict.fromkeys(k for r in runs for k in figures(r["result"])))
         command = " ".join([f"python bench/{bench}.py", *runs[0]["args"], "--json"])
         parts.append(f"\n## {bench}\n\n`{command}` on {runs[0]['machine']}\n\n")
@@ -55,7 +56,7 @@ def render(records: list[dict[str, Any]]) -> str:
 
 
 def main() -> int:
-    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((HERE / "out").glob("*.json"))]
+    records = [{**json.loads(p.read_text(encoding="utf-8")), "file": p.name} for p in sorted((HERE / "out").glob("*.json"))]
     (HERE / "RESULTS.md").write_text(render(records), encoding="utf-8")
     print(f"bench/RESULTS.md: {len(records)} runs")
     return 0
