@@ -29,7 +29,7 @@ from core.study.workspace import (
 from sandbox.jobs.types import TimingOutcome
 from sandbox.state.app_state import AppState
 from sandbox.state.shown import Shown
-from sandbox.state.view import MAX_TEXT_CHARS
+from sandbox.state.view import MAX_TEXT_CHARS, View
 from sandbox.window.notices import Notices
 from widgets.compare.table import CompareTable
 from widgets.maps.heatmap_view import HeatmapMosaic
@@ -108,6 +108,7 @@ class PinController(QObject):
         self.table.export_requested.connect(self._on_table_export_requested)
         self._load_after_model: Pin | None = None  # a pin to put back once its model has loaded
         self._pin_asked_at = 0.0
+        self._pin_asked_of: View | None = None  # the View Ctrl+P was pressed on, while its heatmaps were on their way
         self._pin_wait = QTimer(self)  # Ctrl+P while the heatmaps of what the controls show are on their way
         self._pin_wait.setInterval(20)
         models.load_failed.connect(self.on_model_failed)
@@ -201,7 +202,11 @@ class PinController(QObject):
             f"Restored {len(pins)} pin{'' if len(pins) == 1 else 's'} from the last session (Compare tab).", 8000)
 
     def _pin_when_current(self) -> None:
-        if self.shown.is_current():
+        if self.state.view != self._pin_asked_of:  # the user moved on: pinning what is shown now would be a surprise
+            self._pin_wait.stop()
+            self.notices.status("Nothing pinned: the view changed before its heatmaps were shown; press Ctrl+P again "
+                                "on the one to keep.", 8000)
+        elif self.shown.is_current():
             self._pin_wait.stop()
             self.pin_current()
         elif not self.shown.on_the_way():  # they came and could not be drawn: the line above the maps says why
@@ -226,7 +231,7 @@ class PinController(QObject):
             return None
         if hm is None or not self.shown.is_current():
             if self.shown.on_the_way():  # pin them when shown
-                self._pin_asked_at = time.monotonic()
+                self._pin_asked_at, self._pin_asked_of = time.monotonic(), self.state.view
                 self._pin_wait.start()
                 self.notices.status("Pinning once the heatmaps of this configuration are shown…", 6000)
                 return None

@@ -58,3 +58,17 @@ def test_a_long_status_message_takes_the_whole_bar_and_the_device_label_returns_
     assert label.isHidden() and bar.toolTip() == long
     bar.clearMessage()
     assert not label.isHidden() and bar.toolTip() == ""
+
+
+def test_a_pin_asked_for_before_the_view_moved_on_is_not_made_of_the_new_view(make_window, qtbot):
+    w = make_window(sync=False)
+    qtbot.waitUntil(w.view_is_current, timeout=30000)
+    said: list[str] = []
+    w.statusBar().messageChanged.connect(said.append)
+    slider = w.config_panel.n_kv_heads.slider
+    slider.setValue(slider.value() + 1)  # its heatmaps are on their way
+    assert w.pins.pin_current() is None
+    slider.setValue(slider.value() + 1)  # the user moves on before they are shown
+    qtbot.waitUntil(lambda: any("view changed" in s for s in said), timeout=int(PIN_WAIT_S * 1000) + 5000)
+    qtbot.waitUntil(w.view_is_current, timeout=30000)
+    assert w.pins.pins == []
