@@ -105,6 +105,17 @@ def wait_heatmaps(app: QApplication, w: MainWindow, timeout_s: float = 120.0) ->
     raise TimeoutError("the heatmaps did not arrive")
 
 
+def wait_shown(app: QApplication, w: MainWindow, timeout_s: float = 5.0) -> None:
+    """Process events until the view on screen is whole (maps, then the costs that follow their paint), as a user's
+    next action finds it; a refused input or a newer request ends the wait."""
+    end = time.perf_counter() + timeout_s
+    while time.perf_counter() < end and not w.last_error and not w.view_is_current():
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 10)
+        hm = w.last_heatmaps
+        if hm is None or not w.runner.is_current(hm.request_id):
+            return
+
+
 def view_matches(w: MainWindow) -> bool:
     """The heatmaps and the numbers on screen belong to the configuration the controls show."""
     cfg = w.config()
@@ -188,7 +199,8 @@ class Soak:
 
     def export(self) -> None:
         wait_heatmaps(self.app, self.w)
-        if self.w.last_heatmaps is None or self.w.last_error:
+        wait_shown(self.app, self.w)  # the costs follow the maps' paint: export refuses a view not yet whole
+        if self.w.last_heatmaps is None or self.w.last_error or not self.w.view_is_current():
             return
         fmt = self.rng.choice(["npy", "csv", "png"])
         self.w.export_to(ExportJob(self.folder / f"soak.{fmt}", fmt, 1.0))
