@@ -332,7 +332,7 @@ class PinController(QObject):
             if point is not None:
                 self.models.show_kv_point((point["method"], point["setting"], point["sinks"]), point["label"])
             else:
-                self.models.clear_kv_point(refresh=False)
+                self.models.clear_kv_point()
             if pin.model is not None:
                 self.models.set_view(pin.model["layer"], pin.model["all_layers"])
             self.config_panel.set_config(pin.config)

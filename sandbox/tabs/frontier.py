@@ -176,7 +176,7 @@ class FrontierTab:
         before = self.state.view
         with self.state.held():  # the KV point, every layer, the heads: one request
             if method == "heads":
-                self.models.clear_kv_point(refresh=False)
+                self.models.clear_kv_point()
             else:
                 self.models.show_kv_point((method, point["setting"], int(point.get("sinks") or 0)), point["label"])
             self.models.picker.all_layers.setChecked(True)

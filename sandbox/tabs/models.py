@@ -40,7 +40,6 @@ class WindowCalls:
     open_head: Callable[[int], object]  # one head of the view on screen, large
     reset_zoom: Callable[[], object]  # every map in view, on both sides
     reshow_timing: Callable[[], object]  # the last timing, in today's words
-    refresh_costs: Callable[[], object]  # the costs panel, at once
     mosaic_relaid: Callable[[], bool]  # whether the last heatmaps laid the main mosaic out anew
 
 
@@ -107,7 +106,7 @@ class ModelController(QObject):
         """A change of heads replaces a frontier point (the two are not shown together)."""
         s = self.shape
         if self.kv_method is not None and s is not None and (cfg.n_heads, cfg.kv_heads) != (s.n_heads, s.n_kv_heads):
-            self.clear_kv_point(refresh=False)
+            self.clear_kv_point()
             self.notices.status("The frontier point is cleared: the heads change is shown instead.", 6000)
 
     def show_kv_point(self, kv: tuple[str, int | str, int], label: str) -> None:
@@ -116,24 +115,21 @@ class ModelController(QObject):
         self.picker.show_kv_point(f"KV cache: {label}")
         self.state.update(kv_method=kv)
 
-    def clear_kv_point(self, refresh: bool = True) -> None:
-        """Back to the model's own cache (the request follows the state); refresh: the costs too, at once."""
+    def clear_kv_point(self) -> None:
+        """Back to the model's own cache (the request and the costs follow the state)."""
         if self.kv_method is None:
             return
         self.picker.show_kv_point("")
         self.state.update(kv_method=None)
-        if refresh:
-            self.calls.refresh_costs()
 
     def _on_picker_view_changed(self) -> None:
         with self.state.held():  # the layer, its scope and a cleared KV point make one request
             if self.kv_method is not None and not self.picker.all_layers.isChecked():
-                self.clear_kv_point(refresh=False)  # a frontier point changes every layer: unticking clears it
+                self.clear_kv_point()  # a frontier point changes every layer: unticking clears it
                 self.notices.status("The frontier point is cleared: it changes every layer, and "
                                     "'change every layer' is off.", 6000)
             self.design_changed(self.state.view.config)
             self.state.update(layer=self.picker.layer.value(), all_layers=self.picker.all_layers.isChecked())
-        self.calls.refresh_costs()  # the change now applies to another layer, or to every layer
 
     # -- what the requests carry -----------------------------------------------------------------
     @property
@@ -181,7 +177,7 @@ class ModelController(QObject):
         """Back to random weights: every trace of the real model goes (titles, scope, its timing words)."""
         self.shape = None
         with self.state.held():  # no model, its own configuration back: one request
-            self.clear_kv_point(refresh=False)
+            self.clear_kv_point()
             self._reset_view()
             self.picker.set_shape(None)
             self.state.update(model=None, layer=self.picker.layer.value(), all_layers=self.picker.all_layers.isChecked())
@@ -211,7 +207,7 @@ class ModelController(QObject):
         self.shape = shape
         self.loading = None if self.loading == key else self.loading
         with self.state.held():  # the model, its layer, its configuration and a pin waiting for it: one request
-            self.clear_kv_point(refresh=False)
+            self.clear_kv_point()
             notes = self._reset_view()
             self.picker.set_shape(shape, key)
             self.state.update(model=key, layer=self.picker.layer.value(), all_layers=self.picker.all_layers.isChecked())

@@ -66,7 +66,8 @@ log = logging.getLogger(__name__)
 WARM_AFTER_IDLE_MS = 5000
 
 
-def COSTS_OF(view: View) -> tuple:  # noqa: N802 (read as a constant: what of the View the Costs panel counts)
+def counted(view: View) -> tuple:
+    """What of the View the Costs panel counts: a change of any of it schedules the costs."""
     return view.config, view.model, view.layer, view.all_layers, view.kv_method
 # The configuration the window opens with (README: bench/live_latency.py measures at it).
 OPENING_CONFIG = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=1024, batch_size=1,
@@ -138,7 +139,7 @@ class MainWindow(QMainWindow):
         self.roles = RolesController(self.state, self.runner, self.notices, self.mosaic, self._open_head_at, self)
         self.models = ModelController(self.state, self.runner, self.notices, self.config_panel, self.mosaic,
                                       WindowCalls(request=self.request, open_head=self.open_head, reset_zoom=self.reset_zoom,
-                                                  reshow_timing=self.reshow_timing, refresh_costs=self.refresh_costs,
+                                                  reshow_timing=self.reshow_timing,
                                                   mosaic_relaid=lambda: self.mosaic_relaid), self)
         self.plan = PlanTab(self.state, self.runner, self.models, self.config_panel, self.shown)
         self.pins = PinController(self.state, self.runner, self.notices, self.shown, self.models, self.plan, self.roles,
@@ -315,7 +316,7 @@ class MainWindow(QMainWindow):
             if self.state.view != new:
                 return
         self.request()  # the heatmaps first; the costs follow their paint
-        if COSTS_OF(new) != COSTS_OF(old):  # the model, its layer and scope, a KV point count in the costs too
+        if counted(new) != counted(old):  # the model, its layer and scope, a KV point count in the costs too
             self.costs.changed(self._maps_current() or self.runner.is_idle())  # a synchronous runner is done with it
 
     def view_is_current(self) -> bool:
