@@ -78,13 +78,13 @@ def main() -> int:
     device = resolve_device(args.device)
     dtype = args.dtype or default_dtype(device)
     base = find_preset(args.preset).apply(AttentionConfig(dtype=dtype, batch_size=1, causal=True))
-    if base.mla is None:
+    if base.widths is None:
         print(f"mla_timing: {args.preset} is not an MLA preset.", file=sys.stderr)
         return 2
     gqa = equal_kv_gqa(base)
     kv_m = build_report(base)["kv_cache"]["bytes_per_token_per_layer"]
     kv_g = build_report(gqa)["kv_cache"]["bytes_per_token_per_layer"]
-    print(f"# {args.preset} on {device.type} {dtype}: {base.mla.label}, {kv_m:,} B a token a layer; "
+    print(f"# {args.preset} on {device.type} {dtype}: {base.widths.label}, {kv_m:,} B a token a layer; "
           f"partner {gqa.mode_label} of head_dim {gqa.head_dim}, {kv_g:,} B; torch {torch.__version__}")
     rows = []
     for T in [int(t) for t in args.seq.split(",")]:

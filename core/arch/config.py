@@ -5,15 +5,16 @@ Torch-free on purpose: widgets import this module to snap sliders to valid value
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from core.arch.formats import KV_FORMATS, check_kv_format
+from core.arch.formats import check_kv_format
 from core.arch.layer import LayerSpec, normalise_bias
 from core.arch.model import Architecture
 from core.arch.pattern import canonical_pattern, local_layers
-from core.kinds.mla.spec import MLADims
 from core.kinds.standard.band import check_window
+from core.kinds.widths import KindWidths
+from core.kinds.widths_types import split_widths
 
 # Bytes per element of each dtype the app can run and count.
 DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
@@ -33,7 +34,7 @@ MAXIMA: dict[str, int] = {
 }
 
 
-LAYOUT_FIELDS = ("explicit_head_dim", "qk_norm", "window", "layer_pattern", "sinks", "kv_dtype", "softmax_scale", "mla")
+LAYOUT_FIELDS = ("explicit_head_dim", "qk_norm", "window", "layer_pattern", "sinks", "kv_dtype", "softmax_scale", "widths")
 
 
 @dataclass(frozen=True)
@@ -57,16 +58,14 @@ class AttentionConfig:
     sinks: bool = False  # learned attention sinks, one logit per head (gpt-oss)
     kv_dtype: str | None = None  # the KV cache's element format; None: the compute dtype
     softmax_scale: float | None = None  # None: 1 / sqrt(head_dim)
-    mla: MLADims | None = None  # multi-head latent attention's widths (DeepSeek); None: standard attention
+    widths: KindWidths | None = None  # a layer kind's own widths (core/kinds/widths.py); None: standard attention
 
     def __post_init__(self) -> None:
-        if isinstance(self.mla, dict):  # from a file or the CLI
-            object.__setattr__(self, "mla", MLADims.from_dict(self.mla))
-        if self.mla is not None and not isinstance(self.mla, MLADims):
-            raise ValueError(f"mla must be the MLA widths or none, not {short_repr(self.mla)}.")
-        if self.mla is not None:  # its heads are rebuilt from the latent: one K and V per query head, nope + rope wide
-            check_mla_heads(self.n_heads, self.n_kv_heads, self.explicit_head_dim, self.mla)
-            object.__setattr__(self, "explicit_head_dim", None)  # head_dim is the MLA widths' nope + rope
+        if self.widths is not None and not isinstance(self.widths, KindWidths):
+            raise ValueError(f"widths must be a layer kind's widths or none, not {short_repr(self.widths)}.")
+        if self.widths is not None:  # the kind's widths decide its heads (MLA: one K and V per query head)
+            self.widths.check_heads(self.n_heads, self.n_kv_heads, self.explicit_head_dim)
+            object.__setattr__(self, "explicit_head_dim", None)  # head_dim is the widths' own
         if self.n_kv_heads is None:
             object.__setattr__(self, "n_kv_heads", self.n_heads)
         for name in ("d_model", "n_heads", "n_kv_heads", "seq_len", "batch_size", "n_layers"):
@@ -83,7 +82,7 @@ class AttentionConfig:
             raise ValueError(f"head_dim must be a whole number from 1 to {2**20:,}, not {short_repr(h)}.")
         if h is not None and self.n_heads * h > 2**24:
             raise ValueError(f"n_heads x head_dim ({self.n_heads:,} x {h:,}) is too wide; at most 16,777,216.")
-        if h is None and self.mla is None and self.d_model % self.n_heads:
+        if h is None and self.widths is None and self.d_model % self.n_heads:
             raise ValueError(
                 f"n_heads={self.n_heads} does not divide d_model={self.d_model}; "
                 f"choose n_heads from {short_list(valid_n_heads(self.d_model))}."
@@ -112,22 +111,22 @@ class AttentionConfig:
         if any(local) and not self.causal:
             raise ValueError("a sliding window needs a causal mask (a query sees the W keys up to itself); "
                              "turn the causal mask on, or the window off.")
-        if self.mla is None:
+        if self.widths is None:
             check_kv_format(self.kv_format, self.head_dim)
         else:
-            check_mla_kv_format(self.kv_format, self.mla)
-        self.layer_spec()  # the scale's check, and an MLA layer's
+            self.widths.check_kv_format(self.kv_format)
+        self.layer_spec()  # the scale's check, and the kind's own
 
     @property
     def head_dim(self) -> int:
-        """d_model / n_heads (tied), a width of its own, or an MLA layer's query/key width nope + rope."""
-        if self.mla is not None:
-            return self.mla.qk_head_dim
+        """d_model / n_heads (tied), a width of its own, or the one the kind's widths give."""
+        if self.widths is not None:
+            return self.widths.head_dim
         return self.explicit_head_dim if self.explicit_head_dim is not None else self.d_model // self.n_heads
 
     @property
     def head_dim_tied(self) -> bool:
-        return self.explicit_head_dim is None and self.mla is None
+        return self.explicit_head_dim is None and self.widths is None
 
     @property
     def kv_format(self) -> str:
@@ -144,7 +143,7 @@ class AttentionConfig:
         """Layer index's spec; without index the first layer (a model's layers differ only in their window)."""
         local = self.window is not None and self.local_layers()[index or 0]
         return LayerSpec(self.n_heads, self.kv_heads, self.head_dim, self.bias, self.qk_norm,
-                         self.window if local else None, self.sinks, self.softmax_scale, self.mla)
+                         self.window if local else None, self.sinks, self.softmax_scale, self.widths)
 
     def architecture(self, kind: str = "causal") -> Architecture:
         """One spec a layer, local or global as the pattern says (n_layers identical layers without a window)."""
@@ -165,8 +164,9 @@ class AttentionConfig:
 
     @property
     def mode(self) -> str:
-        if self.mla is not None:
-            return "MLA"
+        """The attention mode in a word: MHA, GQA, MQA, or the kind's own (its widths' mode)."""
+        if self.widths is not None:
+            return self.widths.mode
         if self.kv_heads == self.n_heads:
             return "MHA"
         if self.kv_heads == 1:
@@ -175,9 +175,9 @@ class AttentionConfig:
 
     @property
     def mode_label(self) -> str:
-        """MHA, GQA-8 (group 4), MQA or MLA (latent 512 + rope 64), as the badge shows it."""
-        if self.mla is not None:
-            return self.mla.label
+        """MHA, GQA-8 (group 4), MQA, or the kind's widths' label, as the badge shows it."""
+        if self.widths is not None:
+            return self.widths.label
         if self.mode == "GQA":
             return f"GQA-{self.kv_heads} (group {self.group_size})"
         return self.mode
@@ -188,13 +188,13 @@ class AttentionConfig:
 
     @property
     def attention(self) -> str:
-        """"standard" (MHA, GQA, MQA) or "mla"."""
-        return "standard" if self.mla is None else "mla"
+        """The layer kind's name: "standard" (MHA, GQA, MQA) or the kind's widths' own."""
+        return "standard" if self.widths is None else self.widths.kind
 
     def mha(self) -> AttentionConfig:
-        """The multi-head baseline of the same width and query heads (for MLA: of head_dim v_head_dim)."""
-        if self.mla is not None:
-            return replace(self, mla=None, n_kv_heads=self.n_heads, explicit_head_dim=self.mla.v_head_dim)
+        """The multi-head baseline of the same width and query heads (of the kind's baseline head width)."""
+        if self.widths is not None:
+            return replace(self, widths=None, n_kv_heads=self.n_heads, explicit_head_dim=self.widths.baseline_head_dim)
         return replace(self, n_kv_heads=self.n_heads)
 
     def with_(self, **changes: Any) -> AttentionConfig:
@@ -204,15 +204,21 @@ class AttentionConfig:
         """Every field of 2019-2023's layer; the 2026 fields (head_dim of its own, window, ...) only when set,
         so a file of a plain layer reads exactly as before."""
         defaults = {f.name: f.default for f in fields(self)}
-        return {k: v for k, v in asdict(self).items() if k not in LAYOUT_FIELDS or v != defaults[k]}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "widths"}
+        out = {k: v for k, v in out.items() if k not in LAYOUT_FIELDS or v != defaults[k]}
+        if self.widths is not None:  # under the kind's name ("mla": {...}), as files have always kept it
+            out[self.widths.kind] = self.widths.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AttentionConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(repr(k)[:20] for k in set(data) - known)
+        """A file's fields; a kind's widths are under the kind's name ("mla": {...})."""
+        rest, widths = split_widths(data)
+        known = {f.name for f in fields(cls)} - {"widths"}
+        unknown = sorted(repr(k)[:20] for k in set(rest) - known)
         if unknown:
             raise ValueError(f"unknown configuration field(s): {', '.join(unknown)}.")
-        return cls(**data)
+        return cls(**rest, widths=widths)
 
     def head_dim_warnings(self) -> list[str]:
         """The seeds' rule of thumb, as sentences a user can act on."""
@@ -233,34 +239,9 @@ class AttentionConfig:
                 f"head_dim {h} is not a multiple of 8: it misses tensor-core tiles and fused "
                 "attention kernels; 64 and 128 are the common widths."
             )
-        if self.mla is not None:
-            notes += self.mla.warnings(self.d_model)
+        if self.widths is not None:
+            notes += self.widths.warnings(self.d_model)
         return notes
-
-
-def check_mla_heads(n_heads: object, n_kv_heads: object, head_dim: object, mla: MLADims) -> None:
-    """An MLA layer has one key and value per query head, nope + rope wide: n_kv_heads and head_dim are not its
-    own to set (None, or the values they must be)."""
-    if n_kv_heads is not None and (isinstance(n_kv_heads, bool) or n_kv_heads != n_heads):
-        raise ValueError(f"an MLA layer rebuilds one key and value per query head from its latent, so n_kv_heads is "
-                         f"n_heads ({short_repr(n_heads)}), not {short_repr(n_kv_heads)}; leave n_kv_heads unset.")
-    if head_dim is not None and (isinstance(head_dim, bool) or head_dim != mla.qk_head_dim):
-        raise ValueError(f"an MLA layer's head_dim is qk_nope + qk_rope = {mla.qk_head_dim}, not "
-                         f"{short_repr(head_dim)}; set the MLA widths instead of head_dim.")
-
-
-def check_mla_kv_format(name: str, mla: MLADims) -> None:
-    """A block KV format (q8_0, q4_0) must fit every width the MLA caches hold: the latent, the rope key, and the
-    decompressed per-head key (nope + rope) and value."""
-    check_kv_format(name, 32)  # the name itself (32 values fill a block of every format)
-    for field, width in (("kv_lora_rank", mla.kv_lora_rank), ("qk_rope_head_dim", mla.qk_rope_head_dim),
-                         ("qk_nope + qk_rope", mla.qk_head_dim), ("v_head_dim", mla.v_head_dim)):
-        try:
-            check_kv_format(name, width)
-        except ValueError:
-            block = KV_FORMATS[name][1]
-            raise ValueError(f"the {name} KV format stores blocks of {block} values, and MLA's {field} {width} is not "
-                             f"a multiple of {block}; choose MLA widths that are, or another KV format.") from None
 
 
 MAX_DIVISOR_SEARCH = 2**40  # trial division up to sqrt(n): about a million steps at this bound

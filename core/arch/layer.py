@@ -8,11 +8,12 @@ repeated n_layers times.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
-from core.kinds.mla.spec import MLADims
 from core.kinds.standard.band import check_window
+from core.kinds.widths import KindWidths
+from core.kinds.widths_types import split_widths
 
 LAYER_MAXIMA = {"n_heads": 2**16, "n_kv_heads": 2**16, "head_dim": 2**20}  # as AttentionConfig's maxima
 
@@ -27,7 +28,7 @@ class LayerSpec:
     window: int | None = None  # sliding window W (keys a query sees, itself included); None: global
     sinks: bool = False  # one learned logit per head joins every softmax row, then is dropped (gpt-oss)
     scale: float | None = None  # softmax scale; None: 1 / sqrt(head_dim)
-    mla: MLADims | None = None  # multi-head latent attention's widths; None: a standard (MHA/GQA/MQA) layer
+    widths: KindWidths | None = None  # a layer kind's own widths (MLA's ranks ...); None: a standard (MHA/GQA/MQA) layer
 
     def __post_init__(self) -> None:
         # bias keeps its old spelling (True/False) so old files and reports read the same; "all" and
@@ -50,17 +51,17 @@ class LayerSpec:
             shown = repr(self.scale) if len(repr(self.scale)) <= 30 else "a huge or odd value"
             raise ValueError(f"a layer's softmax scale must be a positive number from {MIN_SCALE:g} to {MAX_SCALE:g} "
                              f"(1 / sqrt(head_dim) is usual), not {shown}.")
-        if self.mla is not None:
-            if not isinstance(self.mla, MLADims):
-                raise ValueError("a layer's mla must be the MLA widths (q_lora_rank, kv_lora_rank, ...), or none.")
-            self.mla.check_layer(self.n_heads, self.n_kv_heads, self.head_dim, [
+        if self.widths is not None:
+            if not isinstance(self.widths, KindWidths):
+                raise ValueError(f"a layer's widths must be a layer kind's widths, or none, not {self.widths!r:.40}.")
+            self.widths.check_layer(self.n_heads, self.n_kv_heads, self.head_dim, [
                 name for name, on in (("the biases", self.bias is not False), ("q/k norm", self.qk_norm),
                                       ("the sliding window", self.window is not None), ("sinks", self.sinks)) if on])
 
     @property
     def kind(self) -> str:
         """The name of the layer kind that counts, caches, runs and draws it (core/kinds/registry.py)."""
-        return "standard" if self.mla is None else "mla"
+        return "standard" if self.widths is None else self.widths.kind
 
     @property
     def biases(self) -> str:
@@ -89,21 +90,24 @@ class LayerSpec:
         """n_heads, n_kv_heads, head_dim and bias, then only the 2026 fields a layer sets (older files read the same)."""
         base = ("n_heads", "n_kv_heads", "head_dim", "bias")
         defaults = {f.name: f.default for f in fields(self)}
-        return {k: v for k, v in asdict(self).items() if k in base or v != defaults[k]}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "widths"}
+        out = {k: v for k, v in out.items() if k in base or v != defaults[k]}
+        if self.widths is not None:  # under the kind's name ("mla": {...}), as files have always kept it
+            out[self.widths.kind] = self.widths.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> LayerSpec:
         if not isinstance(data, dict):
             raise ValueError(f"a layer must be an object of n_heads, n_kv_heads, head_dim, bias, not {data!r:.60}.")
-        unknown = sorted(repr(k)[:20] for k in set(data) - {f.name for f in fields(cls)})
+        data, widths = split_widths(data)
+        unknown = sorted(repr(k)[:20] for k in set(data) - ({f.name for f in fields(cls)} - {"widths"}))
         if unknown:
             raise ValueError(f"unknown layer field(s): {', '.join(unknown)}.")
         missing = [k for k in ("n_heads", "n_kv_heads", "head_dim") if k not in data]
         if missing:
             raise ValueError(f"a layer needs n_heads, n_kv_heads and head_dim; this one lacks {', '.join(missing)}.")
-        if isinstance(data.get("mla"), dict):
-            data = {**data, "mla": MLADims.from_dict(data["mla"])}
-        return cls(**data)
+        return cls(**data, widths=widths)
 
 
 MIN_SCALE, MAX_SCALE = 1e-6, 1e3  # beyond these, float32 scores underflow to a uniform row or overflow to NaN

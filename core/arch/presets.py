@@ -10,14 +10,14 @@ from importlib import resources
 from typing import Any
 
 from core.arch.config import AttentionConfig
-from core.kinds.mla.spec import MLADims
+from core.kinds.widths_types import split_widths
 
 # The fields a preset may set; workload fields (seq_len, batch, dtype, KV dtype, phase) stay the user's.
 PRESET_FIELDS = ("d_model", "n_heads", "n_kv_heads", "n_layers", "causal", "bias", "qk_norm", "window",
-                 "layer_pattern", "sinks", "mla")
+                 "layer_pattern", "sinks")
 # The layout knobs a preset resets when it leaves them out, so Llama after Gemma 3 has no window.
 LAYOUT_DEFAULTS: dict[str, Any] = {"explicit_head_dim": None, "qk_norm": False, "window": None,
-                                   "layer_pattern": "global", "sinks": False, "softmax_scale": None, "mla": None}
+                                   "layer_pattern": "global", "sinks": False, "softmax_scale": None, "widths": None}
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,9 @@ def load_presets() -> tuple[Preset, ...]:
         fields = {**LAYOUT_DEFAULTS, **{k: entry[k] for k in PRESET_FIELDS if k in entry}}
         if "head_dim" in entry:  # a head width of its own (Qwen3, Gemma, gpt-oss)
             fields["explicit_head_dim"] = entry["head_dim"]
-        if entry.get("mla") is not None:  # multi-head latent attention's widths (DeepSeek, Kimi K2)
-            fields["mla"] = MLADims.from_dict(entry["mla"])
+        widths = split_widths(entry)[1]  # a layer kind's own widths, under its name (MLA's: DeepSeek, Kimi K2)
+        if widths is not None:
+            fields["widths"] = widths
         if "query_pre_attn_scalar" in entry:  # Gemma's softmax scale, 1 / sqrt(query_pre_attn_scalar)
             fields["softmax_scale"] = entry["query_pre_attn_scalar"] ** -0.5
         out.append(Preset(name=entry["name"], fields=fields, note=entry.get("note", ""), params=entry.get("params"),

@@ -13,6 +13,7 @@ is (the worker, the CLI).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -20,6 +21,7 @@ from core.arch.formats import kv_format_bytes
 from core.arch.layer import LayerSpec
 from core.format import format_noun
 from core.kinds.standard.band import cached_tokens
+from core.kinds.widths import KindWidths
 
 if TYPE_CHECKING:
     from core.arch.config import AttentionConfig
@@ -45,6 +47,45 @@ class CostRow:
     tip: str  # the formula with its inputs
     vs: tuple[str, int] | None = None  # the change against the baseline and its sign (-1 lower, 0 equal, 1 higher)
     name: str = ""  # the row's name where it is the kind's own ('q_a_proj params'); '' keeps the panel's title
+
+
+@dataclass(frozen=True)
+class KindKnob:
+    """A sweep knob only one kind has: how a value changes a configuration of that kind, and how to read it back."""
+
+    name: str  # as the Sweep tab and --vary name it
+    apply: Callable[[AttentionConfig, Any], AttentionConfig]  # base with the value set (ValueError: a skipped point)
+    read: Callable[[AttentionConfig], Any]  # the value in a configuration, as a person reads it
+    default: str  # the values a sweep of it starts with
+    names: tuple[str, ...] = ()  # a knob of names, not numbers: plotted at their places 1, 2, ...
+    axis: str = ""  # the plots' x label ('': the name)
+    joined: bool = True  # the points make a trend (a line); False: a set of kinds, points only
+
+
+@dataclass(frozen=True)
+class KindLesson:
+    """A seed's lesson only one kind has, as the Sweep tab runs it (core/study/lessons.py)."""
+
+    key: str
+    title: str
+    knob: str
+    values: list[Any]
+    base: dict[str, object]  # fields set on the current configuration before sweeping
+    timed: bool
+    caption: Callable[[dict[Any, dict[str, Any]]], str]  # finished points' reports by value -> the caption
+    tip: str
+
+
+@dataclass(frozen=True)
+class CliFlag:
+    """A command-line flag that sets one of a kind's widths (and implies --attention <kind>)."""
+
+    flag: str  # without the dashes: "kv-lora-rank"
+    field: str  # the widths' field it sets
+    help: str
+
+
+CompareRow = tuple[str, str, str, str, bool | None]  # (label, section, key, format, lower is better) as compare.METRICS
 
 
 class LayerParams(Protocol):
@@ -84,8 +125,21 @@ class LayerKind(ABC):
 
     name: str  # the registry's key, and the kind's name in the report's JSON
     title: str  # as a picker names it: "Standard (MHA / GQA / MQA)"
+    short: str  # in a word, as a sentence names it: "standard", "MLA"
+    picker: str  # as the attention type picker lists it
+    about: str  # what it caches and how it runs, in a sentence or two (the picker's tooltip)
+    cache_name: str = "KV cache"  # what its cache is called ("latent cache")
     projection_rows: tuple[tuple[str, str], ...]  # (key, name) of each projection its params() rows give, in order
     own_cost_rows: tuple[tuple[str, str], ...] = ()  # (key, title) of the Costs rows only this kind shows
+    widths_type: type[KindWidths] | None = None  # its own widths (core/kinds/widths.py); None: the standard layer's
+    colour: str = ""  # the mode badge's colour ('': the standard modes' own)
+    timing_forms_key: str = ""  # the timing JSON's key of its forms' medians ('': one form)
+    timing_form_names: tuple[str, ...] = ()  # the medians under it
+    forms_tip: str = ""  # what its forms are, for the timing panel's row
+    knobs: tuple[KindKnob, ...] = ()  # sweep knobs only this kind has
+    compare_rows: tuple[CompareRow, ...] = ()  # Compare rows only this kind fills
+    cli_flags: tuple[CliFlag, ...] = ()  # flags that set its widths
+    cli_help: str = ""  # what --attention <name> means
 
     # --- what the layer is called -----------------------------------------------------------------------------
     @abstractmethod
@@ -217,3 +271,46 @@ class LayerKind(ABC):
         """The text report's lines for timing_forms."""
         forms = self.timing_forms(timing)
         return [f"  measured forms: {forms}"] if forms else []
+
+    # --- the controls: switching a layer to this kind -------------------------------------------------------------
+    def default_widths(self, d_model: int) -> KindWidths | None:
+        """Widths a first switch to this kind fits to d_model (None for a kind without widths of its own)."""
+        return None
+
+    def switch_to(self, cfg: AttentionConfig, widths: KindWidths | None) -> tuple[AttentionConfig, str]:
+        """The layer cfg becomes as this kind with widths, and the sentence that says what moved."""
+        raise NotImplementedError
+
+    def widths_note(self, cfg: AttentionConfig) -> str:
+        """What the widths make of the layer, under its controls ('' for none)."""
+        return ""
+
+    def hides(self) -> frozenset[str]:
+        """Controls of the standard layer this kind has no use for: n_kv_heads, bias, head_dim, qk_norm, window,
+        sinks (its widths decide them, or it has none)."""
+        return frozenset()
+
+    # --- studies: sweeps, lessons, the Compare table -----------------------------------------------------------------
+    def refuse_knob(self, knob: str) -> str:
+        """Why a general sweep knob does not apply to this kind, as a sentence ('' when it does)."""
+        return ""
+
+    def knob_needs(self, knob: str) -> str:
+        """What a user must choose before sweeping one of this kind's knobs."""
+        return f"{knob} sweeps a {self.title} layer; choose it first."
+
+    def lessons(self) -> tuple[KindLesson, ...]:
+        return ()
+
+    def compare_value(self, report: dict[str, Any], section: str, key: str, value: Any) -> Any:
+        """A Compare cell of a report of this kind: value as the generic rows read it, or the kind's own."""
+        return value
+
+    def compare_why(self, section: str, key: str, own: bool) -> str:
+        """Why a report has no figure in a Compare row ('' when this kind has nothing to say): own, a report of this
+        kind; otherwise a report of another kind in one of this kind's compare_rows."""
+        return ""
+
+    def timing_series(self, timings: list[dict[str, Any] | None]) -> list[tuple[str, list[float | None], str]]:
+        """The sweep plots' extra time lines from its timings (name, ms per point, pen key); [] for none."""
+        return []

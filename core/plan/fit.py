@@ -166,7 +166,7 @@ class Plan:
     fits: bool
     max_context: int | None  # at the plan's batch; None: no limit (every layer's cache stops at its window)
     max_batch: int | None  # at the plan's context; None: no cache (an encoder)
-    kv_heads_per_gpu: int | None  # None: MLA's latent (not split by heads)
+    kv_heads_per_gpu: int | None  # None: a cache not split by heads (a latent)
     kv_replication: int  # copies of each KV head (or of the latent) in a TP group
     pp: int
     layers_per_stage: int

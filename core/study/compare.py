@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 
 from core.format import format_bytes, format_count, format_noun
-from core.timing.noise import Ratio, ratio_ci
+from core.kinds.registry import KINDS
+from core.kinds.standard.kind import STANDARD
+from core.timing.change import timing_ratio
 
 # (label, section, key, kind, lower_is_better). kind: count, bytes, gb, ms, rate, bits, percent, loss, text.
 # Rows of the "model" section (a real model's context and fidelity) appear only when a pin has them.
@@ -38,9 +40,7 @@ METRICS = [
     ("FLOPs, all layers", "layers", "flops_total", "count", True),
     ("KV cache / token", "kv_cache", "bytes_per_token", "bytes", True),
     ("KV cache, B x T x L", "kv_cache", "bytes_total", "bytes", True),
-    ("MLA latent / token / layer", "kv_cache", "bytes_per_token_per_layer_latent", "bytes", True),
-    ("MLA decompressed / token / layer", "kv_cache", "bytes_per_token_per_layer_decompressed", "bytes", True),
-    ("MLA decode: naive | absorbed", "timing", "mla_decode", "text", None),
+    *(row for kind in KINDS.values() for row in kind.compare_rows),  # the figures only one layer kind has
     ("layer time", "timing", "median_ms", "ms", True),
     ("core time", "timing", "core_median_ms", "ms", True),
     ("prefill time", "timing", "prefill_ms", "ms", True),
@@ -64,12 +64,18 @@ METRICS = [
 ]
 
 
-# Rows only an MLA pin fills: shown when one does (an en dash in the others' columns).
-MLA_ONLY = {"bytes_per_token_per_layer_latent", "bytes_per_token_per_layer_decompressed", "mla_decode"}
+# Rows only one layer kind's pins fill: shown when one does (an en dash in the others' columns).
+KIND_ROWS = {row[2]: kind for kind in KINDS.values() for row in kind.compare_rows}
 ENCODER_HAS_NONE = {("kv_cache", "bytes_per_token"), ("kv_cache", "bytes_total"), ("timing", "decode_ms")}
 
 
 def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
+    """A pin's figure in a row: the common reading, then its layer kind's own (a kind's rows, its layout)."""
+    kind = KINDS.get((report.get("config") or {}).get("attention", "standard"), STANDARD)
+    return kind.compare_value(report, section, key, common_value(report, section, key))
+
+
+def common_value(report: dict[str, Any], section: str, key: str) -> Any:
     model = report.get("model") or {}
     if model.get("kind") == "encoder" and (section, key) in ENCODER_HAS_NONE:
         return None  # an encoder has no KV cache and no decode step: nothing to compare
@@ -96,13 +102,8 @@ def metric_value(report: dict[str, Any], section: str, key: str) -> Any:
     part = report.get(section)
     if part is None:
         return None
-    if section == "params" and key == "kv":  # an MLA layer has no W_k, W_v: its keys and values come from kv_b
+    if section == "params" and key == "kv":  # a layer may have no W_k, W_v (keys and values rebuilt from a latent)
         return part["k"] + part["v"] if "k" in part else None
-    if section == "timing" and key == "mla_decode":
-        forms = part.get("mla_forms")
-        return f"{forms['naive_decode_ms']:.4g} | {forms['absorbed_decode_ms']:.4g} ms" if forms else None
-    if section == "config" and key == "n_kv_heads" and part.get("attention") == "mla":
-        return "– (latent)"  # an MLA layer's keys and values are rebuilt per head from one latent
     if section == "config" and key == "workload":
         return f"{part['seq_len']:,} x {part['batch_size']}"
     if section == "config" and key == "precision":
@@ -114,10 +115,6 @@ def layout_value(report: dict[str, Any], key: str) -> str | None:
     """A pin's layout in one line, or its KV cache split into local and global layers; None for a plain layer
     (a plain pin beside a layout pin reads 'tied head_dim, all global')."""
     lay = report.get("layout")
-    if key == "summary" and report.get("mla") is not None:
-        m = report["mla"]
-        return (f"latent {m['kv_lora_rank']} + rope {m['qk_rope_head_dim']}, q/k {m['qk_head_dim']}, v {m['v_head_dim']}"
-                f", q_lora_rank {m['q_lora_rank'] or 'none'}" + (f", KV {lay['kv_dtype']}" if lay else ""))
     if key == "summary":
         if lay is None:
             return "tied head_dim, all global" if report.get("model") is None else None
@@ -159,16 +156,6 @@ def format_value(value: Any, kind: str) -> str:
     return str(value)
 
 
-SAMPLES_OF = {"median_ms": "layer", "core_median_ms": "core", "prefill_ms": "prefill", "decode_ms": "decode"}
-
-
-def timing_ratio(report: dict[str, Any], base: dict[str, Any], key: str) -> Ratio | None:
-    """report's time over base's for a timing row, with its bootstrap interval, when both kept their repeats."""
-    name = SAMPLES_OF.get(key)
-    a, b = (((r.get("timing") or {}).get("samples_ms") or {}).get(name or "") for r in (report, base))
-    return ratio_ci(a, b) if a and b else None
-
-
 def relation(value: Any, base: Any, kind: str) -> str:
     """'x0.25' for bytes and times, '-37.5%' for counts, '' where it does not apply."""
     if kind == "text" or value is None or base in (None, 0):
@@ -200,17 +187,16 @@ def why_missing(report: dict[str, Any], section: str, key: str) -> str:
         if report.get("timing") is None:
             return ("Not measured: this pin was made before its timing finished (or with timing off). Load it on the "
                     "sliders, press Measure now (Ctrl+M), then pin it again.")
-        if key == "mla_decode":
-            return "Only an MLA layer has two decode forms (naive and absorbed) to time."
     if section == "model":
         return ("A figure of a real model's own weights: this pin is of random weights. Open a model in the Model "
                 "list and pin it to compare.") if not model else "This real model's pin has no figure of this kind."
     if section == "plan":
         return "No plan was made for this pin: set up the Plan tab before pinning to carry its figures."
-    if section == "params" and key == "kv":
-        return "An MLA layer has no W_k or W_v: its keys and values are rebuilt from one latent (kv_b)."
-    if key in MLA_ONLY:
-        return "Only an MLA layer has this figure."
+    own = KINDS.get((report.get("config") or {}).get("attention", "standard"), STANDARD)
+    owner = KIND_ROWS.get(key)
+    why = own.compare_why(section, key, True) or (owner.compare_why(section, key, False) if owner else "")
+    if why:
+        return why
     if section == "layout":
         return "This pin has no local (windowed) layers: its whole cache is global."
     return "This pin has no figure of this kind."
@@ -225,9 +211,9 @@ class TableRow:
 def comparison(reports: list[dict[str, Any]], baseline: int) -> list[TableRow]:
     rows = []
     for label, section, key, kind, lower in METRICS:
-        if (section in ("model", "plan") or key in MLA_ONLY) and all(metric_value(r, section, key) is None
+        if (section in ("model", "plan") or key in KIND_ROWS) and all(metric_value(r, section, key) is None
                                                                      for r in reports):
-            continue  # no pin holds a real model's (an MLA layer's, a plan's) figure of this kind
+            continue  # no pin holds a real model's (a layer kind's own, a plan's) figure of this kind
         if section == "layout" and (all(r.get("layout") is None for r in reports)
                                     or all(metric_value(r, section, key) is None for r in reports)):
             continue  # no pin has a 2026 layout (or none has local layers)

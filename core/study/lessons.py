@@ -4,34 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from core.arch.config import AttentionConfig
 from core.arch.presets import find_preset
-from core.counts import flop_counts, kv_cache_bytes
+from core.counts import kv_cache_bytes
 from core.format import format_bytes, format_count
-from core.kinds.mla.latent_vs_grouped import equal_kv_gqa
-from core.study.compare import timing_ratio
+from core.kinds.registry import KINDS
 from core.study.sweep import SweepResult, fitted_exponent
-
-
-def _ms(x: float) -> str:
-    return f"{x:,.0f} ms" if x >= 100 else f"{x:.3g} ms"
+from core.timing.change import change, ms
 
 
 def _spread(values: list[float]) -> float:
     return (max(values) - min(values)) / max(values) if values and max(values) else 0.0
-
-
-def change(report: dict, base: dict, key: str) -> str:
-    """'-97%, 95% CI -97% to -96%' from both timings' repeats, 'no measurable difference (+2%)' when the interval
-    holds no change, or just '-97%' for timings without repeats (older reports)."""
-    ratio = report["timing"][key] / base["timing"][key]
-    sure = timing_ratio(report, base, key)
-    if sure is None:
-        return f"{ratio - 1:+.0%}"
-    if not sure.measurable:
-        return f"no measurable difference: {ratio - 1:+.0%}, 95% CI {sure.low - 1:+.0%} to {sure.high - 1:+.0%}"
-    return f"{ratio - 1:+.0%}, 95% CI {sure.low - 1:+.0%} to {sure.high - 1:+.0%}"
 
 
 def caption_heads(result: SweepResult) -> str:
@@ -47,7 +32,7 @@ def caption_heads(result: SweepResult) -> str:
     times = [r.report["timing"]["median_ms"] for r in rows if r.report["timing"]]
     if times:
         fastest, slowest = min(times), max(times)
-        text += f"; measured time {_ms(fastest)} to {_ms(slowest)} (x{slowest / fastest:.2f} between extremes)"
+        text += f"; measured time {ms(fastest)} to {ms(slowest)} (x{slowest / fastest:.2f} between extremes)"
     return text + "."
 
 
@@ -63,8 +48,8 @@ def caption_kv(result: SweepResult) -> str:
             f"(x{kv1 / kv0:.3g}, {linear}); core FLOPs unchanged at {format_count(first['flops']['attention'])}")
     t0, t1 = first["timing"], last["timing"]
     if t0 and t1:
-        text += (f"; prefill {_ms(t0['prefill_ms'])}→{_ms(t1['prefill_ms'])} ({change(last, first, 'prefill_ms')}), "
-                 f"decode {_ms(t0['decode_ms'])}→{_ms(t1['decode_ms'])} ({change(last, first, 'decode_ms')})")
+        text += (f"; prefill {ms(t0['prefill_ms'])}→{ms(t1['prefill_ms'])} ({change(last, first, 'prefill_ms')}), "
+                 f"decode {ms(t0['decode_ms'])}→{ms(t1['decode_ms'])} ({change(last, first, 'decode_ms')})")
     return text + "."
 
 
@@ -108,36 +93,7 @@ def caption_windows(result: SweepResult) -> str:
             f"{format_bytes(glob['kv_bytes_total'])}.")
 
 
-def caption_latent(result: SweepResult) -> str:
-    """MLA against the GQA layer of (nearly) equal KV bytes: parameters, FLOPs, KV bytes, measured times."""
-    rows = {r.value: r.report for r in result.ok_rows()}
-    mla, gqa = rows.get("mla"), rows.get("gqa")
-    if mla is None or gqa is None:
-        return "Both layers must finish to compare; the lesson sets DeepSeek-V3's width."
-    m = mla["mla"]
-    kv_m, kv_g = mla["kv_cache"]["bytes_per_token_per_layer"], gqa["kv_cache"]["bytes_per_token_per_layer"]
-    c = gqa["config"]
-    text = (f"At DeepSeek-V3's width ({c['d_model']:,}, {c['n_heads']} heads), MLA caches {kv_m:,} B a token a layer "
-            f"(latent {m['kv_lora_rank']} + rope {m['qk_rope_head_dim']}: {m['equivalent_gqa_heads']:.3g} GQA heads' "
-            f"worth); GQA-{c['n_kv_heads']} of width {c['head_dim']} caches {kv_g:,} B. Parameters "
-            f"{format_count(mla['params']['total'])} vs {format_count(gqa['params']['total'])}; prefill FLOPs "
-            f"{format_count(mla['flops']['total'])} vs {format_count(gqa['flops']['total'])}; decode FLOPs "
-            f"{format_count(m['forms']['absorbed']['decode_flops'])} (absorbed) vs "
-            f"{format_count(flop_counts(equal_kv_gqa(AttentionConfig(**LESSON_LATENT_BASE)).with_(phase='decode')).total)}"
-            f" at {c['seq_len']:,} tokens. The latent buys GQA-{c['n_kv_heads']}'s cache with every head's own key and "
-            "value")
-    tm, tg = mla["timing"], gqa["timing"]
-    if tm and tg:
-        forms = tm["mla_forms"]
-        text += (f"; measured prefill {_ms(tm['prefill_ms'])} vs {_ms(tg['prefill_ms'])} "
-                 f"({change(mla, gqa, 'prefill_ms')}), decode {_ms(forms['absorbed_decode_ms'])} absorbed / "
-                 f"{_ms(forms['naive_decode_ms'])} naive vs {_ms(tg['decode_ms'])} "
-                 f"(absorbed {change(mla, gqa, 'decode_ms')}) ({tm['device']})")
-    return text + "."
-
-
-STANDARD = {"mla": None, "explicit_head_dim": None}  # the seeds' lessons are about standard layers, tied widths
-LESSON_LATENT_BASE = {**find_preset("DeepSeek-V3").fields, "seq_len": 512, "batch_size": 1, "phase": "prefill"}
+STANDARD = {"widths": None, "explicit_head_dim": None}  # the seeds' lessons are about standard layers, tied widths
 LESSON_WINDOWS_BASE = {**find_preset("Gemma 3 27B").fields, "dtype": "bfloat16", "batch_size": 1,
                        "phase": "prefill"}
 
@@ -147,7 +103,7 @@ class Lesson:
     key: str
     title: str
     knob: str
-    values: list[int]
+    values: list[Any]
     base: dict[str, object]  # fields set on the current configuration before sweeping
     timed: bool
     caption: Callable[[SweepResult], str]
@@ -155,6 +111,11 @@ class Lesson:
 
     def base_config(self, current: AttentionConfig) -> AttentionConfig:
         return current.with_(**self.base)
+
+
+def kind_caption(caption: Callable[[dict[Any, dict[str, Any]]], str]) -> Callable[[SweepResult], str]:
+    """A kind's caption, which reads the finished points' reports by value, as a caption of a sweep's result."""
+    return lambda result: caption({r.value: r.report for r in result.ok_rows() if r.report is not None})
 
 
 LESSONS = [
@@ -177,10 +138,9 @@ LESSONS = [
            "Gemma 3 27B (52 local layers with W 1024, 10 global) from 1k to 128k tokens: the local layers' KV cache "
            "stops growing at W, the global layers' cache grows linearly; the caption compares the same model with every "
            "layer global (counts only)."),
-    Lesson("latent", "Latent vs grouped", "attention", ["mla", "gqa"], LESSON_LATENT_BASE, True, caption_latent,
-           "DeepSeek-V3's MLA layer against the GQA layer of the nearest KV bytes (2 KV heads of 128), 512 tokens: "
-           "parameters, FLOPs, KV bytes and measured prefill and decode (on a CPU about two minutes)."),
 ]
+LESSONS += [Lesson(k.key, k.title, k.knob, k.values, k.base, k.timed, kind_caption(k.caption), k.tip)
+            for kind in KINDS.values() for k in kind.lessons()]  # each layer kind's own (MLA: Latent vs grouped)
 
 
 def find_lesson(key: str) -> Lesson:

@@ -10,33 +10,67 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.arch.config import AttentionConfig
 from core.arch.formats import KV_FORMATS, bytes_per_value
-from core.kinds.mla.latent_vs_grouped import equal_kv_gqa
+from core.kinds.kind import KindKnob, LayerKind
+from core.kinds.registry import KINDS, kind_named
 from core.report import build_report
 
 KNOBS = {"n_heads": "n_heads", "n_kv_heads": "n_kv_heads", "seq_len": "seq_len", "d_model": "d_model",
          "batch": "batch_size", "batch_size": "batch_size", "head_dim": "explicit_head_dim", "window": "window",
-         "kv_dtype": "kv_dtype", "kv_lora_rank": "mla", "attention": "mla"}
+         "kv_dtype": "kv_dtype"}
+# Knobs only one layer kind has (MLA's kv_lora_rank ...): the kind says how a value changes a configuration.
+KIND_KNOBS: dict[str, tuple[LayerKind, KindKnob]] = {k.name: (kind, k) for kind in KINDS.values() for k in kind.knobs}
+ALL_KNOBS = [k for k in KNOBS if k != "batch_size"] + list(KIND_KNOBS)  # as a picker lists them
 # Knobs whose values are names, not numbers; plotted at a number each name stands for.
-CATEGORICAL: dict[str, tuple[str, ...]] = {"kv_dtype": tuple(KV_FORMATS), "attention": ("mla", "gqa")}
-AXIS_LABELS = {"kv_dtype": "kv_dtype (bytes per value)", "attention": "attention: MLA, and GQA of the nearest KV bytes"}
+CATEGORICAL: dict[str, tuple[str, ...]] = {"kv_dtype": tuple(KV_FORMATS),
+                                           **{n: k.names for n, (_, k) in KIND_KNOBS.items() if k.names}}
+AXIS_LABELS = {"kv_dtype": "kv_dtype (bytes per value)", **{n: k.axis for n, (_, k) in KIND_KNOBS.items() if k.axis}}
+KNOB_DEFAULTS = {  # the values a sweep of each knob starts with
+    "n_heads": "1,2,3,4,6,8,12,16,24,32,48,64",
+    "n_kv_heads": "32,16,8,4,2,1",
+    "seq_len": "128..16384 log",
+    "d_model": "256..8192 log",
+    "batch": "1..64 log",
+    "head_dim": "32,64,96,128,192,256",
+    "window": "128..8192 log",
+    "kv_dtype": "float32,bfloat16,fp8_e4m3,q8_0,q4_0",
+    **{n: k.default for n, (_, k) in KIND_KNOBS.items()},
+}
+
+
+def knob_help() -> str:
+    """Every knob and its values' form, for --vary's help."""
+    names = "; ".join(f"{n}: {','.join(k.names)}" for n, (_, k) in KIND_KNOBS.items() if k.names)
+    return (f"{', '.join(ALL_KNOBS)}; values like 1,2,4 or 128..16384 log (kv_dtype: names such as "
+            f"float16,fp8_e4m3,q8_0,q4_0{'; ' + names if names else ''})")
+
+
+def joined(knob: str) -> bool:
+    """Whether a sweep's points make a trend to draw as a line (a set of layer kinds does not)."""
+    own = KIND_KNOBS.get(knob)
+    return own is None or own[1].joined
+
+
+def timing_series(timings: list[dict[str, Any] | None]) -> list[tuple[str, list[float | None], str]]:
+    """The extra time lines the layer kinds draw from a timed sweep (each form of a kind with several)."""
+    return [line for kind in KINDS.values() for line in kind.timing_series(timings)]
 
 
 def parse_knob_values(knob: str, text: str) -> list[Any]:
-    """parse_values for a numeric knob; for kv_dtype, names like 'float16,fp8_e4m3,q8_0,q4_0'; for attention,
-    mla and gqa (the GQA layer of the nearest KV bytes)."""
+    """parse_values for a numeric knob; for kv_dtype, names like 'float16,fp8_e4m3,q8_0,q4_0'; for a kind's knob of
+    names, its names (any case)."""
     names = CATEGORICAL.get(knob.strip())
     if names is None:
         return parse_values(text)
     parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
-    if knob.strip() == "attention":
+    if knob.strip() in KIND_KNOBS:
         parts = [p.lower() for p in parts]  # MLA, GQA as well as mla, gqa
     if not parts:
-        raise ValueError(f"enter at least one {knob}, e.g. {','.join(names[1:3])}.")
+        raise ValueError(f"enter at least one {knob}, e.g. {','.join(names[1:3] or names)}.")
     unknown = [p for p in parts if p not in names]
     if unknown:
         what = "a KV format" if knob.strip() == "kv_dtype" else f"an {knob.strip()} value"
@@ -47,11 +81,13 @@ def parse_knob_values(knob: str, text: str) -> list[Any]:
 
 
 def sweep_x(knob: str, value: Any) -> float:
-    """Where a swept value sits on a plot's x axis: the number itself, a KV format's bytes per value, or an
-    attention kind's place (1 MLA, 2 GQA)."""
-    if knob == "attention":
-        return float(CATEGORICAL["attention"].index(value) + 1)
+    """Where a swept value sits on a plot's x axis: the number itself, a KV format's bytes per value, or a name's
+    place (1, 2, ...) among a kind's knob's names."""
+    if knob in KIND_KNOBS and knob in CATEGORICAL:
+        return float(CATEGORICAL[knob].index(value) + 1)
     return bytes_per_value(value) if knob in CATEGORICAL else float(value)
+
+
 MAX_POINTS = 64
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:\.\.|-|:)\s*(\d+)\s*(?:(log)\s*(\d+)?|step\s*(\d+))?\s*$", re.IGNORECASE)
 
@@ -140,35 +176,42 @@ class SweepPoint:
 
 def plan_sweep(base: AttentionConfig, knob: str, values: list[Any]) -> list[SweepPoint]:
     """One point per value. Sweeping n_heads on an MHA base keeps it MHA (n_kv_heads follows)."""
-    if knob not in KNOBS:
-        raise ValueError(f"cannot sweep {knob!r}; choose one of {', '.join(sorted(set(KNOBS) - {'batch_size'}))}.")
+    check_knob(base, knob)
     check_count(values)
-    field_name = KNOBS[knob]
-    if field_name == "mla" and base.mla is None:
-        raise ValueError(f"{knob} sweeps an MLA layer; choose attention MLA (a DeepSeek preset) first.")
-    if base.mla is not None and field_name in ("n_kv_heads", "explicit_head_dim", "window"):
-        raise ValueError(f"{knob} does not apply to an MLA layer (its heads' keys and values come from the latent); "
-                         "sweep kv_lora_rank, or choose standard attention.")
-    follow_mha = knob == "n_heads" and base.mode in ("MHA", "MLA")  # MLA: one K and V per head, always
     points = []
     for v in values:
-        changes: dict[str, Any] = {field_name: v}
-        if knob == "window" and base.window is None:  # a window swept on a model without one, as --window:
-            changes["causal"] = True  # a window is causal
-            if base.layer_pattern == "global":
-                changes["layer_pattern"] = "local"  # every layer local
-        if follow_mha:
-            changes["n_kv_heads"] = v
-        try:
-            if knob == "kv_lora_rank":  # inside the try: a bad rank is a skipped point with its reason
-                changes["mla"] = replace(base.mla, kv_lora_rank=v)
-            if knob == "attention":
-                points.append(SweepPoint(v, base if v == "mla" else equal_kv_gqa(base)))
-                continue
-            points.append(SweepPoint(v, base.with_(**changes)))
+        try:  # a bad value is a skipped point with its reason
+            points.append(SweepPoint(v, point_config(base, knob, v)))
         except ValueError as exc:
             points.append(SweepPoint(v, None, str(exc)))
     return points
+
+
+def check_knob(base: AttentionConfig, knob: str) -> None:
+    """Refuse a knob that is not one, or that base's layer kind has no use for (ValueError with a sentence)."""
+    if knob not in KNOBS and knob not in KIND_KNOBS:
+        raise ValueError(f"cannot sweep {knob!r}; choose one of {', '.join(sorted(ALL_KNOBS))}.")
+    own = KIND_KNOBS.get(knob)
+    if own is not None and own[0].name != base.attention:
+        raise ValueError(own[0].knob_needs(knob))
+    refusal = kind_named(base.attention).refuse_knob(knob)
+    if refusal:
+        raise ValueError(refusal)
+
+
+def point_config(base: AttentionConfig, knob: str, value: Any) -> AttentionConfig:
+    """base with knob at value, as a sweep's point has it (ValueError: the value makes no valid layer)."""
+    own = KIND_KNOBS.get(knob)
+    if own is not None:
+        return own[1].apply(base, value)
+    changes: dict[str, Any] = {KNOBS[knob]: value}
+    if knob == "window" and base.window is None:  # a window swept on a model without one, as --window:
+        changes["causal"] = True  # a window is causal
+        if base.layer_pattern == "global":
+            changes["layer_pattern"] = "local"  # every layer local
+    if knob == "n_heads" and base.kv_heads == base.n_heads:  # MHA stays MHA (and a kind whose heads follow)
+        changes["n_kv_heads"] = value
+    return base.with_(**changes)
 
 
 @dataclass
@@ -209,8 +252,8 @@ def run_point(point: SweepPoint, timing_fn: TimingFn | None) -> SweepRow:
 
 
 def flatten(report: dict[str, Any]) -> dict[str, Any]:
-    """{'config': {'d_model': ..}, ...} -> {'config.d_model': ..., 'timing.median_ms': ...}; nested objects (an MLA
-    layer's forms) as 'mla.forms.naive.prefill_flops'."""
+    """{'config': {'d_model': ..}, ...} -> {'config.d_model': ..., 'timing.median_ms': ...}; nested objects (a kind's
+    section of forms) as 'section.forms.naive.prefill_flops'."""
     out: dict[str, Any] = {}
     for section, values in report.items():
         if section == "samples_ms":
@@ -226,11 +269,10 @@ def flatten(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def knob_value(cfg: AttentionConfig, knob: str) -> Any:
-    """The swept knob's value in cfg, as a person reads it (an MLA width, or mla / gqa)."""
-    if knob == "kv_lora_rank":
-        return cfg.mla.kv_lora_rank if cfg.mla is not None else "none"
-    if knob == "attention":
-        return "mla" if cfg.mla is not None else "gqa"
+    """The swept knob's value in cfg, as a person reads it (a kind's knob as the kind reads it)."""
+    own = KIND_KNOBS.get(knob)
+    if own is not None:
+        return own[1].read(cfg)
     return getattr(cfg, KNOBS[knob], "?")
 
 

@@ -20,6 +20,7 @@ from core.arch.config import AttentionConfig, short_int
 from core.arch.model import Architecture
 from core.files import schema
 from core.files.atomic import write_text_atomic
+from core.kinds.registry import KINDS, kind_named
 from core.plan.pin import check_pin_plan, plan_summary
 from core.report import build_report, check_model_context
 from core.timing.noise import MAX_SAMPLES, SAMPLED
@@ -122,7 +123,6 @@ TIMING_TEXT = ("device", "device_name", "backend", "dtype")
 TIMING_MS = ("median_ms", "p25_ms", "p75_ms", "tflops", "core_median_ms", "core_p25_ms", "core_p75_ms",
              "core_tflops", "prefill_ms", "decode_ms")
 TIMING_OPTIONAL_MS = ("fused_qkv_ms", "separate_qkv_ms")
-MLA_FORM_MS = ("naive_prefill_ms", "absorbed_prefill_ms", "naive_decode_ms", "absorbed_decode_ms")
 
 
 def check_timing(t: Any, where: str) -> dict[str, Any] | None:
@@ -152,13 +152,15 @@ def check_timing(t: Any, where: str) -> dict[str, Any] | None:
     if "other_load" in t:
         expected.add("other_load")
         schema.number(t["other_load"], f"{where}.other_load", 0.0, 4096.0)
-    if "mla_forms" in t:  # an MLA layer: both forms' prefill and decode medians
-        expected.add("mla_forms")
-        forms = schema.mapping(t["mla_forms"], f"{where}.mla_forms")
-        if set(forms) != set(MLA_FORM_MS):
-            raise ValueError(f"{where}.mla_forms must hold {', '.join(MLA_FORM_MS)}.")
-        for k in MLA_FORM_MS:
-            schema.number(forms[k], f"{where}.mla_forms.{k}", 1e-9)  # a measured time is never zero
+    for kind in KINDS.values():  # a kind of several forms: each form's medians under the kind's key
+        key = kind.timing_forms_key
+        if key and key in t:
+            expected.add(key)
+            forms = schema.mapping(t[key], f"{where}.{key}")
+            if set(forms) != set(kind.timing_form_names):
+                raise ValueError(f"{where}.{key} must hold {', '.join(kind.timing_form_names)}.")
+            for k in kind.timing_form_names:
+                schema.number(forms[k], f"{where}.{key}.{k}", 1e-9)  # a measured time is never zero
     if set(t) != expected:
         raise ValueError(f"{where} has the wrong fields (missing: {', '.join(sorted(expected - set(t))) or 'none'}; "
                          f"unknown: {', '.join(sorted(repr(k)[:20] for k in set(t) - expected)) or 'none'})")
@@ -198,9 +200,8 @@ def pin_from_json(d: Any) -> Pin:
     cfg = AttentionConfig.from_dict(schema.mapping(d.get("config"), "config"))
     report = schema.mapping(d.get("report"), "report")
     timing = check_timing(report.get("timing"), "report.timing")
-    if timing is not None and ("mla_forms" in timing) != (cfg.mla is not None):
-        raise ValueError(f"its timing's MLA forms do not match its configuration ({cfg.mode_label}): an MLA layer's "
-                         "timing has them, a standard layer's has none")
+    if timing is not None:
+        check_timing_forms(timing, cfg)
     arch = Architecture.from_dict(d["architecture"]) if d.get("architecture") is not None else None
     model = check_model_context(d["model"], "model") if d.get("model") is not None else None
     if model is not None and arch is None:
@@ -321,3 +322,13 @@ def load_workspace(path: Path) -> list[Pin]:
     if len(set(names)) != len(names):
         raise ValueError(f"{path.name} is damaged: two pins share a name.")
     return pins
+
+
+def check_timing_forms(timing: dict[str, Any], cfg: AttentionConfig) -> None:
+    """A timing holds the forms of its configuration's kind, and no other kind's."""
+    own = kind_named(cfg.attention).timing_forms_key
+    for kind in KINDS.values():
+        key = kind.timing_forms_key
+        if key and (key in timing) != (key == own):
+            raise ValueError(f"its timing's {kind.short} forms do not match its configuration ({cfg.mode_label}): "
+                             f"a {kind.short} layer's timing has them, another kind's has none")

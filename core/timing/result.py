@@ -26,7 +26,8 @@ class TimingResult:
     kernel: str = "SDPA"  # what ran the core: SDPA, or a windowed kernel (window, sinks)
     full_core: TimingStats | None = None  # a local layer: the same core without its window (full causal SDPA)
     band_flop_ratio: float | None = None  # a local layer: its core FLOPs over the full causal core's
-    forms: dict[str, float] | None = None  # an MLA layer: naive/absorbed x prefill/decode medians (core/kinds/mla/timing.py)
+    forms: dict[str, float] | None = None  # a kind of several execution forms: each form's medians, by phase
+    forms_key: str = ""  # the report's key for forms (the kind's timing_forms_key)
     threads: int | None = None  # CPU: the intra-op threads it ran on (the cores idle at its start)
     other_load: float | None = None  # CPU: cores other processes kept busy during it, on average
 
@@ -62,7 +63,7 @@ class TimingResult:
             **({"kernel": self.kernel} if self.kernel != "SDPA" else {}),
             **({"full_core_ms": self.full_core.median_ms, "band_flop_ratio": self.band_flop_ratio}
                if self.full_core is not None else {}),
-            **({"mla_forms": dict(self.forms)} if self.forms is not None else {}),
+            **({self.forms_key: dict(self.forms)} if self.forms is not None else {}),
             "samples_ms": self.samples(),
             **({"threads": self.threads} if self.threads is not None else {}),
             **({"other_load": round(self.other_load, 3)} if self.other_load is not None else {}),

@@ -10,7 +10,9 @@ from typing import NoReturn
 from core.arch.config import DTYPE_BYTES, PHASES, AttentionConfig
 from core.arch.formats import KV_FORMATS
 from core.arch.presets import find_preset
-from core.kinds.mla.spec import MLADims
+from core.kinds.kind import CliFlag, LayerKind
+from core.kinds.registry import KINDS
+from core.kinds.widths import KindWidths
 
 PROG = "attention-sandbox"
 
@@ -74,23 +76,19 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
                    help="learned attention sinks, one logit per head (gpt-oss)")
     g.add_argument("--kv-dtype", metavar="FORMAT", help="the KV cache's format: " + ", ".join(KV_FORMATS)
                                                        + " (default: --dtype); timing still runs in --dtype")
-    g.add_argument("--attention", choices=["standard", "mla"],
-                   help="standard (MHA/GQA/MQA: --heads, --kv-heads) or mla (multi-head latent attention, DeepSeek: "
-                        "the widths below, DeepSeek-V3's by default)")
-    for flag, what in MLA_FLAGS.items():
-        g.add_argument(f"--{flag}", type=int, metavar="N", help=what)
+    g.add_argument("--attention", choices=list(KINDS),
+                   help="the layer kind: " + "; ".join(f"{k.name} ({k.cli_help})" for k in KINDS.values()))
+    for flag in WIDTH_FLAGS.values():
+        g.add_argument(f"--{flag.flag}", type=int, metavar="N", help=flag.help)
     g.add_argument("--phase", choices=PHASES, help="prefill (default) or decode")
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"], help="where to time")
 
 
-MLA_FLAGS = {  # flag -> help; each sets the MLADims field of the same name (and implies --attention mla)
-    "q-lora-rank": "MLA: the low-rank query's width (0: a plain W_q; DeepSeek-V3 1536)",
-    "kv-lora-rank": "MLA: the cached latent's width (DeepSeek-V3 512)",
-    "qk-nope-dim": "MLA: each head's query/key width without position (128)",
-    "qk-rope-dim": "MLA: the RoPE part of each query and of the one shared key, even (64)",
-    "v-head-dim": "MLA: each head's value width (128)",
-}
-MLA_FLAG_FIELDS = {"q_lora_rank": "q_lora_rank", "kv_lora_rank": "kv_lora_rank", "qk_nope_dim": "qk_nope_head_dim",
+# Flags that set a layer kind's widths (and imply --attention <kind>): argparse's dest -> (kind, flag).
+WIDTH_FLAGS: dict[str, CliFlag] = {f.flag.replace("-", "_"): f for kind in KINDS.values() for f in kind.cli_flags}
+WIDTH_KIND: dict[str, LayerKind] = {f.flag.replace("-", "_"): kind for kind in KINDS.values() for f in kind.cli_flags}
+
+FLAG_FIELDS = {"q_lora_rank": "q_lora_rank", "kv_lora_rank": "kv_lora_rank", "qk_nope_dim": "qk_nope_head_dim",
                    "qk_rope_dim": "qk_rope_head_dim", "v_head_dim": "v_head_dim"}
 
 FLAG_FIELDS = {
@@ -126,32 +124,40 @@ def config_from_args(args: argparse.Namespace, default_dtype: str) -> AttentionC
     if "window" in explicit and "causal" not in explicit:
         explicit["causal"] = True  # a window is causal; only an explicit --no-causal is refused
     fields.update(explicit)
-    fields["mla"] = mla_from_args(args, fields.get("mla"))  # type: ignore[arg-type]
-    if fields["mla"] is not None:
+    fields["widths"] = widths_from_args(args, fields.get("widths"))  # type: ignore[arg-type]
+    widths = fields["widths"]
+    if widths is not None:
         given = [flag for flag, name in (("--kv-heads", "n_kv_heads"), ("--head-dim", "explicit_head_dim"))
                  if name in explicit and explicit[name] != (fields.get("n_heads") if name == "n_kv_heads" else None)]
         if given:
-            raise ValueError(f"an MLA layer rebuilds one key and value per query head from its latent; drop "
-                             f"{' and '.join(given)} (set --kv-lora-rank and the head widths) or use --attention standard.")
+            raise ValueError(f"{widths.heads_rule}; drop {' and '.join(given)} (set its widths) or use --attention "
+                             "standard.")
         fields.pop("n_kv_heads", None)
     return AttentionConfig(**fields)  # type: ignore[arg-type]
 
 
-def mla_from_args(args: argparse.Namespace, preset: MLADims | None) -> MLADims | None:
-    """--attention and the MLA width flags over the preset's MLA (or DeepSeek-V3's widths)."""
-    widths = {MLA_FLAG_FIELDS[k]: v for k, v in vars(args).items() if k in MLA_FLAG_FIELDS and v is not None}
+def widths_from_args(args: argparse.Namespace, preset: KindWidths | None) -> KindWidths | None:
+    """--attention and a kind's width flags over the preset's widths (or the kind's widths type's defaults)."""
+    given = {dest: v for dest, v in vars(args).items() if dest in WIDTH_FLAGS and v is not None}
     attention = getattr(args, "attention", None)
-    if attention == "standard":
-        if widths:
-            raise ValueError(f"--{next(f for f, n in MLA_FLAG_FIELDS.items() if n in widths).replace('_', '-')} is an "
-                             "MLA width; drop it or use --attention mla.")
-        return None
-    if attention is None and not widths:
+    kinds = {WIDTH_KIND[dest].name for dest in given}
+    wanted = attention or (kinds.pop() if len(kinds) == 1 else None)
+    stray = [dest for dest in given if WIDTH_KIND[dest].name != wanted]
+    if stray:
+        kind = WIDTH_KIND[stray[0]]
+        raise ValueError(f"--{WIDTH_FLAGS[stray[0]].flag} is an {kind.short} width; drop it or use --attention "
+                         f"{kind.name}.")
+    if wanted is None:
         return preset
+    widths_type = KINDS[wanted].widths_type
+    if widths_type is None:
+        return None
+    start = preset if isinstance(preset, widths_type) else widths_type()
     try:
-        return replace(preset or MLADims(), **widths)
+        return replace(start, **{WIDTH_FLAGS[dest].field: v for dest, v in given.items()})  # type: ignore[type-var]
     except ValueError as exc:  # name the flag beside the field: "MLA's qk_rope_head_dim (--qk-rope-dim) ..."
         text = str(exc)
-        for dest, field in MLA_FLAG_FIELDS.items():
-            text = text.replace(f"MLA's {field} ", f"MLA's {field} (--{dest.replace('_', '-')}) ", 1)
+        for dest in given:
+            field = WIDTH_FLAGS[dest].field
+            text = text.replace(f"'s {field} ", f"'s {field} (--{WIDTH_FLAGS[dest].flag}) ", 1)
         raise ValueError(text) from None

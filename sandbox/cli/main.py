@@ -33,12 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     rep.add_argument("--list-presets", action="store_true", help="list preset names and exit")
 
+    from core.study.sweep import knob_help
+
     sw = sub.add_parser("sweep", help="one row per value of one knob, the other knobs as given")
     add_config_args(sw)
     sw.add_argument("--vary", required=True, metavar="KNOB=VALUES",
-                    help="n_heads, n_kv_heads, seq_len, d_model, batch, head_dim, window, kv_dtype, kv_lora_rank or "
-                         "attention; values like 1,2,4 or 128..16384 log (kv_dtype: names such as "
-                         "float16,fp8_e4m3,q8_0,q4_0; attention: mla,gqa, the GQA layer of the nearest KV bytes)")
+                    help=knob_help())
     sw.add_argument("--time", action="store_true", help="also time every point")
     sw.add_argument("--force", action="store_true", help="time points whose estimate is over a minute")
     fmt = sw.add_mutually_exclusive_group()
@@ -80,6 +80,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def preset_fields(fields: dict[str, object]) -> dict[str, object]:
+    """A preset's fields as a file keeps them: a kind's widths under the kind's name."""
+    out = {k: v for k, v in fields.items() if k != "widths"}
+    widths = fields.get("widths")
+    if widths is not None:
+        out[widths.kind] = widths.to_dict()  # type: ignore[attr-defined]
+    return out
+
+
 def cmd_snapshot(args: argparse.Namespace) -> int:
 
     from core.device import default_dtype, resolve_device
@@ -119,8 +128,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if args.list_presets:
         if args.json:
-            print(json.dumps([{"key": p.key, "name": p.name, "note": p.note, **p.fields} for p in load_presets()],
-                             indent=1, default=lambda widths: widths.to_dict()))  # an MLA preset's MLADims
+            print(json.dumps([{"key": p.key, "name": p.name, "note": p.note, **preset_fields(p.fields)}
+                              for p in load_presets()], indent=1))
             return 0
         for preset in load_presets():
             print(f"{preset.key:<20} {preset.name}: {preset.note}")

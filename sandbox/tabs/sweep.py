@@ -14,7 +14,14 @@ from PySide6.QtWidgets import QFileDialog
 from core.arch.config import AttentionConfig
 from core.files.atomic import ExportError, staged, write_text_atomic
 from core.study.lessons import find_lesson
-from core.study.sweep import KNOBS, SweepResult, flatten, knob_value, parse_knob_values, plan_sweep
+from core.study.sweep import (
+    SweepResult,
+    flatten,
+    knob_value,
+    parse_knob_values,
+    plan_sweep,
+    point_config,
+)
 from sandbox.jobs.types import SweepProgress
 from sandbox.state.app_state import AppState
 from sandbox.tabs.export_render import render_png
@@ -137,17 +144,13 @@ class SweepController(QObject):
         """Pins that lie on this sweep's line: the base configuration with only the knob changed."""
         if self.base is None:
             return []
-        field = KNOBS[self.knob]
         marks = []
         for pin in self.pins():
-            value = pin.config.kv_format if field == "kv_dtype" else knob_value(pin.config, self.knob)
-            changes = {field: value} if field != "mla" else {"mla": pin.config.mla}  # an MLA width: the pin's widths
-            if self.knob == "n_heads" and self.base.mode == "MHA":
-                changes["n_kv_heads"] = value
+            value = pin.config.kv_format if self.knob == "kv_dtype" else knob_value(pin.config, self.knob)
             try:
-                if self.base.with_(**changes) == pin.config:
+                if point_config(self.base, self.knob, value) == pin.config:
                     marks.append((value, pin.name))
-            except ValueError:
+            except (ValueError, TypeError):  # a pin of another kind has no value of this kind's knob
                 continue
         return marks
 

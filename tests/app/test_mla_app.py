@@ -15,7 +15,7 @@ from core.kinds.mla.spec import MLADims
 from tests.app.conftest import SMALL
 
 TEXT = "one two three four five six seven eight nine ten eleven twelve"
-TINY = AttentionConfig(d_model=64, n_heads=4, seq_len=32, n_layers=2, causal=True, mla=MLADims(24, 32, 8, 4, 6))
+TINY = AttentionConfig(d_model=64, n_heads=4, seq_len=32, n_layers=2, causal=True, widths=MLADims(24, 32, 8, 4, 6))
 
 
 def pick_preset(w, name):
@@ -44,40 +44,40 @@ def test_deepseek_v3_preset_shows_its_projections_latent_and_badge(make_window):
     assert panel.badge.text().strip() == "MLA (latent 512 + rope 64)"
     assert not panel.n_kv_heads.isVisible() and not panel.bias.isVisible() and not panel.bias_which.isVisible()
     assert panel.badge.isVisible()  # it sits beside the biases: it once went with them
-    assert panel.mla_controls.rows.isVisible() and panel.mla_controls.spins["kv_lora_rank"].value() == 512
-    assert f"; {ref.num_heads} heads of q/k {ref.qk_head_dim}, v {ref.v_head_dim} rebuilt" in panel.mla_controls.note.text()
+    assert panel.kind_controls.rows["mla"].isVisible() and panel.kind_controls.spins["mla"]["kv_lora_rank"].value() == 512
+    assert f"; {ref.num_heads} heads of q/k {ref.qk_head_dim}, v {ref.v_head_dim} rebuilt" in panel.kind_controls.notes["mla"].text()
     panel.n_heads.spin.setValue(64)  # the note follows n_heads (it once kept the preset's 128)
-    assert "; 64 heads of q/k 192" in panel.mla_controls.note.text() and w.config().n_heads == 64
+    assert "; 64 heads of q/k 192" in panel.kind_controls.notes["mla"].text() and w.config().n_heads == 64
 
 
 def test_switching_the_type_says_what_moved_and_comes_back(make_window):
     w = make_window(text=TEXT)
     panel = w.config_panel
-    kind = panel.mla_controls.kind
+    kind = panel.kind_controls.kind
     kind.setCurrentIndex(1)  # MLA, widths that fit d_model 64: a latent of 32, no low-rank query
     cfg = w.config()
-    assert cfg.mla == MLADims(q_lora_rank=0, kv_lora_rank=32) and cfg.kv_heads == cfg.n_heads and cfg.head_dim == 192
+    assert cfg.widths == MLADims(q_lora_rank=0, kv_lora_rank=32) and cfg.kv_heads == cfg.n_heads and cfg.head_dim == 192
     assert "Attention MLA" in panel.last_notice and "biases, q/k norm, window and sinks are off" in panel.last_notice
     kv_before = 2 * SMALL.kv_heads * SMALL.head_dim * 4  # float32
     assert f"KV cache a token a layer: {kv_before} B -> {(32 + 64) * 4} B." in panel.last_notice
     assert not cfg.head_dim_warnings()  # nothing that compresses nothing
-    panel.mla_controls.spins["kv_lora_rank"].setValue(64)
+    panel.kind_controls.spins["mla"]["kv_lora_rank"].setValue(64)
     kind.setCurrentIndex(0)
     back = w.config()
-    assert back.mla is None and back.mode == "MHA" and back.head_dim_tied
+    assert back.widths is None and back.mode == "MHA" and back.head_dim_tied
     assert "Attention standard: MHA of 8 heads" in panel.last_notice
     kind.setCurrentIndex(1)
-    assert w.config().mla.kv_lora_rank == 64  # the widths it had, not the defaults again
+    assert w.config().widths.kv_lora_rank == 64  # the widths it had, not the defaults again
 
 
 def test_an_odd_rope_width_is_refused_and_nothing_changes(make_window):
     w = make_window(text=TEXT, config=TINY)
-    spin = w.config_panel.mla_controls.spins["qk_rope_head_dim"]
+    spin = w.config_panel.kind_controls.spins["mla"]["qk_rope_head_dim"]
     spin.setValue(5)
     assert w.config() == TINY and spin.value() == 4
     assert "must be even" in w.config_panel.last_notice and "previous setting is kept" in w.config_panel.last_notice
-    w.config_panel.mla_controls.spins["kv_lora_rank"].setValue(16)
-    assert w.config().mla.kv_lora_rank == 16
+    w.config_panel.kind_controls.spins["mla"]["kv_lora_rank"].setValue(16)
+    assert w.config().widths.kv_lora_rank == 16
     assert w.metrics.values["mla_kv"].text() == f"{(16 + 4) * 4:,} B"  # float32
 
 
@@ -104,7 +104,7 @@ def test_an_mla_timing_shows_both_forms_and_a_pin_beside_a_gqa_pin_dashes_what_d
     forms = w.timing.labels["forms"].text()
     assert forms.startswith("prefill: naive") and f"{t['mla_forms']['naive_decode_ms']:.3g} ms" in forms
     w.pins.pin_current()
-    w.config_panel.mla_controls.kind.setCurrentIndex(0)
+    w.config_panel.kind_controls.kind.setCurrentIndex(0)
     w.pins.pin_current()
     table = w.pins.table.table
     labels = [table.verticalHeaderItem(r).text().replace("\n", " ") for r in range(table.rowCount())]
@@ -116,14 +116,14 @@ def test_an_mla_timing_shows_both_forms_and_a_pin_beside_a_gqa_pin_dashes_what_d
 
 
 def test_kimi_k2_and_v2_lite_presets_follow_their_cards(make_window):
-    w = make_window(text=TEXT, config=TINY.with_(mla=None, dtype="bfloat16"))  # bf16: Kimi's timing waits (> 20 s)
+    w = make_window(text=TEXT, config=TINY.with_(widths=None, dtype="bfloat16"))  # bf16: Kimi's timing waits (> 20 s)
     pick_preset(w, "DeepSeek-V2-Lite")
     assert w.metrics.values["q"].isVisible() and not w.metrics.values["q_a"].isVisible()  # a plain q_proj
     assert w.metrics.values["q"].text() == f"{2048 * 16 * 192:,}"
     pick_preset(w, "Kimi K2")
     assert w.config() == find_preset("Kimi K2").apply(w.config()) and w.config().n_heads == 64
     pick_preset(w, "Llama 3 8B")
-    assert w.config().mla is None and w.config_panel.n_kv_heads.isVisible()
+    assert w.config().widths is None and w.config_panel.n_kv_heads.isVisible()
 
 
 def test_a_timed_seq_len_sweep_of_an_mla_layer_draws_both_forms_of_each_phase(make_window):
@@ -144,7 +144,7 @@ def test_n_heads_moves_in_mla_without_notices_about_the_hidden_kv_slider(make_wi
     panel = w.config_panel
     panel.n_heads.spin.setValue(6)
     cfg = w.config()
-    assert cfg.n_heads == 6 and cfg.kv_heads == 6 and cfg.mla == TINY.mla
+    assert cfg.n_heads == 6 and cfg.kv_heads == 6 and cfg.widths == TINY.widths
     assert "n_kv_heads" not in panel.last_notice
     assert w.metrics.values["params"].text() == f"{sum(n for _, _, n, _ in param_rows(cfg)):,}"
 
@@ -158,24 +158,24 @@ def param_rows(cfg):
 def test_the_type_is_locked_while_a_real_model_is_open_and_a_q8_0_switch_is_refused(make_window):
     from core.models.choices import ModelShape
 
-    w = make_window(text=TEXT, config=TINY.with_(mla=MLADims(0, 32, 32, 32, 32)))  # widths q8_0's blocks fit
+    w = make_window(text=TEXT, config=TINY.with_(widths=MLADims(0, 32, 32, 32, 32)))  # widths q8_0's blocks fit
     panel = w.config_panel
     panel.layout_controls.kv_dtype.setCurrentIndex(panel.layout_controls.kv_dtype.findText("q8_0"))
     cfg = w.config()
-    assert cfg.kv_format == "q8_0" and cfg.mla is not None
-    panel.mla_controls.kind.setCurrentIndex(0)  # standard: head_dim 64 / 4 = 16 does not fit q8_0's blocks
-    assert w.config() == cfg and panel.mla_controls.kind.currentIndex() == 1
+    assert cfg.kv_format == "q8_0" and cfg.widths is not None
+    panel.kind_controls.kind.setCurrentIndex(0)  # standard: head_dim 64 / 4 = 16 does not fit q8_0's blocks
+    assert w.config() == cfg and panel.kind_controls.kind.currentIndex() == 1
     assert "not a multiple of 32" in panel.last_notice and "previous setting is kept" in panel.last_notice
     # a real model's shape (SmolLM2-135M's): the type box is locked to standard, as the model is trained
     panel.set_model_shape(ModelShape("SmolLM2-135M", "causal", 30, 9, 3, 64, 576, False))
-    assert not panel.mla_controls.isEnabled() and w.config().mla is None and w.config().kv_heads == 3
-    assert panel.mla_controls.kind.currentIndex() == 0
+    assert not panel.kind_controls.isEnabled() and w.config().widths is None and w.config().kv_heads == 3
+    assert panel.kind_controls.kind.currentIndex() == 0
 
 
 def test_a_failed_timing_after_an_mla_one_leaves_no_mla_forms_row(make_window):
     """MLA timed (its forms row shown), then a standard layer whose timing fails: the row stayed, reading "–"."""
     w = make_window(text=TEXT, config=TINY)
     assert w.timing.labels["forms"].isVisibleTo(w.timing) and w.timing.names["forms"].isVisibleTo(w.timing)
-    w.config_panel.mla_controls.kind.setCurrentIndex(0)  # standard
+    w.config_panel.kind_controls.kind.setCurrentIndex(0)  # standard
     w.timing.show_error("timing failed: out of memory")
     assert not w.timing.labels["forms"].isVisibleTo(w.timing) and not w.timing.names["forms"].isVisibleTo(w.timing)

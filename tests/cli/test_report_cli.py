@@ -44,7 +44,7 @@ def test_every_preset_reports_its_counts(capsys, preset):
     kv = kv_cache_bytes(cfg).to_dict()
     assert {k: v for k, v in r["kv_cache"].items() if k in kv} == kv
     extra = set(r["kv_cache"]) - set(kv)  # an MLA preset's latent beside its decompressed cache, no other key
-    assert extra == (set() if cfg.mla is None else {"bytes_per_token_per_layer_latent",
+    assert extra == (set() if cfg.widths is None else {"bytes_per_token_per_layer_latent",
                                                      "bytes_per_token_per_layer_decompressed", "bytes_total_decompressed"})
 
 

@@ -24,7 +24,7 @@ def test_every_figure_is_the_reports(preset):
     projections = {k for k in report["params"] if k not in ("total", "total_mha", "qk_norm", "sinks")}
     shown = {r.key for r in c.rows if r.name}
     assert shown == projections  # W_q..W_o, or MLA's seven, named as the report names them
-    assert ("mla_kv" in value) == (cfg.mla is not None) == ("mla" in report)
+    assert ("mla_kv" in value) == (cfg.widths is not None) == ("mla" in report)
     assert ("kv_split" in value) == (cfg.window is not None)
     order = [k for k, _, _ in row_titles()]
     assert [r.key for r in c.rows] == [k for k in order if k in value]

@@ -27,7 +27,7 @@ def test_each_layer_is_counted_by_its_own_kind(preset):
     arch = cfg.architecture()
     spec = cfg.layer_spec()
     kind = kind_of(spec)
-    assert kind.name == spec.kind == ("mla" if cfg.mla is not None else "standard")
+    assert kind.name == spec.kind == ("mla" if cfg.widths is not None else "standard")
     assert kernels_of(spec) is KERNELS[spec.kind]
     # The model's totals are the sums of each layer's kind, layer by layer (no n_layers x one layer).
     params = sum(kind_of(s).params(cfg.d_model, s).total for s in arch.layers)
@@ -46,3 +46,61 @@ def test_a_standard_layer_caches_k_and_v_of_every_kv_head_and_mla_its_latent():
     assert KINDS["mla"].cache_bytes_per_token(v3, "bfloat16") == (512 + 64) * 2  # DeepSeek-V3: 1,152 B
     assert KINDS["mla"].label(v3) == "MLA (latent 512 + rope 64)"
     assert KINDS["standard"].label(gqa) == "GQA-8 (group 4)"
+
+
+def test_every_kind_with_widths_is_found_by_its_files_key():
+    """A spec's widths are saved under the kind's name, and found again by it: the two lists agree."""
+    from core.kinds.widths_types import WIDTHS
+
+    assert {name: kind.widths_type for name, kind in KINDS.items() if kind.widths_type is not None} == WIDTHS
+    cfg = find_preset("deepseek-v3").apply(AttentionConfig(seq_len=64))
+    saved = cfg.to_dict()
+    assert "widths" not in saved and saved["mla"]["kv_lora_rank"] == 512  # the key files have always used
+    assert AttentionConfig.from_dict(saved) == cfg
+    spec = cfg.layer_spec()
+    assert type(spec).from_dict(spec.to_dict()) == spec and spec.to_dict()["mla"] == cfg.widths.to_dict()
+    with pytest.raises(ValueError, match="unknown configuration field"):
+        AttentionConfig.from_dict({**saved, "widths": None})
+
+
+KIND_LISTS = {"core/kinds/registry.py", "core/kinds/kernels.py", "core/kinds/widths_types.py"}
+
+
+def names_in_code(path):
+    """Every identifier, attribute, import and string constant of a module, docstrings and comments left out."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.lineno, node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.lineno, node.attr
+        elif isinstance(node, ast.ImportFrom):
+            yield node.lineno, node.module or ""
+        elif isinstance(node, ast.alias):
+            yield node.lineno, node.name
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs and (
+                not any(c.isspace() for c in node.value)):  # a key or a name, not a sentence of prose
+            yield node.lineno, node.value
+
+
+def test_no_code_outside_a_kinds_package_names_the_kind():
+    """The registry is the only way in: outside core/kinds/<kind>/ (and the lists of kinds, and the presets' data),
+    no identifier, import or key names a kind (comments, docstrings and sentences may use one as an example)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for name in (k for k in KINDS if k != "standard"):
+        for path in sorted(p for folder in ("core", "sandbox", "widgets") for p in (root / folder).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith(f"core/kinds/{name}/") or rel in KIND_LISTS or rel == "core/arch/presets.py":
+                continue
+            found += [f"{rel}:{line}: {text[:60]!r}" for line, text in names_in_code(path)
+                      if re.search(rf"(?<![a-z]){name}(?![a-z])", text.lower())]
+    assert not found, "\n".join(found)

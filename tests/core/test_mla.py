@@ -46,13 +46,13 @@ def counted(layer: MLALayer, cfg: AttentionConfig, form: str) -> int:
 @pytest.mark.parametrize("form", ["naive", "absorbed"])
 def test_flops_of_both_forms_equal_flop_counter_mode(dims, phase, form):
     # Non-causal: the math path scores every pair, as our non-causal count does.
-    cfg = AttentionConfig(d_model=64, n_heads=4, mla=dims, seq_len=10, batch_size=2, phase=phase)
+    cfg = AttentionConfig(d_model=64, n_heads=4, widths=dims, seq_len=10, batch_size=2, phase=phase)
     layer = MLALayer(cfg)
     assert layer_flop_counts(cfg.d_model, cfg.layer_spec(), cfg, form).total == counted(layer, cfg, form)
 
 
 def test_the_default_form_is_naive_for_prefill_and_absorbed_for_decode():
-    cfg = AttentionConfig(d_model=64, n_heads=4, mla=DIMS[0], seq_len=10)
+    cfg = AttentionConfig(d_model=64, n_heads=4, widths=DIMS[0], seq_len=10)
     spec = cfg.layer_spec()
     assert flop_counts(cfg) == layer_flop_counts(64, spec, cfg, "naive")
     dec = cfg.with_(phase="decode")
@@ -61,7 +61,7 @@ def test_the_default_form_is_naive_for_prefill_and_absorbed_for_decode():
 
 
 def test_causal_prefill_halves_the_core_of_both_forms():
-    cfg = AttentionConfig(d_model=64, n_heads=4, mla=DIMS[0], seq_len=64, causal=True)
+    cfg = AttentionConfig(d_model=64, n_heads=4, widths=DIMS[0], seq_len=64, causal=True)
     full = cfg.with_(causal=False)
     for form in ("naive", "absorbed"):
         causal_core = layer_flop_counts(64, cfg.layer_spec(), cfg, form).attention
@@ -96,7 +96,7 @@ def test_an_mla_config_round_trips_and_reads_as_mla():
     assert "q" in param_counts(cfg).to_dict() and "q_a" not in param_counts(cfg).to_dict()
     assert LayerSpec.from_dict(cfg.layer_spec().to_dict()) == cfg.layer_spec()
     # a standard preset after an MLA one is standard again
-    assert find_preset("llama-3-8b").apply(cfg).mla is None
+    assert find_preset("llama-3-8b").apply(cfg).widths is None
 
 
 @pytest.mark.parametrize(("fields", "words"), [
@@ -113,12 +113,12 @@ def test_bad_mla_widths_are_refused_with_a_sentence(fields, words):
 
 def test_mla_refuses_the_standard_layer_extras_and_warns_of_ranks_that_compress_nothing():
     with pytest.raises(ValueError, match="turn off the sliding window"):
-        AttentionConfig(d_model=64, n_heads=4, mla=DIMS[0], window=8, layer_pattern="local", causal=True)
+        AttentionConfig(d_model=64, n_heads=4, widths=DIMS[0], window=8, layer_pattern="local", causal=True)
     with pytest.raises(ValueError, match="turn off sinks"):
-        AttentionConfig(d_model=64, n_heads=4, mla=DIMS[0], sinks=True)
+        AttentionConfig(d_model=64, n_heads=4, widths=DIMS[0], sinks=True)
     with pytest.raises(ValueError, match="unknown MLA field"):
         AttentionConfig.from_dict({"mla": {"rank": 3}})
-    cfg = AttentionConfig(d_model=64, n_heads=4, mla=MLADims(128, 64, 8, 4, 6))
+    cfg = AttentionConfig(d_model=64, n_heads=4, widths=MLADims(128, 64, 8, 4, 6))
     notes = cfg.head_dim_warnings()
     assert any("q_lora_rank 128 is not below d_model 64" in n for n in notes)
     assert any("kv_lora_rank 64 is not below d_model 64" in n for n in notes)
@@ -134,7 +134,7 @@ def test_the_latent_vs_grouped_lesson_compares_mla_with_gqa_2_and_reads_measured
             "prefill_ms": 10.0, "decode_ms": 2.0, "device": "cpu"}
 
     def timing(cfg):
-        if cfg.mla is None:
+        if cfg.widths is None:
             return fake
         return {**fake, "prefill_ms": 8.0, "decode_ms": 1.5, "mla_forms": {"naive_prefill_ms": 8.0, "absorbed_prefill_ms": 9.0,
                                                           "naive_decode_ms": 3.0, "absorbed_decode_ms": 1.5}}
@@ -142,7 +142,7 @@ def test_the_latent_vs_grouped_lesson_compares_mla_with_gqa_2_and_reads_measured
     result = SweepResult(lesson.knob, [run_point(p, timing) for p in plan_sweep(base, lesson.knob, lesson.values)])
     text = lesson.caption(result)
     gqa = find_preset("deepseek-v3").apply(AttentionConfig(dtype="bfloat16", seq_len=512)).with_(
-        mla=None, n_kv_heads=2, explicit_head_dim=128)
+        widths=None, n_kv_heads=2, explicit_head_dim=128)
     assert "MLA caches 1,152 B a token a layer" in text and "2.25 GQA heads' worth" in text
     assert "GQA-2 of width 128 caches 1,024 B" in text
     assert f"Parameters 187M vs {param_counts(gqa).total / 1e6:.0f}M" in text
@@ -161,20 +161,20 @@ def test_knobs_an_mla_layer_does_not_have_are_refused_and_the_seeds_lessons_run_
             plan_sweep(v3, knob, [1, 2])
     for key in ("heads", "kv"):
         base = find_lesson(key).base_config(v3)
-        assert base.mla is None and base.head_dim_tied
+        assert base.widths is None and base.head_dim_tied
 
 
 def test_mla_fields_a_file_cannot_hold_and_block_formats_that_do_not_fit_every_cache():
     dims = MLADims(24, 32, 8, 4, 6)
     for bad in (dict(n_kv_heads=3), dict(n_kv_heads="garbage"), dict(explicit_head_dim=999)):
         with pytest.raises(ValueError, match="MLA layer"):
-            AttentionConfig(d_model=64, n_heads=4, mla=dims, **bad)
-    assert AttentionConfig(d_model=64, n_heads=4, mla=dims, n_kv_heads=4, explicit_head_dim=12).explicit_head_dim is None
+            AttentionConfig(d_model=64, n_heads=4, widths=dims, **bad)
+    assert AttentionConfig(d_model=64, n_heads=4, widths=dims, n_kv_heads=4, explicit_head_dim=12).explicit_head_dim is None
     # q8_0 blocks of 32: the latent (32) fits, the decompressed key (2 + 32) does not: refused, naming the width
     with pytest.raises(ValueError, match="MLA's qk_nope \\+ qk_rope 34 is not a multiple of 32"):
-        AttentionConfig(d_model=64, n_heads=1, mla=MLADims(24, 32, 2, 32, 32), kv_dtype="q8_0")
+        AttentionConfig(d_model=64, n_heads=1, widths=MLADims(24, 32, 2, 32, 32), kv_dtype="q8_0")
     with pytest.raises(ValueError, match="lower n_heads or the head widths"):
-        AttentionConfig(d_model=64, n_heads=65536, mla=MLADims(24, 32, 128, 64, 65536))
+        AttentionConfig(d_model=64, n_heads=65536, widths=MLADims(24, 32, 128, 64, 65536))
 
 
 def test_a_standard_pin_with_mla_forms_is_refused(tmp_path):
@@ -199,5 +199,5 @@ def test_an_n_heads_sweep_of_an_mla_layer_keeps_one_key_and_value_per_head():
 
     v3 = find_preset("deepseek-v3").apply(AttentionConfig())
     points = plan_sweep(v3, "n_heads", [32, 64, 128])
-    assert all(p.config is not None and p.config.kv_heads == p.value and p.config.mla == v3.mla for p in points)
+    assert all(p.config is not None and p.config.kv_heads == p.value and p.config.widths == v3.widths for p in points)
     assert [param_counts(p.config).o for p in points] == [h * 128 * 7168 for h in (32, 64, 128)]

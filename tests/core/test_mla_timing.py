@@ -16,7 +16,7 @@ from core.study.workspace import check_timing
 from core.timing.layer import run_timing
 
 CPU = torch.device("cpu")
-CFG = AttentionConfig(d_model=64, n_heads=4, mla=MLADims(24, 32, 8, 4, 6), seq_len=48, causal=True)
+CFG = AttentionConfig(d_model=64, n_heads=4, widths=MLADims(24, 32, 8, 4, 6), seq_len=48, causal=True)
 
 
 @pytest.mark.parametrize("phase", ["prefill", "decode"])
@@ -108,7 +108,7 @@ def test_timing_bytes_cover_the_low_rank_query_and_a_wide_latent():
     """The intermediates a forward makes (caught by forward hooks on every module): a wide q_lora_rank's and a
     wide kv_lora_rank's outputs are the largest tensors of such layers, and the guard counts them."""
     for dims in (MLADims(4096, 16, 8, 4, 8), MLADims(0, 4096, 8, 4, 8)):
-        cfg = AttentionConfig(d_model=64, n_heads=1, mla=dims, seq_len=256, causal=True)
+        cfg = AttentionConfig(d_model=64, n_heads=1, widths=dims, seq_len=256, causal=True)
         layer = MLALayer(cfg)
         made: list[int] = []
         for module in layer.modules():

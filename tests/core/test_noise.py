@@ -8,7 +8,7 @@ import numpy as np
 from core.arch.config import AttentionConfig
 from core.report import build_report
 from core.study.compare import comparison
-from core.study.lessons import change
+from core.timing.change import change
 from core.timing.noise import ratio_ci
 
 RNG = np.random.default_rng(7)

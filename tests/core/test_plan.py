@@ -43,7 +43,7 @@ def test_the_same_model_at_tp_8_and_at_tp_16_replicates_its_kv_heads():
 
 
 def test_an_mla_model_at_tp_8_keeps_the_whole_latent_on_every_gpu():
-    mla = LayerSpec(128, 128, 192, mla=MLADims(1536, 512, 128, 64, 128))  # head_dim: nope + rope
+    mla = LayerSpec(128, 128, 192, widths=MLADims(1536, 512, 128, 64, 128))  # head_dim: nope + rope
     v3 = Architecture.uniform(7168, mla, 61)
     p = plan(PlanInput(v3, 671_000_000_000, find_gpu("h200"), n_gpus=8, tp=8, weights_dtype="fp8", kv_dtype="bf16",
                        batch=4, context=32768))

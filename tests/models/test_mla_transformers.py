@@ -83,7 +83,7 @@ def tiny_pair(q_lora_rank=24):
         for p in theirs.parameters():
             p.uniform_(0.5, 1.5) if p.ndim == 1 else p.normal_(0, 0.2)
     dims = MLADims(q_lora_rank or 0, 32, 8, 4, 6)
-    cfg = AttentionConfig(d_model=64, n_heads=4, mla=dims, causal=True, seq_len=12)
+    cfg = AttentionConfig(d_model=64, n_heads=4, widths=dims, causal=True, seq_len=12)
     ours = MLALayer(cfg).double().eval()
     missing = ours.load_state_dict(theirs.state_dict(), strict=True)
     assert not missing.missing_keys and not missing.unexpected_keys
@@ -138,7 +138,7 @@ def test_decode_against_latent_and_decompressed_caches_equals_transformers_cache
     # transformers 5 caches the latent (kv_a_layernorm'ed) and the rope key: exactly our latent bytes
     kept = cache.layers[0].keys, cache.layers[0].values
     spec = ours.spec
-    assert sum(t.numel() for t in kept) == T * spec.mla.latent_width
+    assert sum(t.numel() for t in kept) == T * spec.widths.latent_width
     assert sum(t.numel() * 2 for t in kept) == T * layer_kv_bytes_per_token(spec, "bfloat16")
     # the naive form's decompressed cache: exactly the decompressed bytes
     assert (k.numel() + v.numel()) * 2 == T * decompressed_bytes_per_token(spec, "bfloat16")

@@ -21,7 +21,7 @@ def test_a_preset_or_pin_ends_what_was_forced_and_no_back_notice_follows(qtbot):
 def test_an_attention_switch_s_notice_goes_when_the_heads_it_names_change(qtbot):
     panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto"])
     qtbot.addWidget(panel)
-    panel.mla_controls.kind.setCurrentIndex(1)  # MLA
+    panel.kind_controls.kind.setCurrentIndex(1)  # MLA
     assert panel.last_notice.startswith("Attention MLA: 12 heads")
     panel.seq_len.spin.setValue(256)  # the workload: the layer it names is the same
     assert panel.last_notice.startswith("Attention MLA: 12 heads")
@@ -46,10 +46,10 @@ def test_one_head_reads_as_one_head(qtbot):
     panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=1, n_kv_heads=1), ["auto"])
     qtbot.addWidget(panel)
     assert panel.badge.toolTip().startswith("1 query head shares 1 key/value head")
-    panel.mla_controls.kind.setCurrentIndex(1)  # MLA
+    panel.kind_controls.kind.setCurrentIndex(1)  # MLA
     cfg = panel.config()
     assert cfg.n_heads == 1 and panel.last_notice.startswith("Attention MLA: 1 head, each")
-    assert panel.badge.toolTip().startswith("1 head, each") and "1 heads" not in panel.mla_controls.note.text()
+    assert panel.badge.toolTip().startswith("1 head, each") and "1 heads" not in panel.kind_controls.notes["mla"].text()
     spec = cfg.layer_spec()
     assert kind_of(spec).kv_sharing(spec).startswith("1 head, each")
 
@@ -59,8 +59,8 @@ def test_notices_that_no_longer_hold_go(qtbot):
     base = AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4, seq_len=64, n_layers=12)
     panel = ConfigPanel(base, ["auto"])
     qtbot.addWidget(panel)
-    panel.mla_controls.kind.setCurrentIndex(1)
-    panel.mla_controls.kind.setCurrentIndex(0)  # back to standard: "Attention standard: MHA of 12 heads ..."
+    panel.kind_controls.kind.setCurrentIndex(1)
+    panel.kind_controls.kind.setCurrentIndex(0)  # back to standard: "Attention standard: MHA of 12 heads ..."
     assert panel.last_notice.startswith("Attention standard: MHA of 12 heads")
     panel.n_kv_heads.spin.setValue(1)  # MQA now: the sentence's "MHA" and its KV bytes are wrong
     assert panel.config().mode == "MQA" and "MHA of 12 heads" not in panel.notice_label.text()

@@ -204,9 +204,9 @@ def test_a_switch_to_mla_shows_the_heads_the_layer_has(qtbot):
     box showed 256 while the layer, its badge and its heatmaps had 576."""
     panel = ConfigPanel(AttentionConfig(d_model=576, n_heads=576, n_kv_heads=64), ["auto"])
     qtbot.addWidget(panel)
-    panel.mla_controls.kind.setCurrentIndex(1)  # MLA
+    panel.kind_controls.kind.setCurrentIndex(1)  # MLA
     cfg = panel.config()
-    assert cfg.mla is not None and panel.n_heads.value() == cfg.n_heads == 576
+    assert cfg.widths is not None and panel.n_heads.value() == cfg.n_heads == 576
     assert panel.n_heads.spin.value() == 576 and "576 heads" in panel.last_notice
 
 
@@ -270,7 +270,7 @@ def test_the_mode_badge_fits_its_text_and_gives_back_the_room_of_a_long_one(qtbo
     for n_kv in (1, 2, 3, 6, 12):  # MQA, GQA-2, GQA-3, GQA-6, MHA: one room
         panel.set_config(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=n_kv))
         assert panel.badge.width() == start >= needed(), panel.badge.text()
-    panel.set_config(AttentionConfig(d_model=768, n_heads=12, mla=MLADims(0, 512, 64, 64, 64)))
+    panel.set_config(AttentionConfig(d_model=768, n_heads=12, widths=MLADims(0, 512, 64, 64, 64)))
     assert "MLA" in panel.badge.text() and panel.badge.width() >= needed() > start
     panel.set_config(AttentionConfig(d_model=768, n_heads=12))
     assert panel.badge.text().strip() == "MHA" and panel.badge.width() == start

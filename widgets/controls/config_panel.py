@@ -28,14 +28,16 @@ from core.arch.config import (
     valid_n_kv_heads,
 )
 from core.arch.presets import LAYOUT_DEFAULTS, load_presets
+from core.kinds.registry import kind_named
+from core.kinds.switch import switch_key, switch_kind
 from core.models.choices import ModelShape
 from widgets.common.steady import LayoutFirewall, WholeLabel
 from widgets.common.style import set_style
 from widgets.common.wheel import FocusCombo
 from widgets.controls import config_tips
 from widgets.controls.config_tips import CUSTOM_NOTE, TIPS, model_tips, why_choices
+from widgets.controls.kind_controls import KindControls
 from widgets.controls.layout_controls import LayoutControls
-from widgets.controls.mla_controls import MLAControls, switch_attention, switch_key
 from widgets.controls.preset_match import PresetMatch
 from widgets.controls.slider_spin import SliderSpin
 from widgets.costs.mode_badge import ModeBadge
@@ -81,7 +83,7 @@ class ConfigPanel(QWidget):
         self.bias_which.addItem("q, k, v only", "qkv")
         self.bias_which.setToolTip(TIPS["bias"])
         self.layout_controls = LayoutControls()
-        self.mla_controls = MLAControls()
+        self.kind_controls = KindControls()
         self.device = FocusCombo()
         self.device.addItems(devices)
         self.badge = ModeBadge()
@@ -143,7 +145,7 @@ class ConfigPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(arch)
-        lay.addWidget(self.mla_controls)
+        lay.addWidget(self.kind_controls)
         lay.addWidget(self.layout_controls)
         lay.addWidget(work)
         lay.addStretch(1)
@@ -162,7 +164,7 @@ class ConfigPanel(QWidget):
         self.bias.toggled.connect(self._on_control_changed)
         self.bias_which.currentIndexChanged.connect(self._on_control_changed)
         self.layout_controls.changed.connect(self._on_layout_changed)
-        self.mla_controls.changed.connect(self._on_attention_changed)
+        self.kind_controls.changed.connect(self._on_attention_changed)
         self.device.currentTextChanged.connect(self.device_changed)
         self.preset.activated.connect(self._on_preset_activated)
 
@@ -198,7 +200,7 @@ class ConfigPanel(QWidget):
         self.bias_which.setCurrentIndex(1 if cfg.bias == "qkv" else 0)
         self.bias_which.setEnabled(cfg.bias is not False and self.shape is None)
         self.layout_controls.write(cfg)
-        self.mla_controls.write(cfg)
+        self.kind_controls.write(cfg)
         del blockers
         self._cfg = cfg
         self._intent, self._forced = {"n_heads": cfg.n_heads, "n_kv_heads": cfg.kv_heads}, set()  # a preset, pin, model
@@ -206,24 +208,26 @@ class ConfigPanel(QWidget):
         self._refresh_labels()
 
     def _read(self) -> AttentionConfig:
-        mla = self.mla_controls.dims()  # an MLA layer's KV heads and head_dim follow from n_heads and its widths
+        widths = self.kind_controls.widths()  # a kind of widths of its own: its KV heads and head_dim follow from them
         return AttentionConfig(
-            d_model=self.d_model.value(), n_heads=self.n_heads.value(), n_kv_heads=None if mla else self.n_kv_heads.value(),
+            d_model=self.d_model.value(), n_heads=self.n_heads.value(),
+            n_kv_heads=None if widths else self.n_kv_heads.value(),
             seq_len=self.seq_len.value(), batch_size=self.batch_size.value(), n_layers=self.n_layers.value(),
             dtype=self.dtype.currentText(), causal=self.causal.isChecked(),
             bias=self.bias_which.currentData() if self.bias.isChecked() else False,
             phase=self.phase.currentText(), softmax_scale=self._cfg.softmax_scale, **self.layout_controls.fields(),
-            mla=mla)
+            widths=widths)
 
     def _refresh_labels(self) -> None:
         cfg = self._cfg
         self.badge.show_config(cfg)
-        self.arch_form.setRowVisible(self.n_kv_heads, cfg.mla is None)  # MLA: one K and V per head, from the latent
-        for w in (self.bias, self.bias_which):  # an MLA layer has no biases; the badge beside them stays
-            w.setVisible(cfg.mla is None)
-        self.mla_controls.show_note(cfg)  # its head count follows n_heads
-        self.layout_controls.set_kind(cfg.attention)
-        self.mla_controls.d_model = cfg.d_model  # a first switch to MLA fits its ranks to this width
+        hidden = kind_named(cfg.attention).hides()  # controls its kind has no use for (MLA's heads follow its latent)
+        self.arch_form.setRowVisible(self.n_kv_heads, "n_kv_heads" not in hidden)
+        for w in (self.bias, self.bias_which):  # the badge beside them stays
+            w.setVisible("bias" not in hidden)
+        self.kind_controls.show_note(cfg)  # its head count follows n_heads
+        self.layout_controls.set_hidden(hidden)
+        self.kind_controls.d_model = cfg.d_model  # a first switch to a kind fits its widths to this width
         notes = cfg.head_dim_warnings()
         self.warnings.setText("\n".join("⚠ " + n for n in notes))
         self.warnings.setVisible(bool(notes))
@@ -261,7 +265,7 @@ class ConfigPanel(QWidget):
         self.shape = shape
         model = shape is not None
         for w in (self.d_model, self.n_layers, self.causal, self.bias, self.bias_which, self.preset,
-                  self.layout_controls, self.mla_controls):  # a real model is standard attention, as trained
+                  self.layout_controls, self.kind_controls):  # a real model is standard attention, as trained
             w.setEnabled(not model)
         encoder = shape is not None and shape.kind == "encoder"
         self.phase.setEnabled(not encoder)
@@ -278,7 +282,7 @@ class ConfigPanel(QWidget):
     def _snap_kv(self, n_heads: int) -> list[str]:
         """Put n_kv_heads at the allowed value nearest the user's choice; say why when it differs."""
         old, wanted = self.n_kv_heads.value(), self._intent["n_kv_heads"]
-        if self._cfg.mla is not None:  # hidden: an MLA layer's K and V heads follow n_heads, nothing to say
+        if "n_kv_heads" in kind_named(self._cfg.attention).hides():  # hidden: they follow n_heads, nothing to say
             self._intent["n_kv_heads"] = self.n_kv_heads.set_choices(self._kv_choices(n_heads), n_heads)
             return []
         new = self.n_kv_heads.set_choices(self._kv_choices(n_heads), wanted)
@@ -362,19 +366,20 @@ class ConfigPanel(QWidget):
         self._on_control_changed()
 
     def _on_attention_changed(self) -> None:
-        """Standard <-> MLA: the layer that type implies, and what moved; widths within MLA: as any control."""
+        """A change of kind: the layer that kind implies, and what moved; widths within a kind: as any control."""
         try:
-            dims = self.mla_controls.dims()
+            widths = self.kind_controls.widths()
         except ValueError as exc:  # an odd rope width: said, and the last valid widths are back
             self._write(self._cfg)
             self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
             return
-        if (dims is None) == (self._cfg.mla is None):
+        name = self.kind_controls.chosen()
+        if name == self._cfg.attention:
             self._on_control_changed()
             return
         try:
-            cfg, message = switch_attention(self._cfg, dims)
-        except ValueError as exc:  # q8_0 on the head width the other type would have: said, nothing changes
+            cfg, message = switch_kind(self._cfg, name, widths)
+        except ValueError as exc:  # q8_0 on the head width the other kind would have: said, nothing changes
             self._write(self._cfg)
             self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
             return

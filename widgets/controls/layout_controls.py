@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from core.arch.config import AttentionConfig
 from core.arch.formats import KV_FORMAT_NOTES, KV_FORMATS
+from core.kinds.registry import kind_named
 from core.kinds.standard.band import MAX_WINDOW
 from widgets.common.steady import LayoutFirewall
 from widgets.common.wheel import FocusCombo
@@ -71,7 +72,7 @@ class LayoutControls(QGroupBox):
         self.head_dim = SliderSpin(HEAD_DIMS, 64, free=True, maximum=2**20, tooltip=TIPS["head_dim"])
         self.head_dim.setEnabled(False)
         self.own_head_dim: int | None = None  # the user's own width, kept while the lock is on
-        self.kind = "standard"  # or "mla": no head width of its own to set (set_kind)
+        self.hidden: frozenset[str] = frozenset()  # standard controls the layer's kind has no use for (set_hidden)
         self.qk_norm = QCheckBox("q/k RMSNorm")
         self.window_on = QCheckBox("windowed")
         self.window = SliderSpin(WINDOWS, 4096, free=True, maximum=MAX_WINDOW, tooltip=TIPS["window"])
@@ -109,7 +110,7 @@ class LayoutControls(QGroupBox):
         hrow.addWidget(self.qk_norm)
         hrow.addStretch(1)
         form.addRow("head_dim", self.head_dim)
-        self.head_row = QWidget()  # rows a standard layer has and an MLA layer does not
+        self.head_row = QWidget()  # rows a standard layer has and a kind of widths of its own may not
         self.head_row.setLayout(hrow)
 
         form.addRow("", self.head_row)
@@ -167,19 +168,22 @@ class LayoutControls(QGroupBox):
         self.window.setEnabled(on)
         self.pattern.setEnabled(on)
 
-    def set_kind(self, kind: str) -> None:
-        """An MLA layer has no head width of its own to set, no q/k norm, window or sinks: only its KV format."""
-        if kind == self.kind:
+    def set_hidden(self, hidden: frozenset[str]) -> None:
+        """Hide the rows of the controls the layer's kind has no use for (its widths decide them, or it has none):
+        head_dim (with the lock and q/k norm beside it), window, sinks."""
+        if hidden == self.hidden:
             return  # five rows shown again at every slider step relaid the folded box (a layout request a step)
-        self.kind = kind
-        standard = kind == "standard"
-        for row in (self.head_dim, self.head_row, self.layers_row, self.window, self.sinks_row):
-            self.form.setRowVisible(row, standard)
+        self.hidden = hidden
+        for row in (self.head_dim, self.head_row):
+            self.form.setRowVisible(row, "head_dim" not in hidden)
+        for row in (self.layers_row, self.window):
+            self.form.setRowVisible(row, "window" not in hidden)
+        self.form.setRowVisible(self.sinks_row, "sinks" not in hidden)
 
     def fields(self) -> dict[str, Any]:
         """The config fields these controls set."""
         return {
-            "explicit_head_dim": None if self.lock.isChecked() or self.kind == "mla" else self.head_dim.value(),
+            "explicit_head_dim": None if self.lock.isChecked() or "head_dim" in self.hidden else self.head_dim.value(),
             "qk_norm": self.qk_norm.isChecked(),
             "window": self.window.value() if self.window_on.isChecked() else None,
             "layer_pattern": self.pattern.currentText() if self.window_on.isChecked() else "global",
@@ -232,8 +236,8 @@ def layout_is_set(cfg: AttentionConfig) -> bool:
 
 def summary(cfg: AttentionConfig) -> str:
     """One line of what the layout is: 'head_dim 128 (own), q/k norm, 52 local W 1024 + 10 global, KV q8_0'."""
-    if cfg.mla is not None:
-        return f"MLA: the latent cache in {cfg.kv_format}"
+    if cfg.widths is not None:
+        return f"{cfg.mode}: the {kind_named(cfg.attention).cache_name} in {cfg.kv_format}"
     parts = [f"head_dim {cfg.head_dim}" + (" (tied)" if cfg.head_dim_tied else " (own)")]
     parts += ["q/k norm"] if cfg.qk_norm else []
     local = sum(cfg.local_layers())

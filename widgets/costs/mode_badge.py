@@ -12,7 +12,7 @@ from core.arch.config import AttentionConfig
 from core.kinds.registry import kind_of
 from widgets.common.style import set_style, set_tip
 
-COLOURS = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3", "MLA": "#ea580c"}
+COLOURS = {"MHA": "#2563eb", "GQA": "#059669", "MQA": "#c026d3"}  # a kind of its own brings its colour
 # One style sheet for every mode; the mode's colour is painted (paintEvent): a new style sheet re-polishes the label,
 # 0.4 ms at each MHA/GQA switch of a drag, in the same event-loop turn as the drag's step. The selector keeps the
 # white text off the badge's tooltip, which Qt styles with the sheet of the widget that shows it.
@@ -33,7 +33,7 @@ class ModeBadge(QLabel):
     def show_config(self, cfg: AttentionConfig) -> None:
         spec = cfg.layer_spec()
         kind = kind_of(spec)
-        colour = QColor(COLOURS.get(kind.mode(spec), COLOURS["MHA"]))
+        colour = QColor(kind.colour or COLOURS.get(kind.mode(spec), COLOURS["MHA"]))
         if colour != self.colour:
             self.colour = colour
             self.update()

@@ -22,7 +22,7 @@ from core.kinds.registry import KINDS
 from core.timing.cpu_load import BUSY_CORES
 from core.timing.noise import ratio_ci
 from widgets.common.steady import keep_room, reserve_lines
-from widgets.common.style import set_colour
+from widgets.common.style import set_colour, set_tip
 
 
 def busy_note(t: dict[str, Any]) -> str:
@@ -57,10 +57,8 @@ class TimingPanel(QWidget):
         ("phases", "Prefill / decode", "The whole layer for seq_len tokens at once, and for one new token "
                                         "against seq_len keys (seq_len - 1 cached plus its own; min(seq_len, W) in a local "
                                         "layer): decode reads the whole KV cache per token."),
-        ("forms", "MLA forms", "An MLA layer, run both ways: naive (every head's key and value decompressed from "
-                               "the latent, then per-head attention) and absorbed (W_uk folded into the query, scores "
-                               "against the latent itself, W_uv after), each timed for the prefill and one decode "
-                               "step. The panel's other rows show naive prefill and absorbed decode, as engines run."),
+        ("forms", "Forms", "A layer kind of several execution forms, each timed for the prefill and one decode step "
+                           "(shown for such a layer's timing)."),
     ]
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -87,7 +85,7 @@ class TimingPanel(QWidget):
             grid.addWidget(label, row, col + 1)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
-        self.labels["forms"].hide()  # shown for an MLA layer's timing
+        self.labels["forms"].hide()  # shown for a timing of a kind of several forms
         self.names["forms"].hide()
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)  # indeterminate: we cannot know how many repeats remain
@@ -155,7 +153,7 @@ class TimingPanel(QWidget):
         set_colour(self.labels["state"], "#b45309" if skipped else "#dc2626")
         for key in ("device", "layer", "tflops", "qkv", "phases", "forms"):
             self.labels[key].setText("–")
-        for w in (self.labels["forms"], self.names["forms"]):  # an MLA layer's row, shown again by its next timing
+        for w in (self.labels["forms"], self.names["forms"]):  # a kind's forms, shown again by its next timing
             w.hide()
 
     def show_timing(self, t: dict[str, Any], config_text: str, batch: int = 1, seq_len: int = 1,
@@ -198,8 +196,13 @@ class TimingPanel(QWidget):
             achieved += (f"\nwindowed core {ms(t['core_median_ms'])} vs full causal {ms(t['full_core_ms'])}: "
                          f"x{ratio:.2f} the time for x{t['band_flop_ratio']:.2f} the FLOPs ({verdict})")
         self.labels["tflops"].setText(achieved)
-        forms = next((text for kind in KINDS.values() if (text := kind.timing_forms(t))), "")  # a kind's own forms
+        kind = next((kind for kind in KINDS.values() if kind.timing_forms(t)), None)  # a kind's own forms
+        forms = kind.timing_forms(t) if kind is not None else ""
         self.labels["forms"].setText(forms.replace("; ", "\n") if forms else "–")
+        if kind is not None:
+            self.names["forms"].setText(f"{kind.short} forms")
+            for w in (self.labels["forms"], self.names["forms"]):
+                set_tip(w, kind.forms_tip)
         for w in (self.labels["forms"], self.names["forms"]):
             w.setVisible(bool(forms))
         if t.get("fused_qkv_ms"):

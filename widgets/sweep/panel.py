@@ -18,26 +18,12 @@ from PySide6.QtWidgets import (
 )
 
 from core.study.lessons import LESSONS
-from core.study.sweep import SweepResult
+from core.study.sweep import KNOB_DEFAULTS, SweepResult
 from widgets.common.wheel import FocusCombo
 from widgets.maps.hover_readout import HoverReadout
 from widgets.sweep.plots import SweepPlots
 
 MAX_NOTES = 5  # skipped or failed values listed under the caption; the rest are counted
-
-KNOB_DEFAULTS = {
-    "n_heads": "1,2,3,4,6,8,12,16,24,32,48,64",
-    "n_kv_heads": "32,16,8,4,2,1",
-    "seq_len": "128..16384 log",
-    "d_model": "256..8192 log",
-    "batch": "1..64 log",
-    "head_dim": "32,64,96,128,192,256",
-    "window": "128..8192 log",
-    "kv_dtype": "float32,bfloat16,fp8_e4m3,q8_0,q4_0",
-    "kv_lora_rank": "64,128,256,512,1024",
-    "attention": "mla,gqa",
-}
-
 
 class SweepPanel(QWidget):
     run_requested = Signal(str, str, bool)  # knob, values text, timed

@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 
-from core.study.sweep import AXIS_LABELS, SweepResult, sweep_x
+from core.study.sweep import AXIS_LABELS, SweepResult, joined, sweep_x, timing_series
 from widgets.common.plot_ticks import spaced_values
 from widgets.common.readable_axis import ReadableAxis
 from widgets.common.wrapping_title import install as install_title
@@ -35,16 +35,6 @@ def window_series(rows: list) -> list[tuple[str, list[float | None], str]]:
     every = [r.report["kv_cache"]["bytes_per_token"] * r.report["config"]["seq_len"] * r.report["config"]["batch_size"]
              for r in rows]
     return [("local layers", local, "b"), ("global layers", glob, "c"), ("every layer global", every, "e")]
-
-
-def mla_form_series(timing: list) -> list[tuple[str, list[float | None], str]]:
-    """A timed sweep of an MLA layer: the other form of each phase (the prefill line is the naive form's, the
-    decode line the absorbed form's), so a seq_len sweep shows where the forms cross; none for other layers."""
-    forms = [t.get("mla_forms") if t else None for t in timing]
-    if not any(forms):
-        return []
-    return [("prefill, absorbed (MLA)", [f["absorbed_prefill_ms"] if f else None for f in forms], "d"),
-            ("decode, naive (MLA)", [f["naive_decode_ms"] if f else None for f in forms], "e")]
 
 
 def wants_log(values: list[float]) -> bool:
@@ -153,16 +143,16 @@ class SweepPlots(pg.GraphicsLayoutWidget):
         def line(key: str, ys: list[float | None], name: str, pen: str) -> bool:
             pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and (y > 0 or not logy[key])]
             if pts:
-                joined = knob != "attention"  # MLA and GQA are two kinds, not a trend: points only
+                trend = joined(knob)  # a set of layer kinds is not a trend: points only
                 self.plots[key].plot([p[0] for p in pts], [p[1] for p in pts],
-                                     pen=pg.mkPen(pen, width=2) if joined else None, symbol="o",
-                                     symbolSize=6 if joined else 10, symbolBrush=pen, name=name)
+                                     pen=pg.mkPen(pen, width=2) if trend else None, symbol="o",
+                                     symbolSize=6 if trend else 10, symbolBrush=pen, name=name)
             return bool(pts)
 
         get = lambda sec, k: [r.report[sec][k] for r in rows]  # noqa: E731
         timing = [r.report["timing"] for r in rows]
         series = {
-            # an MLA layer has no W_k, W_v (its keys and values come from kv_b): no point on that line
+            # a layer without W_k, W_v (keys and values rebuilt from a latent): no point on that line
             "params": [("total", get("params", "total"), "a"),
                        ("W_k + W_v", [p["k"] + p["v"] if "k" in p else None for p in (r.report["params"] for r in rows)],
                         "b")],
@@ -173,7 +163,7 @@ class SweepPlots(pg.GraphicsLayoutWidget):
             "time": [("prefill (the layer timed)" if rows[0].report["config"]["phase"] == "prefill" else "prefill",
                       [t["prefill_ms"] if t else None for t in timing], "b"),
                      ("decode" if rows[0].report["config"]["phase"] == "prefill" else "decode (the layer timed)",
-                      [t["decode_ms"] if t else None for t in timing], "c")] + mla_form_series(timing),
+                      [t["decode_ms"] if t else None for t in timing], "c")] + timing_series(timing),
             "tflops": [("layer", [t["tflops"] if t else None for t in timing], "a"),
                        ("core", [t["core_tflops"] if t else None for t in timing], "b")],
         }

@@ -28,6 +28,8 @@ from core.kinds.standard.band import causal_pairs_x2
 if TYPE_CHECKING:
     from core.arch.config import AttentionConfig
 
+FORMS_KEY = "mla_forms"  # the timing JSON's key of both forms' medians (README: JSON keys)
+FORM_MS = ("naive_prefill_ms", "absorbed_prefill_ms", "naive_decode_ms", "absorbed_decode_ms")  # the medians under it
 FORMS = ("naive", "absorbed")
 MEMORY_HINT = "the MLA ranks and head widths"  # what else to lower when a run or its display does not fit
 
@@ -77,9 +79,9 @@ class MLAParamCounts:
 
 
 def _dims(spec: LayerSpec) -> MLADims:
-    if spec.mla is None:
+    if spec.widths is None:
         raise ValueError("this layer is not an MLA layer.")
-    return spec.mla
+    return spec.widths
 
 
 def mla_param_counts(d: int, spec: LayerSpec, total_mha: int) -> MLAParamCounts:
@@ -194,7 +196,7 @@ def mla_timing_bytes(cfg: AttentionConfig, materialises_scores: bool) -> int:
     (kv_b's output, the concatenated keys and queries, the output and its reshape) and the absorbed form's (the
     absorbed query, its concatenation, the latent outputs, the values and their reshape, the key [c | k_pe]); and
     the T x T scores and mask on the math path (tests/core/test_mla_timing.py holds it above a run's growth)."""
-    m, b = cfg.mla, cfg.dtype_bytes
+    m, b = cfg.widths, cfg.dtype_bytes
     assert m is not None
     B, T, H, d = cfg.batch_size, cfg.seq_len, cfg.n_heads, cfg.d_model
     n, r, v, r_kv = m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.kv_lora_rank

@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING, Any
 from core.arch.formats import KV_FORMATS, bytes_per_value, check_kv_format
 from core.arch.layer import LayerSpec
 from core.format import format_bytes, format_count, format_noun, table_row
-from core.kinds.kind import CostRow, FlopCounts, LayerKind, Workload
+from core.kinds.kind import CliFlag, CostRow, FlopCounts, KindLesson, LayerKind, Workload
+from core.kinds.mla import study
 from core.kinds.mla.counts import (
+    FORM_MS,
     FORMS,
+    FORMS_KEY,
     MEMORY_HINT,
     MLAParamCounts,
     decode_bytes_read,
@@ -27,26 +30,52 @@ from core.kinds.mla.counts import (
 )
 from core.kinds.mla.estimate import estimate_mla_timing_s
 from core.kinds.mla.spec import MLADims
+from core.kinds.mla.switch import fitting_dims, switch_to_mla, widths_note
 from core.kinds.standard.counts import standard_params
+from core.kinds.widths import KindWidths
 
 if TYPE_CHECKING:
     from core.arch.config import AttentionConfig
 
 
 def dims(spec: LayerSpec) -> MLADims:
-    if spec.mla is None:
+    if not isinstance(spec.widths, MLADims):
         raise ValueError("this layer is not an MLA layer.")
-    return spec.mla
+    return spec.widths
 
 
 class MLAKind(LayerKind):
     name = "mla"
+    short = "MLA"
     title = "MLA (multi-head latent attention)"
+    picker = "MLA: latent KV (DeepSeek)"
+    about = ("MLA (DeepSeek-V2/V3, Kimi K2): every token caches one small latent and one shared RoPE key, and each "
+             "head's key and value are rebuilt from them; run naive (decompress, then per-head attention) or absorbed "
+             "(scores against the latent itself).")
     projection_rows = (("q", "q_proj"), ("q_a", "q_a_proj"), ("q_a_norm", "q_a_layernorm"), ("q_b", "q_b_proj"),
                        ("kv_a", "kv_a_proj_with_mqa"), ("kv_a_norm", "kv_a_layernorm"), ("kv_b", "kv_b_proj"),
                        ("o", "o_proj"))
     own_cost_rows = (("mla_kv", "MLA latent | decompressed"), ("mla_equiv", "MLA latent as GQA heads"),
                      ("mla_decode", "MLA decode FLOP/byte"))
+    widths_type = MLADims
+    cache_name = "latent cache"
+    colour = "#ea580c"
+    timing_forms_key = FORMS_KEY
+    timing_form_names = FORM_MS
+    forms_tip = ("An MLA layer, run both ways: naive (every head's key and value decompressed from the latent, then "
+                 "per-head attention) and absorbed (W_uk folded into the query, scores against the latent itself, W_uv "
+                 "after), each timed for the prefill and one decode step. The panel's other rows show naive prefill "
+                 "and absorbed decode, as engines run.")
+    knobs = study.KNOBS
+    compare_rows = study.COMPARE_ROWS
+    cli_flags = (
+        CliFlag("q-lora-rank", "q_lora_rank", "MLA: the low-rank query's width (0: a plain W_q; DeepSeek-V3 1536)"),
+        CliFlag("kv-lora-rank", "kv_lora_rank", "MLA: the cached latent's width (DeepSeek-V3 512)"),
+        CliFlag("qk-nope-dim", "qk_nope_head_dim", "MLA: each head's query/key width without position (128)"),
+        CliFlag("qk-rope-dim", "qk_rope_head_dim", "MLA: the RoPE part of each query and of the one shared key, even (64)"),
+        CliFlag("v-head-dim", "v_head_dim", "MLA: each head's value width (128)"),
+    )
+    cli_help = "multi-head latent attention, DeepSeek: the widths below, DeepSeek-V3's by default"
 
     def mode(self, spec: LayerSpec) -> str:
         return "MLA"
@@ -190,7 +219,7 @@ class MLAKind(LayerKind):
         return " (head_dim v)"
 
     def timing_forms(self, timing: dict[str, Any]) -> str:
-        forms = timing.get("mla_forms")
+        forms = timing.get(FORMS_KEY)
         return forms_summary(forms) if forms else ""
 
     def report_lines(self, report: dict[str, Any]) -> list[str]:
@@ -210,6 +239,43 @@ class MLAKind(LayerKind):
                              f"{format_count(f['decode_flops'])} decode FLOPs, reads "
                              f"{format_bytes(f['decode_bytes_read'])}, {f['decode_intensity']:.3g} FLOP/B"))
         return lines
+
+    # --- the controls --------------------------------------------------------------------------------------------
+    def default_widths(self, d_model: int) -> MLADims:
+        return fitting_dims(d_model)
+
+    def switch_to(self, cfg: AttentionConfig, widths: KindWidths | None) -> tuple[AttentionConfig, str]:
+        return switch_to_mla(cfg, widths if isinstance(widths, MLADims) else fitting_dims(cfg.d_model))
+
+    def widths_note(self, cfg: AttentionConfig) -> str:
+        return widths_note(cfg)
+
+    def hides(self) -> frozenset[str]:
+        """Its heads' keys and values come from the latent: no KV heads or head width of its own, and none of the
+        standard extras (DeepSeek's layers have no biases, q/k norm, window or sinks)."""
+        return frozenset({"n_kv_heads", "bias", "head_dim", "qk_norm", "window", "sinks"})
+
+    # --- studies ---------------------------------------------------------------------------------------------------
+    def refuse_knob(self, knob: str) -> str:
+        if knob in study.REFUSED_KNOBS:
+            return (f"{knob} does not apply to an MLA layer (its heads' keys and values come from the latent); "
+                    "sweep kv_lora_rank, or choose standard attention.")
+        return ""
+
+    def knob_needs(self, knob: str) -> str:
+        return f"{knob} sweeps an MLA layer; choose attention MLA (a DeepSeek preset) first."
+
+    def lessons(self) -> tuple[KindLesson, ...]:
+        return study.lessons()
+
+    def compare_value(self, report: dict[str, Any], section: str, key: str, value: Any) -> Any:
+        return study.compare_value(report, section, key, value)
+
+    def compare_why(self, section: str, key: str, own: bool) -> str:
+        return study.compare_why(section, key, own)
+
+    def timing_series(self, timings: list[dict[str, Any] | None]) -> list[tuple[str, list[float | None], str]]:
+        return study.timing_series(timings)
 
 
 MLA = MLAKind()

@@ -14,10 +14,10 @@ from core.kinds.mla.counts import equivalent_gqa_heads
 
 def equal_kv_gqa(cfg: AttentionConfig) -> AttentionConfig:
     """cfg's MLA layer's standard partner: same width, heads and workload; KV heads nearest the latent's bytes."""
-    if cfg.mla is None:
+    if cfg.widths is None:
         raise ValueError("the equal-KV GQA partner is defined for an MLA layer; choose attention MLA first.")
     spec = cfg.layer_spec()
     heads = nearest(round(equivalent_gqa_heads(spec)) or 1, valid_n_kv_heads(cfg.n_heads))
-    width = cfg.mla.v_head_dim
-    return cfg.with_(mla=None, n_kv_heads=heads,
+    width = cfg.widths.v_head_dim
+    return cfg.with_(widths=None, n_kv_heads=heads,
                      explicit_head_dim=None if width * cfg.n_heads == cfg.d_model else width)

@@ -36,9 +36,9 @@ class MLALayer(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.spec = spec = spec or cfg.layer_spec()
-        if spec.mla is None:
+        if spec.widths is None:
             raise ValueError("MLALayer needs an MLA layer spec; use AttentionLayer for a standard layer.")
-        m: MLADims = spec.mla
+        m: MLADims = spec.widths
         self.m, self.H, d = m, spec.n_heads, cfg.d_model
         self.n_heads = self.n_kv_heads = spec.n_heads
         self.head_dim = m.qk_head_dim

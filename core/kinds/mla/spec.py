@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from core.arch.formats import KV_FORMATS, check_kv_format
+from core.kinds.widths import KindWidths, WidthControl
+
 MLA_MAX = 2**16  # a rank or head width beyond any model; larger is refused before any count
 
 
 @dataclass(frozen=True)
-class MLADims:
+class MLADims(KindWidths):
     q_lora_rank: int = 1536  # r_q; 0: a plain q_proj (d_model x H*(nope + rope)), as DeepSeek-V2-Lite
     kv_lora_rank: int = 512  # r_kv: the cached latent's width
     qk_nope_head_dim: int = 128  # n: each head's key/query width without position
@@ -33,6 +36,42 @@ class MLADims:
         if self.qk_rope_head_dim % 2:
             raise ValueError(f"MLA's qk_rope_head_dim must be even (RoPE rotates pairs of dimensions), not "
                              f"{self.qk_rope_head_dim}; choose {self.qk_rope_head_dim + 1}.")
+
+    kind = "mla"  # type: ignore[misc]  # the registry's name, and the key a file keeps these widths under
+    mode = "MLA"  # type: ignore[misc]
+    heads_rule = "an MLA layer rebuilds one key and value per query head from its latent"  # type: ignore[misc]
+
+    @property
+    def head_dim(self) -> int:
+        return self.qk_head_dim
+
+    @property
+    def baseline_head_dim(self) -> int:
+        """DeepSeek-V2's comparison: the MHA layer of head_dim v_head_dim."""
+        return self.v_head_dim
+
+    def check_heads(self, n_heads: object, n_kv_heads: object, head_dim: object) -> None:
+        """An MLA layer has one key and value per query head, nope + rope wide: n_kv_heads and head_dim are not its
+        own to set (None, or the values they must be)."""
+        if n_kv_heads is not None and (isinstance(n_kv_heads, bool) or n_kv_heads != n_heads):
+            raise ValueError(f"an MLA layer rebuilds one key and value per query head from its latent, so n_kv_heads "
+                             f"is n_heads ({short(n_heads)}), not {short(n_kv_heads)}; leave n_kv_heads unset.")
+        if head_dim is not None and (isinstance(head_dim, bool) or head_dim != self.qk_head_dim):
+            raise ValueError(f"an MLA layer's head_dim is qk_nope + qk_rope = {self.qk_head_dim}, not "
+                             f"{short(head_dim)}; set the MLA widths instead of head_dim.")
+
+    def check_kv_format(self, name: str) -> None:
+        """A block KV format (q8_0, q4_0) must fit every width the MLA caches hold: the latent, the rope key, and the
+        decompressed per-head key (nope + rope) and value."""
+        check_kv_format(name, 32)  # the name itself (32 values fill a block of every format)
+        for field, width in (("kv_lora_rank", self.kv_lora_rank), ("qk_rope_head_dim", self.qk_rope_head_dim),
+                             ("qk_nope + qk_rope", self.qk_head_dim), ("v_head_dim", self.v_head_dim)):
+            try:
+                check_kv_format(name, width)
+            except ValueError:
+                block = KV_FORMATS[name][1]
+                raise ValueError(f"the {name} KV format stores blocks of {block} values, and MLA's {field} {width} is "
+                                 f"not a multiple of {block}; choose MLA widths that are, or another KV format.") from None
 
     @property
     def qk_head_dim(self) -> int:
@@ -92,3 +131,20 @@ class MLADims:
 
 
 MLA_FIELDS = tuple(f.name for f in fields(MLADims))
+MLADims.controls = (  # type: ignore[misc]
+    WidthControl("q_lora_rank", "q_lora_rank", "The low-rank query: d_model -> q_lora_rank -> RMSNorm -> n_heads x "
+                 "(nope + rope). 0 builds a plain W_q (DeepSeek-V2-Lite). DeepSeek-V3: 1536.", 0, MLA_MAX, 64),
+    WidthControl("kv_lora_rank", "kv_lora_rank", "The latent every token caches: d_model -> kv_lora_rank (then "
+                 "RMSNorm); each head's key and value are rebuilt from it by kv_b. DeepSeek-V3: 512.", 1, MLA_MAX, 64),
+    WidthControl("qk_nope_head_dim", "qk_nope", "Each head's query/key width without position, rebuilt from the "
+                 "latent. 128.", 1, MLA_MAX, 16),
+    WidthControl("qk_rope_head_dim", "qk_rope", "The RoPE part of each query, and of the one key all heads share "
+                 "(cached beside the latent). Even: RoPE rotates pairs. 64.", 2, MLA_MAX, 2),
+    WidthControl("v_head_dim", "v_head_dim", "Each head's value width, rebuilt from the latent. 128.", 1, MLA_MAX, 16),
+)
+
+
+def short(value: Any) -> str:
+    """A value as the user gave it, cut short when long."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

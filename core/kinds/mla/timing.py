@@ -16,6 +16,7 @@ from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.device import TORCH_DTYPES, device_name, guard_bytes
 from core.kinds.mla.counts import (
+    FORMS_KEY,
     MEMORY_HINT,
     mla_layer_flops,
     mla_timing_bytes,
@@ -93,6 +94,6 @@ def run_mla_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0,
         core_tflops=tflops(flops.attention, core.median_ms), fused_qkv=None, separate_qkv=None,
         prefill=naive_prefill, decode=absorbed_decode,
         kernel="MLA: naive prefill (decompressed per-head SDPA), absorbed decode (latent as one KV head)",
-        forms=forms,
+        forms=forms, forms_key=FORMS_KEY,
     )
 

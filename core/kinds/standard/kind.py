@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from core.arch.formats import check_kv_format
 from core.arch.layer import LayerSpec
+from core.format import format_noun
 from core.kinds.kind import FlopCounts, LayerKind, Workload
 from core.kinds.standard.counts import (
     ParamCounts,
@@ -23,8 +24,12 @@ if TYPE_CHECKING:
 
 class StandardKind(LayerKind):
     name = "standard"
+    short = "standard"
     title = "Standard (MHA / GQA / MQA)"
+    picker = "standard: MHA / GQA / MQA"
+    about = "Standard: each KV head caches its own key and value (MHA, GQA, MQA: the n_kv_heads slider)."
     projection_rows = (("q", "W_q"), ("k", "W_k"), ("v", "W_v"), ("o", "W_o"))
+    cli_help = "MHA/GQA/MQA: --heads, --kv-heads"
 
     def mode(self, spec: LayerSpec) -> str:
         if spec.n_kv_heads == spec.n_heads:
@@ -72,6 +77,17 @@ class StandardKind(LayerKind):
 
     def estimate_timing_s(self, cfg: AttentionConfig, device_type: str, budget_s: float, include_qkv: bool) -> float:
         return estimate_standard_timing_s(cfg, device_type, budget_s, include_qkv)
+
+    def switch_to(self, cfg: AttentionConfig, widths: object = None) -> tuple[AttentionConfig, str]:
+        """Back to standard attention: MHA of the same heads, head_dim tied when d_model allows, else the other kind's
+        baseline width."""
+        H = cfg.n_heads
+        width = cfg.widths.baseline_head_dim if cfg.widths is not None else cfg.head_dim
+        tied = cfg.d_model % H == 0
+        new = cfg.with_(widths=None, n_kv_heads=H, explicit_head_dim=None if tied else width)
+        return new, (f"Attention standard: MHA of {format_noun(H, 'head')}, head_dim "
+                     + (f"{cfg.d_model // H} (d_model / n_heads)." if tied
+                        else f"{width} (its own, as {cfg.mode}'s values)."))
 
 
 STANDARD = StandardKind()
