@@ -21,8 +21,9 @@ import torch  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QEventLoop  # noqa: E402
 
 from core.arch.config import AttentionConfig  # noqa: E402
-from core.study.sweep import plan_sweep  # noqa: E402
+from core.study.sweep import SweepResult, plan_sweep  # noqa: E402
 from core.timing.layer import run_timing  # noqa: E402
+from sandbox.jobs.types import SweepJob  # noqa: E402
 from sandbox.runner.thread_runner import ComputeRunner  # noqa: E402
 
 BASE = AttentionConfig(d_model=512, n_heads=8, n_kv_heads=2, seq_len=256, causal=True)
@@ -48,13 +49,13 @@ def main() -> int:
     done = {}
     loop = QEventLoop()  # blocks the main thread like an idle GUI, instead of polling
 
-    def finish(payload) -> None:
-        done["result"] = payload[1]
+    def finish(kind, payload) -> None:
+        done["result"] = payload.result
         loop.quit()
 
-    runner.sweep_done.connect(finish)
+    runner.done.connect(finish)
     t0 = time.perf_counter()
-    runner.submit_sweep("seq_len", points, timed=True, device="cpu", budget_s=BUDGET_S)
+    runner.submit(SweepJob(1, points, "cpu", BUDGET_S, SweepResult("seq_len", timed=True)))
     if "result" not in done:
         loop.exec()
     sweep_s = time.perf_counter() - t0

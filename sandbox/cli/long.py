@@ -118,7 +118,7 @@ def _work(args: argparse.Namespace) -> tuple[Any, LongJob, list]:
         raise ValueError(f"--tokens must be from 2 to {limit:,}, not {short_int(args.tokens)}.")
     n_tokens = args.tokens or (min(limit, 2**15) if key else 4096)
     out: list = []
-    work = LongWork(lambda name, *a: out.append(a[0]), models, describe_error)
+    work = LongWork(lambda name, kind, payload: out.append(payload), models, describe_error)
     job = LongJob(1, "overview", cfg, key, args.layer, text or "", n_tokens, getattr(args, "pool", "max"),
                   getattr(args, "pixels", 1024), getattr(args, "band", DEFAULT_BAND), 0, args.device,
                   steps=getattr(args, "steps", 64), kv_format=getattr(args, "kv_format", "bfloat16"))
@@ -151,7 +151,7 @@ def cmd_longmap(args: argparse.Namespace) -> int:
         raise ValueError(f"{mine} exists and is not an Attention Sandbox manifest; choose another --out, so that it is "
                          "not overwritten.")
     last = [""]
-    work.emit = lambda name, *a: (_progress(a[0], last), out.append(a[0]))
+    work.emit = lambda name, kind, payload: (_progress(payload, last), out.append(payload))
     work.step(job, 0)
     done = next((d for d in out if isinstance(d, LongDone)), None)
     if done is None or done.view is None:
@@ -193,7 +193,8 @@ def cmd_decode(args: argparse.Namespace) -> int:
     if job.model is not None and args.text is None and args.text_file is None:
         raise ValueError("give the prompt with --text (or --text-file).")
     last = [""]
-    work.emit = lambda name, *a: (_progress(a[0], last) if args.json or args.csv else None, out.append(a[0]))
+    work.emit = lambda name, kind, payload: (_progress(payload, last) if args.json or args.csv else None,
+                                             out.append(payload))
     index, shown = 0, 0
     more = True
     while more:

@@ -65,7 +65,7 @@ class FrontierWork:
             fit_to_come = run.bases is None and any(m.method.startswith("latent") for m in run.methods[done - 1:])
             eta = sum(self.step_seconds) / len(self.step_seconds) * (run.steps - done + fit_to_come)  # a fit ~ a step
             text = run.describe(done) if done < run.steps else ""
-            self.emit("frontier_progress", FrontierProgress(rid, done, run.steps, eta, text, point.to_json()))
+            self.emit("progress", "frontier", FrontierProgress(rid, done, run.steps, eta, text, point.to_json()))
             if done < run.steps:
                 return True
             assert run.result is not None
@@ -97,7 +97,7 @@ class FrontierWork:
         self.step_seconds = []
         # Said before the first (slowest) step: how many steps and about how long, so the tab shows time left at once.
         guess = first_guess_s(m, self.run, self.seconds_per_step.get(job.model))
-        self.emit("frontier_progress", FrontierProgress(job.run_id, 0, self.run.steps, guess,
+        self.emit("progress", "frontier", FrontierProgress(job.run_id, 0, self.run.steps, guess,
                                                         f"{self.run.describe(0)} (time left estimated until a step "
                                                         "is measured)", None))
         return True
@@ -105,4 +105,4 @@ class FrontierWork:
     def _end(self, done: FrontierDone) -> None:
         if done.run_id == self.run_id:  # a cancelled run's last step must not drop the run that replaced it
             self.run = None
-        self.emit("frontier_done", done)
+        self.emit("done", "frontier", done)

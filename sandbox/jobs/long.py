@@ -105,10 +105,10 @@ class LongWork:
             if job.kind == "decode":
                 return self._decode_step(job, index, stop)
             if job.kind == "layers":
-                self.emit("long_done", LongDone(job.job_id, "layers", layers=self._layers(job, stop)))
+                self.emit("done", "long", LongDone(job.job_id, "layers", layers=self._layers(job, stop)))
                 return False
             view = self._overview(job, stop) if job.kind == "overview" else self._region(job, stop)
-            self.emit("long_done", LongDone(job.job_id, job.kind, view))
+            self.emit("done", "long", LongDone(job.job_id, job.kind, view))
         except Stopped:
             self._end(job, "cancelled")
         except Exception as exc:  # said in the tab; the worker serves the next request
@@ -117,7 +117,7 @@ class LongWork:
 
     def _end(self, job: LongJob, message: str) -> None:
         self.decoding, self.curve, self.curve_run = None, None, None
-        self.emit("long_done", LongDone(job.job_id, job.kind, message=message))
+        self.emit("done", "long", LongDone(job.job_id, job.kind, message=message))
 
     def _progress(self, job: LongJob, what: str, lo: float, hi: float) -> Callable[[float], None]:
         last = [0.0]
@@ -129,7 +129,7 @@ class LongWork:
                 done = lo + (hi - lo) * fraction
                 elapsed = now - self.started
                 eta = elapsed / done * (1 - done) if done > 0.02 else None
-                self.emit("long_progress", LongProgress(job.job_id, done, what, eta))
+                self.emit("progress", "long", LongProgress(job.job_id, done, what, eta))
         return say
 
     # -- overview and zoom ---------------------------------------------------------------------------
@@ -145,7 +145,7 @@ class LongWork:
             budget = overview_budget(spec.n_heads, spec.n_kv_heads, spec.head_dim, job.n_tokens, job.pixels,
                                      job.config.causal, spec.window, device.type)
             check_fits(budget, free_memory_bytes(device))
-            self.emit("long_progress", LongProgress(job.job_id, 0.0, "drawing the seeded inputs and projecting them"))
+            self.emit("progress", "long", LongProgress(job.job_id, 0.0, "drawing the seeded inputs and projecting them"))
             li, n_text = design_inputs(job.config, spec, job.n_tokens, job.seed, job.layer, device, stop), job.n_tokens
         else:
             from core.models.inspect import token_labels
@@ -163,7 +163,7 @@ class LongWork:
             budget = overview_budget(m.n_heads, m.n_kv_heads, m.head_dim, len(ids), job.pixels, m.kind == "causal",
                                      None, device.type, job.layer + 1, m.d_model)
             check_fits(budget, free_memory_bytes(torch.device("cpu")))
-            self.emit("long_progress", LongProgress(job.job_id, 0.0, f"reading {len(ids):,} tokens through "
+            self.emit("progress", "long", LongProgress(job.job_id, 0.0, f"reading {len(ids):,} tokens through "
                                                     f"{job.layer + 1} layer{'s' * (job.layer > 0)} of {m.name}"))
             li = model_inputs(m, ids, job.layer, token_labels(m, ids), stop)
             li.q, li.k = li.q.to(device), li.k.to(device)
@@ -252,12 +252,12 @@ class LongWork:
             s = next(self.decoding)
         except StopIteration:
             self.decoding = None
-            self.emit("long_done", LongDone(job.job_id, "decode", decode_meta=self._decode_meta(job, m)))
+            self.emit("done", "long", LongDone(job.job_id, "decode", decode_meta=self._decode_meta(job, m)))
             return False
         view = DecodeStepView(s.step, s.n_cached, s.kv_bytes, s.step_ms, s.token, s.row)
         elapsed = time.perf_counter() - self.started
         eta = elapsed / (index + 1) * (job.steps - index - 1)
-        self.emit("long_progress", LongProgress(job.job_id, (index + 1) / job.steps,
+        self.emit("progress", "long", LongProgress(job.job_id, (index + 1) / job.steps,
                                                 f"generated {index + 1} of {job.steps} tokens", eta, step=view))
         return True
 
@@ -281,14 +281,14 @@ class LongWork:
         self.curve.points.append(point)
         done = index + 1
         elapsed = time.perf_counter() - self.started
-        self.emit("long_progress", LongProgress(job.job_id, done / len(self.lengths),
+        self.emit("progress", "long", LongProgress(job.job_id, done / len(self.lengths),
                                                 f"timed the step at {point.context:,} tokens of context",
                                                 elapsed / done * (len(self.lengths) - done), point=point.to_json()))
         if done < len(self.lengths):
             return True
         self.curve.fit()
         curve, self.curve, self.curve_run = self.curve, None, None
-        self.emit("long_done", LongDone(job.job_id, "decode", curve=curve.to_json(), decode_meta={
+        self.emit("done", "long", LongDone(job.job_id, "decode", curve=curve.to_json(), decode_meta={
             "layer": job.layer, "spec": spec.to_dict(), "label": spec.kind_label, "dtype": job.config.dtype,
             "device": device_name(device), "other_load_cores": self.other_load()}))
         return False

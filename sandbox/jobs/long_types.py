@@ -4,6 +4,7 @@ builtins, no torch: the window's process never loads it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -14,6 +15,7 @@ KINDS = ("overview", "region", "decode", "layers")
 
 @dataclass(frozen=True)
 class LongJob:
+    job_kind: ClassVar[str] = "long"
     job_id: int
     kind: str  # overview: the whole map; region: a zoom into it; decode: a decode run; layers: every layer's figures
     config: AttentionConfig  # random weights: the layer's shapes (and the seeded inputs' width)
@@ -29,6 +31,11 @@ class LongJob:
     region: tuple[int, int, int, int] | None = None  # (r0, r1, c0, c1): query and key positions of a zoom
     steps: int = 64  # decode: tokens to generate (random weights: context lengths to time)
     kv_format: str = "bfloat16"  # decode: the format the cache is counted in
+
+    def lost(self, progress: list[Any]) -> LongDone:
+        """Its end when the worker running it died, said in its tab (it is not rerun)."""
+        return LongDone(self.job_id, self.kind, message="the compute worker stopped during this job; run it again (a "
+                                                        "model open is loaded again first)")
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.study.sweep import SweepPoint, SweepResult, SweepRow
 from core.timing.result import TimingResult
+from sandbox.jobs.long_types import LongJob
 from sandbox.jobs.model_view import ModelView
 from sandbox.state.view import View
 
@@ -81,11 +82,24 @@ class Failure:
 
 @dataclass
 class SweepJob:
+    """A sweep, one point a step: live requests queued meanwhile run between points."""
+
+    job_kind: ClassVar[str] = "sweep"
     sweep_id: int
     points: list[SweepPoint]
-    device: str
+    device: str  # where to time ('': counts only)
     budget_s: float
     result: SweepResult
+
+    @property
+    def job_id(self) -> int:
+        return self.sweep_id
+
+    def lost(self, progress: list[Any]) -> SweepDone:
+        """Its end when the worker running it died: the points done, marked partial."""
+        rows = [p.row for p in progress if isinstance(p, SweepProgress)]
+        return SweepDone(self.sweep_id, SweepResult(self.result.knob, rows=rows, timed=self.result.timed, partial=True,
+                                                    stopped_reason="the compute worker stopped"))
 
 
 @dataclass(frozen=True)
@@ -96,15 +110,51 @@ class SweepProgress:
     eta_s: float  # seconds left, from the mean of the timed points so far
     row: SweepRow
 
+    @property
+    def job_id(self) -> int:
+        return self.sweep_id
+
+
+@dataclass(frozen=True)
+class SweepStep:
+    """The timing step now running in a sweep's point ("point 3 of 8: naive prefill (3/7)")."""
+
+    sweep_id: int
+    text: str
+
+    @property
+    def job_id(self) -> int:
+        return self.sweep_id
+
+
+@dataclass(frozen=True)
+class SweepDone:
+    sweep_id: int
+    result: SweepResult
+
+    @property
+    def job_id(self) -> int:
+        return self.sweep_id
+
 
 @dataclass(frozen=True)
 class FrontierJob:
     """A KV frontier of a loaded model (its key as the Model list names it) over the given method families."""
 
+    job_kind: ClassVar[str] = "frontier"
     run_id: int
     model: str
     families: tuple[str, ...]
     n_samples: int = 2
+
+    @property
+    def job_id(self) -> int:
+        return self.run_id
+
+    def lost(self, progress: list[Any]) -> FrontierDone:
+        """Its end when the worker running it died, said in its tab (it is not rerun)."""
+        return FrontierDone(self.run_id, None, "the compute worker stopped during the frontier; run it again once the "
+                                               "model is reloaded (the points done stay on the chart, not in the cache)")
 
 
 @dataclass(frozen=True)
@@ -118,6 +168,10 @@ class FrontierProgress:
     text: str  # the step that runs next ('' when none)
     point: dict | None
 
+    @property
+    def job_id(self) -> int:
+        return self.run_id
+
 
 @dataclass(frozen=True)
 class FrontierDone:
@@ -125,6 +179,13 @@ class FrontierDone:
     result: dict | None  # FrontierResult.to_json(); None when it failed or was cancelled
     message: str = ""  # why, in a sentence, when result is None
     cached: bool = False
+
+    @property
+    def job_id(self) -> int:
+        return self.run_id
+
+
+BackgroundJob = SweepJob | FrontierJob | LongJob  # a job of several steps, one at a time on the main worker
 
 
 @dataclass(frozen=True)

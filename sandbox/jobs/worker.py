@@ -2,8 +2,9 @@
 tests and the CLI) or a worker process of its own (sandbox/runner/process_runner.py, the app).
 
 A Worker holds what lives between requests (display layers, a real model's forward, loaded models) and
-reports through `emit(signal_name, *args)`; the carrier decides what is stale (`stale(rid)`) and whether
-a sweep was cancelled (`sweep_stopped(sweep_id)`).
+reports through `emit(signal_name, *args)` (a background job's through `emit("progress" | "done", kind, payload)`);
+the carrier decides what is stale (`stale(rid)`) and whether a background job was cancelled
+(`stopped(kind, job_id)`, a sandbox/jobs/book.py JobBook's rule).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 import traceback
 from collections.abc import Callable
 from importlib.metadata import version
+from typing import Any
 
 import torch
 
@@ -29,7 +31,16 @@ from sandbox.jobs.compute import LayerCache, compute_heatmaps, compute_timing
 from sandbox.jobs.frontier import FrontierWork
 from sandbox.jobs.long import LongWork
 from sandbox.jobs.model_compute import shape_of
-from sandbox.jobs.types import ComputeRequest, Failure, SweepJob, SweepProgress, WorkerInfo
+from sandbox.jobs.types import (
+    BackgroundJob,
+    ComputeRequest,
+    Failure,
+    SweepDone,
+    SweepJob,
+    SweepProgress,
+    SweepStep,
+    WorkerInfo,
+)
 from sandbox.window.logfile import setup_log_file
 
 log = logging.getLogger(__name__)
@@ -56,18 +67,26 @@ def worker_info() -> WorkerInfo:
 
 
 class Worker:
-    def __init__(self, emit: Emit, stale: Callable[[int], bool], sweep_stopped: Callable[[int], bool]) -> None:
+    def __init__(self, emit: Emit, stale: Callable[[int], bool], stopped: Callable[[str, int], bool]) -> None:
         self.emit = emit
         self.stale = stale
-        self.sweep_stopped = sweep_stopped
+        self.stopped = stopped
         self.cache = LayerCache()
         self.forwards = ForwardCache()  # a real model's unchanged run of the tokens on screen
         self.models: dict[str, LoadedModel] = {}  # loaded real models, by key or folder
         # a model's latent bases (PCA, SVD) per layer, fitted on the calibration text by its frontier or
         # on the first frontier point shown in the Heatmaps tab
         self.bases: dict[str, tuple[dict[int, LatentBasis], dict[int, LatentBasis]]] = {}
-        self.frontier = FrontierWork(emit, self.models, describe_error, self.bases)  # `stopped`: set by the carrier
-        self.long = LongWork(emit, self.models, describe_error)  # the Long tab's jobs; `stopped` set by the carrier
+        self.frontier = FrontierWork(emit, self.models, describe_error, self.bases)
+        self.frontier.stopped = lambda rid: stopped("frontier", rid)
+        self.long = LongWork(emit, self.models, describe_error)  # the Long tab's jobs
+        self.long.stopped = lambda job_id: stopped("long", job_id)
+        self.steps: dict[str, Callable[[Any, int], bool]] = {
+            "sweep": self.sweep_step, "frontier": self.frontier.step, "long": self.long.step}
+
+    def step(self, job: BackgroundJob, index: int) -> bool:
+        """Step index of a background job; True when the next step is to be scheduled (live requests run between)."""
+        return self.steps[job.job_kind](job, index)
 
     def fail(self, rid: int, stage: str, exc: BaseException) -> None:
         detail = "".join(traceback.format_exception(exc))
@@ -144,15 +163,16 @@ class Worker:
         result, sid = job.result, job.sweep_id
         finished = True
         try:
-            if self.sweep_stopped(sid):
+            if self.stopped("sweep", sid):
                 result.partial, result.stopped_reason = True, "cancelled"
                 return False
             timing_fn = None
             if job.device:
                 device = resolve_device(job.device)
-                step = lambda text: self.emit("sweep_step", sid, f"point {index + 1} of {len(job.points)}: {text}")  # noqa: E731
+                step = lambda text: self.emit(  # noqa: E731
+                    "progress", "sweep", SweepStep(sid, f"point {index + 1} of {len(job.points)}: {text}"))
                 timing_fn = lambda cfg: run_timing(  # noqa: E731
-                    cfg, device, budget_s=job.budget_s, should_stop=lambda: self.sweep_stopped(sid),
+                    cfg, device, budget_s=job.budget_s, should_stop=lambda: self.stopped("sweep", sid),
                     include_qkv=False, progress=step).to_report()
             t0 = time.perf_counter()
             try:
@@ -167,7 +187,7 @@ class Worker:
             timed = [r.seconds for r in result.rows if r.status == "ok"]
             left = [p for p in job.points[index + 1:] if p.config is not None]
             eta = (sum(timed) / len(timed)) * len(left) if timed else 0.0
-            self.emit("sweep_progress", SweepProgress(sid, index + 1, len(job.points), eta, row))
+            self.emit("progress", "sweep", SweepProgress(sid, index + 1, len(job.points), eta, row))
             if row.status == "refused":
                 result.partial, result.stopped_reason = True, row.reason
                 return False
@@ -175,4 +195,4 @@ class Worker:
             return not finished
         finally:
             if finished:
-                self.emit("sweep_done", (sid, result))
+                self.emit("done", "sweep", SweepDone(sid, result))

@@ -1,5 +1,9 @@
 """What every runner tells the window, and the ids it answers with: one declaration for the thread runner
-(sandbox/runner/thread_runner.py: tests, the CLI) and the app's process runner (sandbox/runner/process_runner.py)."""
+(sandbox/runner/thread_runner.py: tests, the CLI) and the app's process runner (sandbox/runner/process_runner.py).
+
+Both take work the same way: `submit(job)` (a live ComputeRequest, newest wins; or a background job of several
+steps, sandbox/jobs/types.py), `cancel(kind, job_id)`, `running(kind)`; a background job reports through
+`progress(kind, payload)` and ends with `done(kind, payload)`."""
 
 from __future__ import annotations
 
@@ -11,13 +15,9 @@ class RunnerSignals(QObject):
     timing_started = Signal(int)  # request id
     timing_ready = Signal(object)  # TimingOutcome
     failed = Signal(object)  # Failure
-    sweep_progress = Signal(object)  # SweepProgress
-    sweep_step = Signal(int, str)  # sweep id, the timing step now running in a point ("naive prefill (3/7)")
-    sweep_done = Signal(object)  # (sweep_id, SweepResult)
-    frontier_progress = Signal(object)  # FrontierProgress
-    frontier_done = Signal(object)  # FrontierDone
-    long_progress = Signal(object)  # LongProgress (sandbox/jobs/long_types.py)
-    long_done = Signal(object)  # LongDone
+    # A background job (sandbox/jobs/types.py: BackgroundJob) reports under its kind ("sweep", "frontier", "long"):
+    progress = Signal(str, object)  # kind, SweepProgress | SweepStep | FrontierProgress | LongProgress
+    done = Signal(str, object)  # kind, SweepDone | FrontierDone | LongDone: its end, however it ended
     model_progress = Signal(str, float)  # what is happening, fraction done
     model_loaded = Signal(object)  # (key, ModelShape)
     roof_ready = Signal(object)  # this machine's measured roof: core/timing/machine_roof.py's MachineRoof.to_json()

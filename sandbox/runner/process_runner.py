@@ -22,18 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
-from core.study.sweep import SweepPoint, SweepResult
-from sandbox.jobs.long_types import LongDone, LongJob
-from sandbox.jobs.types import (
-    ComputeRequest,
-    Failure,
-    FrontierDone,
-    FrontierJob,
-    SweepJob,
-    SweepProgress,
-    WorkerInfo,
-    starting_info,
-)
+from sandbox.jobs.types import BackgroundJob, ComputeRequest, Failure, WorkerInfo, starting_info
 from sandbox.runner.contract import RunnerSignals
 from sandbox.runner.deadlines import Deadline, Deadlines
 from sandbox.runner.shared_arrays import from_shared
@@ -55,10 +44,6 @@ HANG_S = 30.0  # no answer for this long (its reader thread answers at once, ker
 
 
 class ProcessRunner(RunnerSignals):
-    _frontier_id = 0  # the newest frontier run's id
-    _frontier_active = False
-    _long_job: LongJob | None = None  # the Long tab's job in progress, until its long_done
-
     def __init__(self, settle_s: float = 0.35, parent: QObject | None = None, hang_s: float = HANG_S,
                  main: WorkerChild | None = None) -> None:
         """main: a main worker already started (sandbox/window/app.py starts it before importing this module)."""
@@ -76,8 +61,9 @@ class ProcessRunner(RunnerSignals):
         self._loaded: dict[str, bool] = {}  # models open in the main worker: key -> allow_pickle
         self._asked: dict[str, bool] = {}  # models asked for and not loaded yet: key -> allow_pickle
         self._warm_sent = False
-        self._sweep_id = 0
-        self._sweep: tuple[str, bool, list] | None = None  # the running sweep: knob, timed, its rows so far
+        # kind -> its background job in progress and the progress it reported, until its `done` (a worker's death
+        # ends it with what it had done: BackgroundJob.lost)
+        self._running: dict[str, tuple[BackgroundJob, list[Any]]] = {}
         self._timer: Deadline | None = None  # a timing waiting for the sliders to settle
         self._deadlines = Deadlines("runner-deadlines")
         self.deaths = 0  # workers replaced after a crash (tests, the soak)
@@ -142,7 +128,7 @@ class ProcessRunner(RunnerSignals):
     def _job(self, child: WorkerChild, kind: str, *args: Any) -> None:
         with self._lock:
             token = next(self._tokens)
-            child.jobs[token] = kind
+            child.jobs[token] = args[0].job_kind if kind == "job" else kind  # what it is doing, as a death names it
         self._send(child, (kind, token, *args))
 
     # -- the contract ------------------------------------------------------------------------------
@@ -150,7 +136,15 @@ class ProcessRunner(RunnerSignals):
         with self._lock:
             return not self._main.jobs and not (self._timing and self._timing.jobs) and self._timer is None
 
-    def submit(self, request: ComputeRequest) -> int:
+    def submit(self, job: ComputeRequest | BackgroundJob) -> int:
+        """A live request (its id: the newest wins), or a background job on the main worker (its own id: the newest of
+        its kind runs, one step at a time, live requests between its steps)."""
+        if not isinstance(job, ComputeRequest):
+            with self._lock:
+                self._running[job.job_kind] = (job, [])
+                self._job(self._main, "job", job)
+            return job.job_id
+        request = job
         with self._lock:
             self._latest += 1
             rid = self._latest
@@ -212,27 +206,25 @@ class ProcessRunner(RunnerSignals):
             self._changed.notify_all()
 
     def _on_emit(self, child: WorkerChild, name: str, args: tuple[Any, ...]) -> None:
-        if name in ("heatmaps_ready", "long_done"):
-            result, names = from_shared(args[0])  # copied out here, in the reader thread
+        if name in ("heatmaps_ready", "done"):  # a mosaic, or a job's end (a long map): big arrays
+            result, names = from_shared(args[-1])  # copied out here, in the reader thread
             if names:
                 self._send(child, ("release", names))
-            args = (result,)
+            args = (*args[:-1], result)
         if child.retired:
             return
         if name == "model_loaded":
             key = args[0][0]
             with self._lock:
                 self._loaded.setdefault(key, self._asked.pop(key, False))
-        elif name == "sweep_progress" and self._sweep is not None:
-            progress: SweepProgress = args[0]
-            if progress.sweep_id == self._sweep_id:
-                self._sweep[2].append(progress.row)
-        elif name == "frontier_done":
-            self._frontier_ended(args[0])
-        elif name == "long_done":
-            self._long_ended(args[0])
-        elif name == "sweep_done" and args[0][0] == self._sweep_id:
-            self._sweep = None  # the current sweep's end (a superseded one's end changes nothing)
+        elif name in ("progress", "done"):
+            with self._lock:
+                running = self._running.get(args[0])
+                if running is not None and running[0].job_id == args[1].job_id:  # a superseded job changes nothing
+                    if name == "done":
+                        del self._running[args[0]]
+                    else:
+                        running[1].append(args[1])
         getattr(self, name).emit(*args)
 
     def _on_done(self, child: WorkerChild, token: int) -> None:
@@ -264,12 +256,12 @@ class ProcessRunner(RunnerSignals):
                     self._give_up(role, cause)
                     return
             lost_loads: list[str] = []
-            sweep = None
+            lost_jobs: list[tuple[BackgroundJob, list[Any]]] = []
             if role == "main":
                 self._main = self._spawn("main")
                 for key, allow_pickle in self._loaded.items():
                     self._job(self._main, "load", key, allow_pickle, True)
-                sweep, self._sweep = self._sweep, None
+                lost_jobs, self._running = list(self._running.values()), {}
                 lost_loads, self._asked = list(self._asked), {}
             elif child is self._timing:
                 self._promote_spare()
@@ -286,13 +278,8 @@ class ProcessRunner(RunnerSignals):
         for key in lost_loads:  # the picker stops waiting: the user can pick it again
             self.failed.emit(Failure(-1, "model", f"the compute worker stopped while loading {key}; pick it again "
                                                   "in the Model list."))
-        if role == "main":
-            self._frontier_lost()
-            self._long_lost()
-        if sweep is not None:
-            knob, timed, rows = sweep
-            self.sweep_done.emit((self._sweep_id, SweepResult(knob, rows=list(rows), timed=timed, partial=True,
-                                                              stopped_reason="the compute worker stopped")))
+        for job, progress in lost_jobs:  # each background job ends with what it had done, said in its tab (not rerun)
+            self.done.emit(job.job_kind, job.lost(progress))
         if now_idle:
             self.idle.emit()
 
@@ -348,26 +335,14 @@ class ProcessRunner(RunnerSignals):
         self._job(self._main, "clear")
         self.wait_idle(30.0)
 
-    @property
-    def current_sweep_id(self) -> int:
-        return self._sweep_id
+    def cancel(self, kind: str, job_id: int | None = None) -> None:
+        """Stop kind's job job_id (None: its newest) between steps or timing repeats (read by the worker at once); a
+        cancel meant for an older job stops nothing newer."""
+        self._send(self._main, ("cancel", kind, job_id))
 
-    @property
-    def sweep_running(self) -> bool:
-        return self._sweep is not None
-
-    def submit_sweep(self, knob: str, points: list[SweepPoint], timed: bool, device: str = "auto",
-                     budget_s: float = 0.1) -> int:
-        with self._lock:
-            self._sweep_id += 1
-            self._sweep = (knob, timed, [])
-            job = SweepJob(self._sweep_id, points, device if timed else "", budget_s, SweepResult(knob, timed=timed))
-            self._job(self._main, "sweep", job)
-        return self._sweep_id
-
-    def cancel_sweep(self, sweep_id: int | None = None) -> None:
-        """Stop sweep_id (None: the current sweep); a cancel meant for an older sweep stops nothing newer."""
-        self._send(self._main, ("cancel_sweep", self._sweep_id if sweep_id is None else sweep_id))
+    def running(self, kind: str) -> bool:
+        """Whether a background job of kind has not reported its `done` yet."""
+        return kind in self._running
 
     # -- when the timing workers start (the timing worker once the first heatmaps are done, its spare once the
     # timing worker is free: a torch import beside a timing inflates it) ---------------------------------
@@ -394,61 +369,6 @@ class ProcessRunner(RunnerSignals):
             return
         self._timing, self._spare = (self._spare, None) if self._spare is not None else (self._spawn("timing"), None)
         self._spawn_spare_when_free()  # the promoted one is idle; a cold one starts its spare at its hello
-
-    # -- the KV frontier, one point a job on the main worker ----------------------------------------------
-    @property
-    def frontier_running(self) -> bool:
-        return self._frontier_active
-
-    def submit_frontier(self, model: str, families: tuple[str, ...], n_samples: int = 2) -> int:
-        with self._lock:
-            self._frontier_id += 1
-            self._frontier_active = True
-            self._job(self._main, "frontier", FrontierJob(self._frontier_id, model, tuple(families), n_samples))
-        return self._frontier_id
-
-    def cancel_frontier(self) -> None:
-        """Stop before the next point: the points done are shown, the run is not cached."""
-        self._send(self._main, ("cancel_frontier",))
-
-    def _frontier_ended(self, done: FrontierDone) -> None:
-        if done.run_id == self._frontier_id:
-            self._frontier_active = False
-
-    def _frontier_lost(self) -> None:
-        """The main worker died: the frontier in progress ends, said in its tab (it is not rerun)."""
-        if self._frontier_active:
-            self._frontier_active = False
-            self.frontier_done.emit(FrontierDone(self._frontier_id, None, "the compute worker stopped during the "
-                                                 "frontier; run it again once the model is reloaded (the points "
-                                                 "done stay on the chart, not in the cache)"))
-
-    # -- the Long tab's jobs on the main worker -----------------------------------------------------------
-    @property
-    def long_running(self) -> bool:
-        return self._long_job is not None
-
-    def submit_long(self, job: LongJob) -> int:
-        """Run a Long tab job on the main worker (an older one still running stops at its next check)."""
-        with self._lock:
-            self._long_job = job
-            self._job(self._main, "long", job)
-        return job.job_id
-
-    def cancel_long(self) -> None:
-        """Stop between chunks, layers or decode steps: the job ends with the message "cancelled"."""
-        self._send(self._main, ("cancel_long",))
-
-    def _long_ended(self, done: LongDone) -> None:
-        if self._long_job is not None and done.job_id == self._long_job.job_id:
-            self._long_job = None
-
-    def _long_lost(self) -> None:
-        """The main worker died: the Long tab's job ends, said in its tab (it is not rerun)."""
-        job, self._long_job = self._long_job, None
-        if job is not None:
-            self.long_done.emit(LongDone(job.job_id, job.kind, message="the compute worker stopped during this job; "
-                                         "run it again (a model open is loaded again first)"))
 
     # -- what tests, benchmarks and the soak ask from outside the window's event loop -----------------------
     def wait_idle(self, timeout: float | None = None) -> bool:

@@ -7,6 +7,8 @@ the CLI and benchmarks; the app runs the same jobs in a process of their own, sa
   request interrupts a timing between repeats (cooperative cancellation).
 - Results are emitted with their id and the receiver drops any id that is not the newest
   (a Future cannot be stopped once running, napari's lesson).
+- A background job (a sweep, the KV frontier, a Long tab job) runs one step a job on the same thread, so live
+  requests queued meanwhile run between its steps; `cancel(kind)` stops it at its next check.
 - Tests use sync=True (everything runs inside submit) or wait on `idle` / is_idle().
 """
 
@@ -22,9 +24,8 @@ from typing import Any
 from PySide6.QtCore import QObject
 
 from core.models.source import warm_imports
-from core.study.sweep import SweepPoint, SweepResult
-from sandbox.jobs.long_types import LongJob
-from sandbox.jobs.types import ComputeRequest, FrontierJob, SweepJob, SweepProgress, WorkerInfo
+from sandbox.jobs.book import JobBook
+from sandbox.jobs.types import BackgroundJob, ComputeRequest, SweepProgress, WorkerInfo
 from sandbox.jobs.worker import Worker, describe_error, worker_info
 from sandbox.runner.contract import RunnerSignals
 
@@ -47,16 +48,11 @@ class ComputeRunner(RunnerSignals):
             # The worker's Python code holds the GIL for up to the switch interval (5 ms by default)
             # before the GUI thread gets it back: 1 ms keeps a slider drag from stalling.
             sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
-        self._worker = Worker(self._emit, self._stale, self._sweep_stopped)
+        self._book = JobBook()
+        self._running: dict[str, int] = {}  # kind -> the id of its background job in progress, until its `done`
+        self._worker = Worker(self._emit, self._stale, self._book.stopped)
         self.info: WorkerInfo = worker_info()
         self._futures: list[Future] = []
-        self._sweep_id = 0
-        self._sweep_cancelled = False
-        self._sweep_active = False
-        self._frontier_id, self._frontier_cancelled, self._frontier_active = 0, False, False
-        self._worker.frontier.stopped = lambda rid: self._frontier_cancelled or rid != self._frontier_id
-        self._long_id, self._long_cancelled = 0, False
-        self._worker.long.stopped = lambda job_id: self._long_cancelled or job_id != self._long_id
         self._warm_thread: threading.Thread | None = None
 
     def is_idle(self) -> bool:
@@ -70,7 +66,12 @@ class ComputeRunner(RunnerSignals):
     def paced(self) -> bool:  # type: ignore[override]  (RunnerSignals' class attribute)
         return not self._sync
 
-    def submit(self, request: ComputeRequest) -> int:
+    def submit(self, job: ComputeRequest | BackgroundJob) -> int:
+        """A live request (its id: the newest wins), or a background job (its own id: the newest of its kind runs,
+        one step a job, so live requests queued meanwhile run between its steps)."""
+        if not isinstance(job, ComputeRequest):
+            return self._submit_background(job)
+        request = job
         with self._lock:
             self._latest += 1
             rid = self._latest
@@ -96,11 +97,9 @@ class ComputeRunner(RunnerSignals):
     def _stale(self, rid: int) -> bool:
         return rid != self._latest
 
-    def _emit(self, name: str, *args: object) -> None:
-        if name == "sweep_done":
-            self._sweep_active = False
-        if name == "frontier_done" and args[0].run_id == self._frontier_id:  # type: ignore[attr-defined]
-            self._frontier_active = False
+    def _emit(self, name: str, *args: Any) -> None:
+        if name == "done" and self._running.get(args[0]) == args[1].job_id:
+            del self._running[args[0]]  # before the window hears of it: running(kind) is False in its handler
         getattr(self, name).emit(*args)
 
     def _run(self, rid: int, req: ComputeRequest, wake: threading.Event, settle_s: float) -> None:
@@ -174,87 +173,27 @@ class ComputeRunner(RunnerSignals):
         finally:
             self._job_done()
 
-    # -- sweeps: one point per job, so live requests queued meanwhile run between points ----------
-    @property
-    def current_sweep_id(self) -> int:
-        return self._sweep_id
-
-    @property
-    def sweep_running(self) -> bool:
-        return self._sweep_active
-
-    def submit_sweep(self, knob: str, points: list[SweepPoint], timed: bool, device: str = "auto",
-                     budget_s: float = 0.1) -> int:
+    # -- background jobs: one step a job on the worker thread, so live requests queued meanwhile run between -----
+    def _submit_background(self, job: BackgroundJob) -> int:
         with self._lock:
-            self._sweep_id += 1
-            self._sweep_cancelled = False
-            self._sweep_active = True
-            job = SweepJob(self._sweep_id, points, device if timed else "", budget_s, SweepResult(knob, timed=timed))
-        self._schedule_step(job, 0)
-        return job.sweep_id
-
-    def cancel_sweep(self, sweep_id: int | None = None) -> None:
-        """Stop sweep_id (None: the current sweep) between points or between timing repeats; finished points are
-        kept, marked partial. A cancel meant for an older sweep stops nothing newer."""
-        if sweep_id is None or sweep_id == self._sweep_id:
-            self._sweep_cancelled = True
-
-    def _sweep_stopped(self, sweep_id: int) -> bool:
-        return self._sweep_cancelled or sweep_id != self._sweep_id
-
-    def _schedule_step(self, job: SweepJob, index: int) -> None:
-        with self._lock:
-            self._pending += 1
-        if self._sync or self._executor is None:
-            self._sweep_step(job, index)
-        else:
-            self._futures = [f for f in self._futures if not f.done()] + [self._executor.submit(self._sweep_step, job, index)]
-
-    def _sweep_step(self, job: SweepJob, index: int) -> None:
-        try:
-            if self._worker.sweep_step(job, index):
-                self._schedule_step(job, index + 1)
-        finally:
-            self._job_done()
-
-    # -- the KV frontier: one point per job, as sweeps --------------------------------------------
-    @property
-    def frontier_running(self) -> bool:
-        return self._frontier_active
-
-    def submit_frontier(self, model: str, families: tuple[str, ...], n_samples: int = 2) -> int:
-        with self._lock:
-            self._frontier_id += 1
-            self._frontier_cancelled, self._frontier_active = False, True
-            job = FrontierJob(self._frontier_id, model, tuple(families), n_samples)
-        self._schedule(self._frontier_step, job, 0)
-        return job.run_id
-
-    def cancel_frontier(self) -> None:
-        self._frontier_cancelled = True
-
-    def _frontier_step(self, job: FrontierJob, index: int) -> None:
-        try:
-            if self._worker.frontier.step(job, index):
-                self._schedule(self._frontier_step, job, index + 1)
-        finally:
-            self._job_done()
-
-    # -- the Long tab: an overview or zoom in one job, a decode run one step a job ---------------------------
-    def submit_long(self, job: LongJob) -> int:
-        """Run a Long tab job (its job_id is the newest: an older one still running stops at its next check)."""
-        with self._lock:
-            self._long_id, self._long_cancelled = job.job_id, False
-        self._schedule(self._long_step, job, 0)
+            self._book.start(job.job_kind, job.job_id)
+            self._running[job.job_kind] = job.job_id
+        self._schedule(self._step, job, 0)
         return job.job_id
 
-    def cancel_long(self) -> None:
-        self._long_cancelled = True
+    def cancel(self, kind: str, job_id: int | None = None) -> None:
+        """Stop kind's job job_id (None: its newest) between steps or timing repeats; what it finished is kept (a
+        sweep's points, marked partial). A cancel meant for an older job stops nothing newer."""
+        self._book.cancel(kind, job_id)
 
-    def _long_step(self, job: LongJob, index: int) -> None:
+    def running(self, kind: str) -> bool:
+        """Whether a background job of kind has not reported its `done` yet."""
+        return kind in self._running
+
+    def _step(self, job: BackgroundJob, index: int) -> None:
         try:
-            if self._worker.long.step(job, index):
-                self._schedule(self._long_step, job, index + 1)
+            if self._worker.step(job, index):
+                self._schedule(self._step, job, index + 1)
         finally:
             self._job_done()
 
@@ -273,9 +212,7 @@ class ComputeRunner(RunnerSignals):
         with self._lock:
             self._latest += 1  # everything in flight is stale now
             self._wake.set()
-            self._sweep_cancelled = True
-            self._frontier_cancelled = True
-            self._long_cancelled = True
+            self._book.cancel_all()
         finished = True
         if self._executor is not None:
             if wait_s is None:

@@ -16,7 +16,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]  # where the sandbox package is, for the worker to import it
 STAGES = {"heatmaps": "computing the heatmaps", "timing": "timing the layer", "load": "loading a model",
-          "sweep": "running a sweep", "frontier": "running the KV frontier", "clear": "clearing its caches",
+          "sweep": "running a sweep", "frontier": "running the KV frontier", "long": "mapping a long context",
+          "clear": "clearing its caches",
           "roof": "measuring this machine", "warm": "preparing to open models"}
 
 

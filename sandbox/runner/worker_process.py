@@ -2,16 +2,15 @@
 
 Messages in (tuples, pickled by multiprocessing):
   ("latest", rid)                    the newest request id: anything older is stale (read at once)
-  ("cancel_sweep", sweep_id)         stop that sweep between points or timing repeats (read at once); an older
-                                     sweep's cancel, arriving late, leaves a newer one running
-  ("cancel_frontier",)               stop the frontier before its next point (read at once)
-  ("cancel_long",)                   stop the Long tab's job between chunks, layers or steps (read at once)
+  ("cancel", kind, job_id)           stop that background job between steps or timing repeats (read at once);
+                                     job_id None: the newest of its kind; an older job's cancel, arriving late,
+                                     leaves a newer one running
   ("stop",)                          leave
   ("heatmaps" | "timing", token, rid, request)   rid is the newest request id too (read at once)
   ("load", token, key, allow_pickle, quiet)
-  ("sweep", token, SweepJob)         every point in turn; live requests queued meanwhile run between points
-  ("frontier", token, FrontierJob)   the same, one KV-frontier point a step
-  ("long", token, LongJob)           the Long tab's overview, zoom or decode run (a decode step a step)
+  ("job", token, BackgroundJob)      a sweep (a point a step), the KV frontier (a point a step) or a Long tab job
+                                     (an overview, zoom or decode run): every step in turn, live requests queued
+                                     meanwhile run between steps
   ("clear", token) / ("warm", token) drop the display caches / import what opening a model needs
   ("roof", token, device)            measure this machine's peak FLOP/s, bandwidth and memory
   ("release", names)                 the window has copied these shared-memory arrays out (read at once)
@@ -34,6 +33,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.shared_memory import SharedMemory
 from typing import Any
 
+from sandbox.jobs.book import JobBook
 from sandbox.runner.shared_arrays import release, release_all, to_shared
 
 
@@ -44,19 +44,13 @@ class _Served:
         self.conn = conn
         self.send_lock = threading.Lock()
         self.latest = 0
-        self.sweep_id = 0  # the newest sweep sent: an older one stops
-        self.sweep_cancelled = False
-        self.frontier_id, self.frontier_cancelled = 0, False
+        self.book = JobBook()  # the newest background job of each kind sent: an older one stops
         self.quiet = False  # a reload after a restart: the window has the model's shape already
         self.blocks: dict[str, SharedMemory] = {}  # arrays sent in shared memory, until the window has them
         self.blocks_lock = threading.Lock()
         self.jobs: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
         self.deferred: deque[tuple[Any, ...] | None] = deque()  # met between two sweep points, run after it
-        self.worker = Worker(self.emit, lambda rid: rid != self.latest,
-                             lambda sid: self.sweep_cancelled or sid != self.sweep_id)
-        self.worker.frontier.stopped = lambda rid: self.frontier_cancelled or rid != self.frontier_id
-        self.long_id, self.long_cancelled = 0, False
-        self.worker.long.stopped = lambda job_id: self.long_cancelled or job_id != self.long_id
+        self.worker = Worker(self.emit, lambda rid: rid != self.latest, self.book.stopped)
         self.send(("hello", worker_info()))
 
     def send(self, message: tuple[Any, ...]) -> None:
@@ -66,9 +60,9 @@ class _Served:
     def emit(self, name: str, *args: object) -> None:
         if name == "model_loaded" and self.quiet:
             return
-        if name in ("heatmaps_ready", "long_done"):  # a mosaic or a long map: big arrays
+        if name in ("heatmaps_ready", "done"):  # a mosaic, or a job's end (a long map): big arrays
             with self.blocks_lock:
-                args = (to_shared(args[0], self.blocks),)
+                args = (*args[:-1], to_shared(args[-1], self.blocks))
         self.send(("emit", name, args))
 
     def read(self) -> None:
@@ -79,13 +73,8 @@ class _Served:
                 kind = message[0]
                 if kind == "latest":
                     self.latest = max(self.latest, message[1])
-                elif kind == "cancel_sweep":
-                    if message[1] == self.sweep_id:
-                        self.sweep_cancelled = True
-                elif kind == "cancel_frontier":
-                    self.frontier_cancelled = True
-                elif kind == "cancel_long":
-                    self.long_cancelled = True
+                elif kind == "cancel":
+                    self.book.cancel(message[1], message[2])
                 elif kind == "ping":
                     self.send(("pong",))  # alive, whatever the main thread is computing
                 elif kind == "release":
@@ -94,12 +83,8 @@ class _Served:
                 elif kind == "stop":
                     break
                 else:
-                    if kind == "sweep":
-                        self.sweep_id, self.sweep_cancelled = message[2].sweep_id, False
-                    elif kind == "frontier":
-                        self.frontier_id, self.frontier_cancelled = message[2].run_id, False
-                    elif kind == "long":
-                        self.long_id, self.long_cancelled = message[2].job_id, False
+                    if kind == "job":
+                        self.book.start(message[2].job_kind, message[2].job_id)
                     elif kind in ("heatmaps", "timing"):
                         self.latest = max(self.latest, message[2])  # a live request is the newest one sent
                     self.jobs.put(message)
@@ -135,11 +120,10 @@ class _Served:
                 w.load(key, allow_pickle)
             finally:
                 self.quiet = False
-        elif kind in ("sweep", "frontier", "long"):
+        elif kind == "job":
             (job,) = args
-            step = w.sweep_step if kind == "sweep" else w.frontier.step if kind == "frontier" else w.long.step
             index = 0
-            while step(job, index):
+            while w.step(job, index):
                 index += 1
                 self._run_waiting_live_jobs()
         elif kind == "roof":
@@ -159,7 +143,7 @@ class _Served:
                 message = self.jobs.get_nowait()
             except queue.Empty:
                 return
-            if message is None or message[0] in ("sweep", "frontier", "long"):
+            if message is None or message[0] == "job":
                 self.deferred.append(message)
             else:
                 self.run_one(message)

@@ -19,7 +19,7 @@ from core.models.catalog import SHIPPED
 from core.models.frontier.summary import BUDGETS, CSV_KEYS
 from core.models.kv.methods import FAMILIES
 from resources import CALIB_TEXT, EVAL_TEXT
-from sandbox.jobs.types import FrontierDone, FrontierProgress, HeatmapResult
+from sandbox.jobs.types import FrontierDone, FrontierJob, FrontierProgress, HeatmapResult
 from sandbox.state.app_state import AppState
 from sandbox.tabs.export_render import ours as _ours
 from sandbox.tabs.export_render import render_png, versions, write_svg
@@ -48,11 +48,11 @@ class FrontierTab:
         self.newest = 1  # the first run id this tab listens to
         self.partial: dict[str, Any] | None = None
         self.run_model = ("", "causal")  # (name, kind) of the model the run in progress is of
-        runner.frontier_progress.connect(self._on_progress)
-        runner.frontier_done.connect(self._on_done)
+        runner.progress.connect(lambda kind, progress: self._on_progress(progress) if kind == "frontier" else None)
+        runner.done.connect(lambda kind, done: self._on_done(done) if kind == "frontier" else None)
         p = self.panel
         p.run_requested.connect(self.run)
-        p.cancel_requested.connect(runner.cancel_frontier)
+        p.cancel_requested.connect(lambda: runner.cancel("frontier"))
         p.open_model_requested.connect(models.load)
         p.open_point_requested.connect(self.open_point)
         p.pin_point_requested.connect(lambda point: self.open_point(point, pin=True))
@@ -69,7 +69,7 @@ class FrontierTab:
     def model_changed(self) -> None:
         shape = self.models.shape
         if self.panel.running and (shape is None or shape.name != self.run_model[0]):
-            self.runner.cancel_frontier()  # another model: the run in progress is not this one's
+            self.runner.cancel("frontier")  # another model: the run in progress is not this one's
             self.newest = self.run_id + 1  # and whatever it still says is dropped
             self.panel.set_running(False)
             self.notices.status(f"The frontier of {self.run_model[0]} was cancelled: another model "
@@ -118,8 +118,8 @@ class FrontierTab:
         self.run_model = (shape.name, shape.kind) if shape is not None else ("", "causal")
         self.panel.set_running(True)
         self.panel.status.setText("Running: the unchanged model…")
-        self.newest = self.run_id + 1  # a synchronous runner reports before submit returns the id
-        self.run_id = self.runner.submit_frontier(key, families)
+        self.run_id = self.newest = self.run_id + 1  # set first: a synchronous runner reports inside submit
+        self.runner.submit(FrontierJob(self.run_id, key, tuple(families)))
 
     def _on_progress(self, progress: FrontierProgress) -> None:
         if progress.run_id < self.newest:  # an earlier run's last words

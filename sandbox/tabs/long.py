@@ -60,8 +60,8 @@ class LongTab:
         self.decode_meta: dict = {}
         self.decode_source: tuple | None = None  # (model, layer, design) of the decode run on screen
         self.curve: dict | None = None
-        runner.long_progress.connect(self._on_progress)
-        runner.long_done.connect(self._on_done)
+        runner.progress.connect(lambda kind, progress: self._on_progress(progress) if kind == "long" else None)
+        runner.done.connect(lambda kind, done: self._on_done(done) if kind == "long" else None)
         p.compute_requested.connect(self.compute)
         p.cancel_requested.connect(self.cancel)
         p.decode_requested.connect(self.decode)
@@ -174,7 +174,7 @@ class LongTab:
     def _submit(self, job: LongJob, what: str) -> None:
         self.running = job
         self.panel.set_running(True, what)
-        self.runner.submit_long(job)
+        self.runner.submit(job)
 
     def compute(self) -> None:
         job = self.job("overview")
@@ -191,7 +191,7 @@ class LongTab:
             return  # every head small: a tile opens its head, which zooms
         if self.running is not None:
             if self.running.kind == "region":  # the newest zoom wins: the one in progress stops
-                self.runner.cancel_long()
+                self.runner.cancel("long")
             self.queued_region = (r0, r1, c0, c1)
             return
         self.job_id += 1
@@ -239,7 +239,7 @@ class LongTab:
     def cancel(self) -> None:
         if self.running is not None:
             self.queued_region = None
-            self.runner.cancel_long()
+            self.runner.cancel("long")
             self.panel.status.setText("Cancelling…")
 
     def _on_progress(self, progress: LongProgress) -> None:

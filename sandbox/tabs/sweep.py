@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from core.study.sweep import (
     plan_sweep,
     point_config,
 )
-from sandbox.jobs.types import SweepProgress
+from sandbox.jobs.types import SweepDone, SweepJob, SweepProgress, SweepStep
 from sandbox.state.app_state import AppState
 from sandbox.tabs.export_render import render_png
 from sandbox.window.export_folder import ExportFolder
@@ -81,9 +82,9 @@ class SweepController(QObject):
         self.panel.cancel_requested.connect(self.cancel)
         self.panel.export_png_requested.connect(lambda: self._ask_path("png"))
         self.panel.export_csv_requested.connect(lambda: self._ask_path("csv"))
-        runner.sweep_progress.connect(self._on_runner_sweep_progress)
-        runner.sweep_step.connect(lambda sid, text: self.panel.set_step(text) if sid == self.running_id else None)
-        runner.sweep_done.connect(self._on_runner_sweep_done)
+        self._ids = itertools.count(1)  # each sweep's id: the newest runs, an older one's reports are dropped
+        runner.progress.connect(self._on_runner_progress)
+        runner.done.connect(lambda kind, payload: self._on_runner_sweep_done(payload) if kind == "sweep" else None)
 
     def run(self, knob: str, values_text: str, timed: bool) -> int | None:
         try:
@@ -107,27 +108,28 @@ class SweepController(QObject):
         self.panel.caption.setText(f"{label}: {len(points)} points" + (", timed" if timed else ", counts only") + "…")
         self.panel.set_running(len(points), label)
         self.result = None
-        runner = self.runner
-        self.running_id = runner.current_sweep_id + 1  # the id submit_sweep gives: a sync runner ends inside it
-        sweep_id = runner.submit_sweep(knob, points, timed, self.state.view.device, SWEEP_BUDGET_S)
-        if self.running_id is not None:  # still running
-            self.running_id = sweep_id
+        self.running_id = sweep_id = next(self._ids)  # set first: a sync runner ends the sweep inside submit
+        self.runner.submit(SweepJob(sweep_id, points, self.state.view.device if timed else "", SWEEP_BUDGET_S,
+                                    SweepResult(knob, timed=timed)))
         return sweep_id
 
     def cancel(self) -> None:
         """The user's Cancel: stops the sweep this panel runs, and nothing when none runs (a cancel sent with no
         sweep running, or for an older one, must not stop the next)."""
         if self.running_id is not None:
-            self.runner.cancel_sweep(self.running_id)
+            self.runner.cancel("sweep", self.running_id)
 
-    def _on_runner_sweep_progress(self, p: SweepProgress) -> None:
-        if p.sweep_id != self.running_id:
+    def _on_runner_progress(self, kind: str, p: SweepProgress | SweepStep) -> None:
+        if kind != "sweep" or p.sweep_id != self.running_id:
+            return
+        if isinstance(p, SweepStep):  # the timing step now running in a point
+            self.panel.set_step(p.text)
             return
         note = f"{self.knob}={p.row.value}: {p.row.status} — {p.row.reason}" if p.row.status != "ok" else ""
         self.panel.set_progress(p.done, p.total, p.eta_s, note)
 
-    def _on_runner_sweep_done(self, payload: tuple[int, SweepResult]) -> None:
-        sweep_id, result = payload
+    def _on_runner_sweep_done(self, payload: SweepDone) -> None:
+        sweep_id, result = payload.sweep_id, payload.result
         if sweep_id != self.running_id:
             return
         self.running_id = None

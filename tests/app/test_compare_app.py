@@ -6,6 +6,7 @@ from core.counts import kv_cache_bytes, param_counts
 from core.report import build_report
 from core.study.compare import comparison
 from core.study.sweep import parse_values
+from sandbox.jobs.types import SweepProgress
 from tests.app.conftest import SMALL
 
 
@@ -121,7 +122,8 @@ def test_cancelling_mid_sweep_keeps_finished_points_marked_partial(make_window, 
     w = make_window(sync=False, kind=async_kind)
     qtbot.waitUntil(w.runner.is_idle, timeout=20000)
     done = []
-    w.runner.sweep_progress.connect(lambda p: (done.append(p.done), w.sweeps.cancel() if p.done == 2 else None))
+    w.runner.progress.connect(lambda kind, p: (done.append(p.done), w.sweeps.cancel() if p.done == 2 else None)
+                              if isinstance(p, SweepProgress) else None)
     w.sweeps.run("seq_len", "8,16,24,32,40,48,56,64", timed=True)
     qtbot.waitUntil(lambda: w.sweeps.result is not None, timeout=30000)
     result = w.sweeps.result

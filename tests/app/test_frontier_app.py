@@ -59,7 +59,9 @@ def test_a_frontier_run_charts_every_point_and_says_which_method_loses_least(mak
 def test_the_lesson_opens_smollm2_and_asks_for_every_method_read_at_a_third(make_window, monkeypatch):
     w = make_window()
     asked = []
-    monkeypatch.setattr(w.runner, "submit_frontier", lambda key, families, n=2: asked.append((key, families)) or 7)
+    submit = w.runner.submit
+    monkeypatch.setattr(w.runner, "submit", lambda job: asked.append((job.model, job.families)) or 7
+                        if getattr(job, "job_kind", "") == "frontier" else submit(job))
     w.tabs.setCurrentIndex(0)
     w.frontier.panel.boxes["quant"].setChecked(False)
     w.sweeps.panel.lesson_buttons["frontier"].click()
@@ -79,8 +81,8 @@ def test_in_the_app_runner_heatmaps_run_between_points_and_cancel_keeps_the_poin
     qtbot.waitUntil(lambda: w.runner.is_idle() and w.view_is_current(), timeout=60_000)
     tab = w.frontier
     seen = []
-    w.runner.frontier_progress.connect(lambda p: seen.append(("point", p.done) if p.point is not None else
-                                                             ("start", (p.done, p.total, p.eta_s))))
+    w.runner.progress.connect(lambda kind, p: seen.append(("point", p.done) if p.point is not None else
+                                                          ("start", (p.done, p.total, p.eta_s))))
     w.runner.heatmaps_ready.connect(lambda r: seen.append(("heatmaps", r.request_id)))
     tab.panel.run.click()
     assert "Measuring the unchanged model first" in tab.panel.chart.empty.toPlainText()  # not "Run the frontier"
@@ -92,7 +94,7 @@ def test_in_the_app_runner_heatmaps_run_between_points_and_cancel_keeps_the_poin
     qtbot.waitUntil(lambda: sum(k == "point" for k, _ in seen) >= 2, timeout=120_000)
     rid = w.request()  # heatmaps asked for mid-frontier come back before it ends
     qtbot.waitUntil(lambda: ("heatmaps", rid) in seen, timeout=60_000)
-    assert w.runner.frontier_running
+    assert w.runner.running("frontier")
     tab.panel.cancel.click()
     qtbot.waitUntil(lambda: not tab.panel.running, timeout=60_000)
     points = [d for k, d in seen if k == "point"]
@@ -169,8 +171,8 @@ def test_a_cancel_right_after_the_unchanged_model_keeps_it_drawn(make_window, qt
     w.models.load("minilm-l6")
     qtbot.waitUntil(lambda: w.models.key == "minilm-l6" and w.runner.is_idle(), timeout=120_000)
     tab = w.frontier
-    w.runner.frontier_progress.connect(lambda p: tab.panel.cancel.click()
-                                       if p.point is not None and p.point["method"] == "baseline" else None)
+    w.runner.progress.connect(lambda kind, p: tab.panel.cancel.click()
+                              if p.point is not None and p.point["method"] == "baseline" else None)
     tab.panel.run.click()
     qtbot.waitUntil(lambda: not tab.panel.running, timeout=120_000)
     assert tab.panel.result is not None and tab.panel.result["baseline"]["method"] == "baseline"
@@ -187,6 +189,6 @@ def test_a_cancelled_run_s_last_step_leaves_the_run_that_replaced_it():
     work = FrontierWork(lambda *a: said.append(a), {}, str)
     work.run, work.run_id = object(), 2  # the new run, started
     work._end(FrontierDone(1, None, "cancelled"))  # the old run's end, arriving after
-    assert work.run is not None and said[-1][1].run_id == 1
+    assert work.run is not None and said[-1][:2] == ("done", "frontier") and said[-1][2].run_id == 1
     work._end(FrontierDone(2, None, "cancelled"))
     assert work.run is None

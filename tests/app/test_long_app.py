@@ -77,7 +77,7 @@ def test_cancel_stops_a_long_map_at_once_and_keeps_the_view(make_window, qtbot):
     w.models.picker.layer.setValue(0)
     w.long.panel.tokens.setValue(32768)  # minutes of work on two cores
     progress = []
-    w.runner.long_progress.connect(progress.append)
+    w.runner.progress.connect(lambda kind, p: progress.append(p) if kind == "long" else None)
     w.long.compute()
     qtbot.waitUntil(lambda: len(progress) >= 2, timeout=60000)
     w.long.cancel()
@@ -162,7 +162,7 @@ def test_a_zoom_after_a_cancelled_overview_is_of_the_map_on_screen_and_changes_a
     w.models.picker.layer.setValue(5)  # the settings now describe the global layer: the map on screen is layer 0's
     assert w.long.panel.stale.isVisible() and "layer 0 (local W=64)" in w.long.panel.stale.text()
     progress = []
-    w.runner.long_progress.connect(progress.append)
+    w.runner.progress.connect(lambda kind, p: progress.append(p) if kind == "long" else None)
     w.long.panel.tokens.setValue(32768)
     w.long.compute()
     qtbot.waitUntil(lambda: len(progress) >= 1, timeout=60000)

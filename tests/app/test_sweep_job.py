@@ -5,6 +5,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
+from sandbox.jobs.types import SweepProgress
+
 
 def test_a_sweep_with_no_valid_point_names_each_value_and_why(make_window):
     w = make_window()
@@ -63,9 +65,9 @@ def test_esc_outside_the_sweep_tab_and_a_stray_cancel_never_stop_a_sweep(make_wi
     w = make_window(sync=False, kind=async_kind)
     qtbot.waitUntil(lambda: w.runner.is_idle(), timeout=60000)
     w.sweeps.cancel()  # nothing runs: nothing is sent that could stop the next sweep
-    w.runner.cancel_sweep(w.runner.current_sweep_id)  # a late cancel of the sweep before the next one
+    w.runner.cancel("sweep", 0)  # a late cancel of the sweep before the next one
     progress = []
-    w.runner.sweep_progress.connect(lambda p: progress.append(p.done))
+    w.runner.progress.connect(lambda kind, p: progress.append(p.done) if isinstance(p, SweepProgress) else None)
     w.tabs.setCurrentWidget(w.heat_tab)
     w.sweeps.run("seq_len", "8,16,24,32,40,48", timed=True)
     w.text.setFocus()
@@ -86,11 +88,11 @@ def test_esc_in_the_sweep_tab_cancels_the_sweep_it_shows(make_window, async_kind
     w.activateWindow()
     w.sweeps.panel.values.setFocus()
     # Esc in the values field is the field's: the sweep runs on; Esc with the plots in focus cancels it
-    w.runner.sweep_progress.connect(lambda p: QTest.keyClick(w.sweeps.panel.values, Qt.Key.Key_Escape)
-                                    if p.done == 1 else None)
-    w.runner.sweep_progress.connect(lambda p: (w.sweeps.panel.plots.setFocus(),
+    w.runner.progress.connect(lambda kind, p: QTest.keyClick(w.sweeps.panel.values, Qt.Key.Key_Escape)
+                              if isinstance(p, SweepProgress) and p.done == 1 else None)
+    w.runner.progress.connect(lambda kind, p: (w.sweeps.panel.plots.setFocus(),
                                                QTest.keyClick(w.sweeps.panel.plots, Qt.Key.Key_Escape))
-                                    if p.done == 3 else None)
+                              if isinstance(p, SweepProgress) and p.done == 3 else None)
     w.sweeps.run("seq_len", ",".join(str(8 * i) for i in range(1, 40)), timed=True)
     qtbot.waitUntil(lambda: w.sweeps.result is not None, timeout=60000)
     assert w.sweeps.result.partial and w.sweeps.result.stopped_reason == "cancelled"

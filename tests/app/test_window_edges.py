@@ -188,6 +188,8 @@ def test_a_sweep_that_ends_before_its_first_point_shows_its_reason_not_an_error(
     w = make_window()
     w.sweeps.run("n_kv_heads", "1,2,4", False)
     result = SweepResult("n_kv_heads", rows=[], timed=False, partial=True, stopped_reason="the compute worker stopped")
-    w.sweeps.running_id = w.runner.current_sweep_id  # as if it were still running (the sync runner finished it)
-    w.sweeps._on_runner_sweep_done((w.runner.current_sweep_id, result))  # as the runner reports a lost sweep
+    from sandbox.jobs.types import SweepDone
+
+    sweep_id = w.sweeps.running_id = 7  # as if it were still running (the sync runner finished it)
+    w.sweeps._on_runner_sweep_done(SweepDone(sweep_id, result))  # as the runner reports a lost sweep
     assert w.sweeps.result is result and "Partial: the compute worker stopped." in w.sweeps.panel.caption.text()
