@@ -1,15 +1,17 @@
-"""The GPU catalogue (resources/gpus.json): memory, bandwidth and dense peak throughput per compute dtype,
-each GPU with its source; and "this machine", measured (core/timing/machine_roof.py)."""
+"""The GPU catalogue (resources/gpus.json): memory as the driver reports it (what engines plan against; the
+datasheet's decimal GB beside it), bandwidth and dense peak throughput per compute dtype, each with its source;
+a card of the user's own memory; and "this machine", measured (core/timing/machine_roof.py)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 
 CATALOGUE = resources.files("resources").joinpath("gpus.json")  # read through the package, wherever it is installed
 THIS_MACHINE = "this-machine"
+MIN_GIB, MAX_GIB = 0.25, 2**20  # a card's memory a user may type: a quarter GiB to a PiB
 # the compute dtype a weights dtype runs its matmuls in: quantised integer weights are dequantised to bf16
 COMPUTE_DTYPE = {"fp32": "fp32", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "bf16", "int4": "bf16"}
 
@@ -18,11 +20,21 @@ COMPUTE_DTYPE = {"fp32": "fp32", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "
 class GPU:
     id: str
     name: str
-    memory_bytes: int
+    memory_bytes: int  # as the driver reports it (nvidia-smi's MiB x 2^20): an "80 GB" H100 is 79.65 GiB
     bandwidth_bytes_s: float
     tflops: dict[str, float] = field(hash=False)  # compute dtype -> dense peak TFLOP/s
     source: str
     vendor: str = ""
+    datasheet_gb: float | None = None  # the datasheet's figure, in GB of 10^9 bytes (None: measured or typed)
+    memory_source: str = ""  # where memory_bytes comes from
+
+    def with_memory_gib(self, gib: float) -> GPU:
+        """This card with the memory a user typed, in GiB as nvidia-smi or the engine's log shows it."""
+        if isinstance(gib, bool) or not isinstance(gib, (int, float)) or not MIN_GIB <= gib <= MAX_GIB:
+            raise ValueError(f"a GPU's memory must be from {MIN_GIB:g} to {MAX_GIB:,} GiB, not {gib!r:.30}; type it "
+                             "as nvidia-smi shows it (81559 MiB is 79.65 GiB).")
+        return replace(self, memory_bytes=round(gib * 2**30), datasheet_gb=None,
+                       memory_source=f"typed by the user: {gib:g} GiB")
 
     def peak_flops(self, dtype: str) -> tuple[float, str]:
         """Dense peak FLOP/s for `dtype` and the dtype it is the peak of: a GPU without fp8 tensor cores
@@ -39,14 +51,15 @@ class GPU:
 
     def to_json(self) -> dict[str, object]:
         return {"id": self.id, "name": self.name, "vendor": self.vendor, "memory_bytes": self.memory_bytes,
+                "datasheet_gb": self.datasheet_gb, "memory_source": self.memory_source,
                 "bandwidth_bytes_s": self.bandwidth_bytes_s, "tflops": dict(self.tflops), "source": self.source}
 
 
 @cache
 def catalogue() -> tuple[GPU, ...]:
     data = json.loads(CATALOGUE.read_text(encoding="utf-8"))
-    return tuple(GPU(g["id"], g["name"], round(g["memory_gb"] * 1e9), g["bandwidth_tb_s"] * 1e12, dict(g["tflops"]),
-                     g["source"], g.get("vendor", "")) for g in data["gpus"])
+    return tuple(GPU(g["id"], g["name"], g["memory_mib"] * 2**20, g["bandwidth_tb_s"] * 1e12, dict(g["tflops"]),
+                     g["source"], g.get("vendor", ""), g["memory_gb"], g["memory_source"]) for g in data["gpus"])
 
 
 def gpu_ids() -> list[str]:

@@ -9,10 +9,10 @@ from core.arch.config import AttentionConfig
 from core.arch.model import Architecture
 from core.files import schema
 from core.plan.fit import WEIGHT_BYTES, PlanInput, decode_bounds, kv_format_of, plan
-from core.plan.gpus import GPU, THIS_MACHINE, find_gpu, gpu_ids, this_machine
+from core.plan.gpus import GPU, MAX_GIB, MIN_GIB, THIS_MACHINE, find_gpu, gpu_ids, this_machine
 
 PLAN_KEYS = ("gpu", "n_gpus", "tp", "weights_dtype", "kv_dtype", "batch", "context", "params", "reserve")
-OPTIONAL_KEYS = ("active_params", "kind")  # a mixture of experts' active count; an encoder's kind
+OPTIONAL_KEYS = ("active_params", "kind", "memory_gib")  # a MoE's active count; an encoder's kind; a typed memory
 MACHINE_KEYS = ("name", "memory_bytes", "peak_flops", "bandwidth_bytes_s", "dtype", "how")
 
 
@@ -20,7 +20,8 @@ def gpu_of(d: dict[str, Any]) -> GPU:
     if d["gpu"] == THIS_MACHINE:
         m = d["machine"]
         return this_machine(m["name"], m["memory_bytes"], m["peak_flops"], m["bandwidth_bytes_s"], m["dtype"], m["how"])
-    return find_gpu(d["gpu"])
+    gpu = find_gpu(d["gpu"])
+    return gpu.with_memory_gib(d["memory_gib"]) if d.get("memory_gib") is not None else gpu
 
 
 def plan_input(d: dict[str, Any], cfg: AttentionConfig, arch: Architecture | None) -> PlanInput:
@@ -46,6 +47,8 @@ def check_pin_plan(d: Any, where: str, cfg: AttentionConfig, arch: Architecture 
         schema.whole(d["active_params"], f"{where}.active_params", 1, d["params"])
     if "kind" in d:
         schema.choice(d["kind"], f"{where}.kind", ("causal", "encoder"))
+    if "memory_gib" in d:
+        schema.number(d["memory_gib"], f"{where}.memory_gib", MIN_GIB, MAX_GIB)
     if "machine" in d:
         m = schema.mapping(d["machine"], f"{where}.machine")
         if set(m) != set(MACHINE_KEYS):

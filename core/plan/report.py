@@ -119,9 +119,9 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
     }
 
 
-def gb(n: float) -> str:
-    """Bytes as the GPU datasheets count them: 80.0 GB is 80e9 bytes."""
-    return f"{n / 1e9:,.1f} GB" if abs(n) >= 1e8 else f"{n / 1e6:,.1f} MB"
+def gib(n: float) -> str:
+    """Bytes as the driver and the engines count them: an "80 GB" H100 is 79.6 GiB (81,559 MiB)."""
+    return f"{n / 2**30:,.1f} GiB" if abs(n) >= 2**30 / 10 else f"{n / 2**20:,.1f} MiB"
 
 
 def rate(x: float) -> str:
@@ -144,12 +144,12 @@ def verdict(j: dict[str, Any]) -> str:
     limits = (f"the longest context at batch {i['batch']:,} is {ctx}; the largest batch at {tokens} is "
               f"{j['max_batch']:,}" if j["max_batch"] is not None else "an encoder keeps no KV cache")
     if j["fits"]:
-        return f"Fits on {where} with {gb(per['free'])} free a GPU; {limits}."
+        return f"Fits on {where} with {gib(per['free'])} free a GPU; {limits}."
     if per["weights"] + per["reserve"] > per["capacity"]:
-        return (f"Does not fit on {where}: the weights ({gb(per['weights'])} a GPU) and the allowance "
-                f"({gb(per['reserve'])}) alone exceed a GPU's {gb(per['capacity'])}, before any KV cache; use more "
+        return (f"Does not fit on {where}: the weights ({gib(per['weights'])} a GPU) and the allowance "
+                f"({gib(per['reserve'])}) alone exceed a GPU's {gib(per['capacity'])}, before any KV cache; use more "
                 "GPUs or smaller weights.")
-    return f"Does not fit on {where}: {gb(-per['free'])} short a GPU; {limits}."
+    return f"Does not fit on {where}: {gib(-per['free'])} short a GPU; {limits}."
 
 
 def decode_sentence(j: dict[str, Any]) -> str:
@@ -160,7 +160,7 @@ def decode_sentence(j: dict[str, Any]) -> str:
            if i.get("active_params") else "")
     return (f"Decode: at most {rate(d['tokens_per_s'])} tokens/s for the batch of {i['batch']:,} "
             f"({rate(d['tokens_per_s_per_sequence'])} a sequence), {seconds(d['step_s'])} a step{stages}: a GPU reads "
-            f"{gb(d['bytes_per_gpu'])} a stage{moe} ({seconds(d['step_s_bandwidth'])} at full bandwidth) and computes "
+            f"{gib(d['bytes_per_gpu'])} a stage{moe} ({seconds(d['step_s_bandwidth'])} at full bandwidth) and computes "
             f"{d['flops_per_gpu'] / 1e12:,.3g} TFLOP ({seconds(d['step_s_compute'])} at peak): {d['bound']}-bound. "
             "No communication counted.")
 
@@ -195,7 +195,7 @@ def plan_lines(j: dict[str, Any]) -> list[str]:
              f"layers), weights {i['weights_dtype']}, KV {i['kv_dtype']}, batch {i['batch']}, context {i['context']:,}",
              f"  source: {g['source']}", "per GPU:"]
     for k in PER_GPU:
-        lines.append(f"  {k.replace('_', ' '):<10} {per[k]:>20,} B  {gb(per[k])}")
+        lines.append(f"  {k.replace('_', ' '):<10} {per[k]:>20,} B  {gib(per[k])}")
     lines += [verdict(j), heads_sentence(j)]
     if j["decode"] is not None:
         lines.append(decode_sentence(j))

@@ -141,8 +141,8 @@ def format_value(value: Any, kind: str) -> str:
         return f"{value:,} ({format_count(value)})"
     if kind == "bytes":
         return format_bytes(value)
-    if kind == "gb":  # a plan's bytes, as GPU datasheets count them (80 GB is 80e9 bytes), as the Plan tab says
-        return f"{value / 1e9:,.1f} GB"
+    if kind == "gb":  # a plan's bytes, as the driver and engines count them (an "80 GB" H100 is 79.6 GiB)
+        return f"{value / 2**30:,.1f} GiB"
     if kind == "ms":
         return f"{value:,.0f} ms" if value >= 1000 else f"{value:.4g} ms"
     if kind == "rate":

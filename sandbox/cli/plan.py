@@ -16,6 +16,8 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("plan")
     g.add_argument("--gpu", default="h100-sxm", help=f"a catalogue GPU (see --list-gpus) or {THIS_MACHINE} "
                                                      "(measured now); default h100-sxm")
+    g.add_argument("--gpu-memory-gib", type=float, metavar="GIB",
+                   help="your card's memory in GiB as nvidia-smi shows it (MiB / 1024), instead of the catalogue's")
     g.add_argument("--gpus", type=int, default=1, help="GPUs in all (default 1); beyond --tp they split the layers")
     g.add_argument("--tp", type=int, default=1, help="tensor-parallel degree, a divisor of the query heads (default 1)")
     g.add_argument("--context", type=int, help="tokens a sequence holds (default: --seq-len)")
@@ -52,7 +54,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(json.dumps([g.to_json() for g in catalogue()], indent=1))
             return 0
         for g in catalogue():
-            print(f"{g.id:<10} {g.name}: {g.memory_bytes / 1e9:g} GB, {g.bandwidth_bytes_s / 1e12:g} TB/s, "
+            print(f"{g.id:<10} {g.name}: {g.memory_bytes / 2**30:.2f} GiB as the driver reports it ({g.datasheet_gb:g} GB "
+                  f"on the datasheet), {g.bandwidth_bytes_s / 1e12:g} TB/s, "
                   f"bf16 {g.tflops['bf16']:g} TFLOP/s dense. {g.source}")
         return 0
     if args.kv_dtype is not None:
@@ -70,6 +73,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         gpu = measure_roof(args.device).gpu()
     else:
         gpu = find_gpu(args.gpu)
+    if args.gpu_memory_gib is not None:
+        gpu = gpu.with_memory_gib(args.gpu_memory_gib)
     context = args.context if args.context is not None else cfg.seq_len
     active = args.active_params if args.active_params is not None else (
         preset.active_params if preset is not None and args.params is None else None)

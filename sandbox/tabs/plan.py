@@ -19,6 +19,7 @@ from core.plan.gpus import GPU, THIS_MACHINE, find_gpu, this_machine
 from core.plan.pin import MACHINE_KEYS, plan_input
 from core.plan.report import (
     decode_sentence,
+    gib,
     heads_sentence,
     plan_inputs,
     plan_json,
@@ -148,9 +149,11 @@ class PlanTab:
                 self.panel.params_source.setText(f"Parameters: kept from {left}; the sliders no longer show it, so "
                                                  "type this model's own count if it is another.")
 
-    def gpu(self, gpu_id: str) -> GPU:
+    def gpu(self, gpu_id: str, memory_gib: float | None = None) -> GPU:
+        """The card planned for: a catalogue card (with the memory the user typed, if any) or this machine."""
         if gpu_id != THIS_MACHINE:
-            return find_gpu(gpu_id)
+            gpu = find_gpu(gpu_id)
+            return gpu.with_memory_gib(memory_gib) if memory_gib is not None else gpu
         if self.machine is None:
             raise ValueError("this machine is not measured yet; press Measure this machine.")
         m = self.machine
@@ -169,7 +172,7 @@ class PlanTab:
         p.measure.setText("Measure this machine" if self.machine is None else "Measure again")
         try:
             i = p.inputs()
-            gpu = self.gpu(i["gpu"])
+            gpu = self.gpu(i["gpu"], i.get("memory_gib"))
             plan = plan_inputs(cfg, i["params"], gpu, i["n_gpus"], i["tp"], i["weights_dtype"], i["kv_dtype"],
                                i["batch"], i["context"], i["reserve"], self.kind(), self.active_params(i["params"]),
                                self.architecture(cfg))
@@ -205,9 +208,9 @@ class PlanTab:
     @staticmethod
     def details(j: dict[str, Any]) -> str:
         per, i = j["per_gpu"], j["inputs"]
-        parts = " · ".join(f"{name} {per[k] / 1e9:,.1f} GB" for k, name in
+        parts = " · ".join(f"{name} {gib(per[k])}" for k, name in
                            (("weights", "weights"), ("kv_cache", "KV cache"), ("reserve", "allowance"), ("free", "free")))
-        lines = [f"Per GPU: {parts} of {per['capacity'] / 1e9:,.1f} GB.", heads_sentence(j)]
+        lines = [f"Per GPU: {parts} of {gib(per['capacity'])}.", heads_sentence(j)]
         if i["pp"] > 1:
             lines.append(f"{i['n_gpus']} GPUs at TP {i['tp']}: {i['pp']} pipeline stages of up to "
                          f"{j['layers_per_stage']} layers each (the GPUs beyond one TP group split the layers).")
@@ -222,7 +225,7 @@ class PlanTab:
             return None
         try:
             d = self.panel.inputs()
-            gpu = self.gpu(d["gpu"])
+            gpu = self.gpu(d["gpu"], d.get("memory_gib"))
         except (ValueError, OverflowError):
             return None
         values: list[float | None] = []
@@ -283,6 +286,7 @@ class PlanTab:
             p.batch.setValue(d["batch"])
             p.context.setValue(d["context"])
             p.reserve.setValue(d["reserve"] * 100)
+            p.set_memory(d.get("memory_gib"))
             p.params.setText(f"{d['params']:,}")
         finally:
             for w in widgets:

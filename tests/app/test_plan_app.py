@@ -93,8 +93,9 @@ def test_a_pin_keeps_the_plan_shows_it_in_compare_and_puts_it_back(make_window):
     pin = w.pins.pin_current()
     assert pin.plan == {"gpu": "h100-sxm", "n_gpus": 2, "tp": 2, "weights_dtype": "bf16", "kv_dtype": "bf16",
                         "batch": 1, "context": 32768, "params": 8_030_261_248, "reserve": 0.1}
-    # 8,030,261,248 x 2 / 2 + 4 KV heads a GPU: 2 x 4 x 128 x 2 bytes x 32 layers x 32,768 tokens, + 8 GB
-    assert pin.report["plan"]["memory_per_gpu"] == 8_030_261_248 + 2 * 4 * 128 * 2 * 32 * 32768 + 8 * 10**9
+    # 8,030,261,248 x 2 / 2 + 4 KV heads a GPU: 2 x 4 x 128 x 2 bytes x 32 layers x 32,768 tokens, + 10% of the
+    # H100's 81,559 MiB (as nvidia-smi reports it), rounded up
+    assert pin.report["plan"]["memory_per_gpu"] == 8_030_261_248 + 2 * 4 * 128 * 2 * 32 * 32768 + 8_552_080_999
     labels = [w.pins.table.table.verticalHeaderItem(i).text().replace("\n", " ") for i in range(w.pins.table.table.rowCount())]  # wrapped names read whole
     assert "plan: memory a GPU (weights + KV + allowance)" in labels and "plan: longest context" in labels
     p.n_gpus.setValue(1)
@@ -152,3 +153,24 @@ def test_a_kept_count_keeps_its_model_s_kind_and_active_parameters(make_window):
             assert after["inputs"]["active_params"] == before["inputs"]["active_params"] is not None
         else:
             assert after["max_batch"] is None and "an encoder keeps no KV cache" in p.verdict.text()
+
+
+def test_the_memory_is_the_driver_s_and_the_user_can_type_their_card_s(make_window):
+    """An "80 GB" H100 is planned as 81,559 MiB (79.65 GiB), as nvidia-smi and vLLM see it; a typed figure is the
+    plan's capacity, kept by a pin and put back with it; another card brings its own figure back."""
+    w = make_window()
+    p = open_plan(w, "Llama 3 8B")
+    assert p.memory.value() == 79.65 and p.memory.isEnabled()
+    assert w.plan.last["per_gpu"]["capacity"] == 81_559 * 2**20 and "81559MiB" in p.gpu_source.text()
+    assert "80 GB on the datasheet" in p.gpu_source.text()
+    p.gpu.setCurrentIndex(p.gpu.findData("rtx-4090"))
+    assert p.memory.value() == 23.99  # 24,564 MiB
+    p.memory.setValue(23.58)  # what vLLM's log says of this card
+    assert w.plan.last["per_gpu"]["capacity"] == round(23.58 * 2**30) and "typed by the user" in p.gpu_source.text()
+    pin = w.pins.pin_current()
+    assert pin.plan["memory_gib"] == 23.58 and pin.plan["gpu"] == "rtx-4090"
+    p.gpu.setCurrentIndex(p.gpu.findData("h200"))
+    assert p.memory.value() == 140.40 and "memory_gib" not in p.inputs()  # 143,771 MiB: the catalogue's own
+    w.pins.load_on_sliders(len(w.pins.pins) - 1)
+    assert p.gpu.currentData() == "rtx-4090" and p.memory.value() == 23.58
+    assert w.plan.last["per_gpu"]["capacity"] == round(23.58 * 2**30)

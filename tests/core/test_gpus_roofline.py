@@ -25,7 +25,7 @@ def test_the_figures_are_dense_never_the_sparse_ones():
     assert find_gpu("h200").tflops["bf16"] == pytest.approx(989, abs=1)
     assert find_gpu("a100-80gb").tflops["bf16"] == 312 and "fp8" not in find_gpu("a100-80gb").tflops
     assert find_gpu("b200").tflops["bf16"] == 2250 and find_gpu("mi300x").tflops["bf16"] == 1307.4
-    assert (find_gpu("h100-sxm").memory_bytes, find_gpu("h200").memory_bytes) == (80 * 10**9, 141 * 10**9)
+    assert (find_gpu("h100-sxm").datasheet_gb, find_gpu("h200").datasheet_gb) == (80, 141)
     assert find_gpu("h200").ridge == pytest.approx(206, abs=1) and find_gpu("h100-sxm").ridge == pytest.approx(295, abs=1)
 
 
@@ -69,3 +69,29 @@ def test_a_measured_time_is_drawn_as_its_achieved_rate_at_the_points_intensity()
         point.measured(0.0)
     with pytest.raises(ValueError, match="measured before"):
         this_machine("CPU", 0, 1.0, 1.0, "fp32", "")
+
+
+# What each card's driver reports, as the source each catalogue entry cites prints it (MiB; rocminfo's KB / 1024).
+DRIVER_MIB = {"h100-sxm": 81_559, "h200": 143_771, "b200": 183_359, "a100-80gb": 81_920, "l40s": 46_068,
+              "rtx-4090": 24_564, "rtx-5090": 32_607, "mi300x": 201_310_208 // 1024}
+
+
+def test_each_card_has_the_memory_its_driver_reports_not_the_datasheet_s_decimal_gb():
+    assert {g.id for g in catalogue()} == set(DRIVER_MIB)
+    for g in catalogue():
+        assert g.memory_bytes == DRIVER_MIB[g.id] * 2**20, g.id
+        printed = f"{DRIVER_MIB[g.id]}MiB" if g.vendor != "AMD" else "201310208 KB"
+        assert printed in g.memory_source and ("issue #" in g.memory_source or "PR #" in g.memory_source), g.id
+        # the datasheet's GB is decimal and the driver keeps some: within 5% under it to 7.5% over it
+        assert 0.95 < g.memory_bytes / (g.datasheet_gb * 1e9) < 1.075, g.id
+    h100 = find_gpu("h100-sxm")
+    assert h100.memory_bytes / 2**30 == pytest.approx(79.65, abs=0.01)  # what vLLM plans against, not 80e9 B
+
+
+def test_a_card_of_the_user_s_own_memory():
+    mine = find_gpu("rtx-4090").with_memory_gib(23.58)  # what vLLM logs for a 24 GB GeForce card
+    assert mine.memory_bytes == round(23.58 * 2**30) and mine.datasheet_gb is None and "23.58 GiB" in mine.memory_source
+    assert mine.tflops == find_gpu("rtx-4090").tflops
+    for bad in (0, -3, float("nan"), float("inf"), True, "80", 2**21):
+        with pytest.raises(ValueError, match="GiB"):
+            find_gpu("h100-sxm").with_memory_gib(bad)

@@ -17,14 +17,15 @@ H100 = find_gpu("h100-sxm")
 
 
 def test_a_dense_gqa_model_on_one_gpu():
-    # Llama 3 8B, bf16 weights and KV, batch 1, 8,192 tokens, on one H100 SXM (80 GB = 80e9 bytes)
+    # Llama 3 8B, bf16 weights and KV, batch 1, 8,192 tokens, on one H100 SXM: 81,559 MiB as nvidia-smi reports it
+    assert H100.memory_bytes == 81_559 * 2**20 == 85_520_809_984 and H100.datasheet_gb == 80
     p = plan(PlanInput(LLAMA3_8B, LLAMA3_8B_PARAMS, H100, batch=1, context=8192))
     assert p.weights == 16_060_522_496  # 8,030,261,248 x 2 bytes
     assert p.kv_cache == 1_073_741_824  # 2 (K, V) x 8 heads x 128 x 2 bytes x 32 layers = 131,072 B a token, x 8,192
-    assert p.reserve == 8_000_000_000  # 10% of 80e9
-    assert p.free == 54_865_735_680 and p.fits
-    assert p.max_context == 426_784  # (80e9 - 16,060,522,496 - 8e9) // 131,072
-    assert p.max_batch == 52  # the same room // (131,072 x 8,192)
+    assert p.reserve == 8_552_080_999  # 10% of 85,520,809,984, rounded up
+    assert p.free == 59_834_464_665 and p.fits
+    assert p.max_context == 464_692  # (85,520,809,984 - 16,060,522,496 - 8,552,080,999) // 131,072
+    assert p.max_batch == 56  # the same room // (131,072 x 8,192)
     assert (p.kv_heads_per_gpu, p.kv_replication, p.pp) == (8, 1, 1)
 
 
@@ -49,7 +50,7 @@ def test_an_mla_model_at_tp_8_keeps_the_whole_latent_on_every_gpu():
                        batch=4, context=32768))
     assert p.weights == 83_875_000_000  # 671e9 x 1 byte / 8
     assert p.kv_cache == 9_210_691_584  # (512 + 64) x 2 bytes x 61 layers = 70,272 B a token, x 32,768 x 4: not / 8
-    assert p.reserve == 14_100_000_000 and p.fits
+    assert p.reserve == 15_075_482_010 and p.fits  # 10% of 143,771 MiB, rounded up
     assert (p.kv_heads_per_gpu, p.kv_replication) == (None, 8)
 
 

@@ -17,6 +17,7 @@ PARTS = (("weights", "weights", "#0072B2"), ("kv_cache", "KV cache", "#E69F00"),
          ("reserve", "allowance", "#999999"), ("free", "free", "#009E73"))
 CAPACITY_PEN = pg.mkPen("#D55E00", width=2, style=Qt.PenStyle.DashLine)
 MAX_BARS = 32
+GIB = 2**30  # bars and lines in GiB, as the driver and the engines count memory
 
 
 def _plot(title: str, x: str, y: str) -> pg.PlotWidget:
@@ -57,16 +58,16 @@ class Chart(QWidget):
 
 class StackedBars(Chart):
     def stack(self, labels: list[str], columns: dict[str, list[float]], capacity: float, x_label: str) -> None:
-        """columns: part -> bytes per bar (PARTS' keys); drawn in GB against the capacity line."""
+        """columns: part -> bytes per bar (PARTS' keys); drawn in GiB against the capacity line."""
         self.plot.clear()
         xs = list(range(len(labels)))
         bottom = [0.0] * len(labels)
         for part, name, colour in PARTS:
-            heights = [b / 1e9 for b in columns[part]]
+            heights = [b / GIB for b in columns[part]]
             self.plot.addItem(pg.BarGraphItem(x=xs, height=heights, y0=bottom, width=0.7, brush=colour,
                                               pen=pg.mkPen("#1e1e1e"), name=name))
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
-        self.plot.addItem(pg.InfiniteLine(capacity / 1e9, angle=0, pen=CAPACITY_PEN))
+        self.plot.addItem(pg.InfiniteLine(capacity / GIB, angle=0, pen=CAPACITY_PEN))
         self.plot.setLabel("bottom", x_label)
         every = max(1, math.ceil(len(xs) / 10))  # at most ten labels: 16 GPUs' "10111213" ran together
         self.plot.getAxis("bottom").setTicks([[(x, t) for x, t in zip(xs, labels, strict=True) if x % every == 0], []])
@@ -76,7 +77,7 @@ class StackedBars(Chart):
 
 class MemoryBars(StackedBars):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Memory per GPU", "GPU", "GB (10^9 bytes)", parent)
+        super().__init__("Memory per GPU", "GPU", "GiB (2^30 bytes)", parent)
 
     def show_plan(self, j: dict[str, Any]) -> None:
         """One stacked bar per GPU (per pipeline stage when there are more than 32 GPUs)."""
@@ -91,7 +92,7 @@ class MemoryBars(StackedBars):
 
 class TpBars(StackedBars):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Memory vs TP degree", "TP degree", "GB", parent)
+        super().__init__("Memory vs TP degree", "TP degree", "GiB", parent)
 
     def show_plan(self, j: dict[str, Any]) -> None:
         """Every TP degree the heads allow, the pipeline stages kept: where the KV cache stops shrinking."""
@@ -105,20 +106,20 @@ class TpBars(StackedBars):
 
 class ContextCurve(Chart):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Memory vs context", "context (tokens, log)", "GB", parent)
+        super().__init__("Memory vs context", "context (tokens, log)", "GiB", parent)
         self.plot.setLogMode(x=True, y=False)
 
     def show_plan(self, j: dict[str, Any]) -> None:
         self.plot.clear()
         xs = [c for c, _m in j["memory_curve"]]
-        ys = [m / 1e9 for _c, m in j["memory_curve"]]
+        ys = [m / GIB for _c, m in j["memory_curve"]]
         self.plot.plot(xs, ys, pen=pg.mkPen("#56B4E9", width=2), symbol="o", symbolSize=5, symbolBrush="#56B4E9")
-        self.plot.addItem(pg.InfiniteLine(j["per_gpu"]["capacity"] / 1e9, angle=0, pen=CAPACITY_PEN))
+        self.plot.addItem(pg.InfiniteLine(j["per_gpu"]["capacity"] / GIB, angle=0, pen=CAPACITY_PEN))
         self.plot.addItem(pg.InfiniteLine(math.log10(j["inputs"]["context"]), angle=90,
                                           pen=pg.mkPen("#bbbbbb", style=Qt.PenStyle.DashLine)))
         entries = [("weights + KV + allowance", "#56B4E9"), ("capacity", "#D55E00"), ("the plan's context", "#bbbbbb")]
         if j["max_context"]:
-            self.plot.plot([j["max_context"]], [(j["per_gpu"]["capacity"]) / 1e9], pen=None, symbol="t",
+            self.plot.plot([j["max_context"]], [(j["per_gpu"]["capacity"]) / GIB], pen=None, symbol="t",
                            symbolSize=12, symbolBrush="#F0E442")
             entries.append((f"longest context that fits: {j['max_context']:,}", "#F0E442"))
         self.plot.getPlotItem().enableAutoRange()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.plan.fit import RESERVE, WEIGHT_BYTES
-from core.plan.gpus import THIS_MACHINE, catalogue
+from core.plan.gpus import MAX_GIB, MIN_GIB, THIS_MACHINE, catalogue, find_gpu
 from core.plan.report import parse_count
 from widgets.common.wheel import FocusCombo, FocusSpin
 from widgets.plan.charts import ContextCurve, MemoryBars, Roofline, TpBars
@@ -47,8 +47,15 @@ class PlanPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.gpu = _combo([(f"{g.name}", g.id) for g in catalogue()] + [("This machine (measured)", THIS_MACHINE)],
-                          "The GPU to plan for: dense peak throughput, bandwidth and memory from its datasheet "
-                          "(hover the source line below), or this machine, measured")
+                          "The GPU to plan for: its memory as the driver reports it, dense peak throughput and "
+                          "bandwidth from its datasheet (the source lines below), or this machine, measured")
+        self.memory = QDoubleSpinBox()
+        self.memory.setRange(MIN_GIB, MAX_GIB)
+        self.memory.setDecimals(2)
+        self.memory.setSuffix(" GiB")
+        self.memory.setToolTip("A GPU's memory as the driver reports it and engines plan against (nvidia-smi's MiB / "
+                               "1024: an \"80 GB\" H100 is 79.65 GiB): the catalogue's, or type your card's")
+        self.set_memory()
         self.n_gpus = FocusSpin()
         self.n_gpus.setRange(1, 4096)
         self.n_gpus.setToolTip("GPUs in all; those beyond the TP degree split the layers into pipeline stages")
@@ -82,7 +89,7 @@ class PlanPanel(QWidget):
         self.measure.hide()
         form = self.form = QGridLayout()
         self.cells = [(QLabel(name), w) for name, w in (
-            ("GPU", self.gpu), ("GPUs", self.n_gpus), ("TP", self.tp), ("weights", self.weights),
+            ("GPU", self.gpu), ("memory", self.memory), ("GPUs", self.n_gpus), ("TP", self.tp), ("weights", self.weights),
             ("KV cache", self.kv), ("batch", self.batch), ("context", self.context), ("parameters", self.params),
             ("allowance", self.reserve))]
         self.form_cols = 0
@@ -126,6 +133,8 @@ class PlanPanel(QWidget):
         for w in (self.n_gpus, self.batch, self.context):
             w.valueChanged.connect(lambda _v: self.changed.emit())
         self.reserve.valueChanged.connect(lambda _v: self.changed.emit())
+        self.memory.valueChanged.connect(lambda _v: self.changed.emit())
+        self.gpu.currentIndexChanged.connect(lambda _i: self.set_memory())
         self.params.editingFinished.connect(self._on_params_edited)
 
     def _lay_out_form(self, cols: int) -> None:
@@ -185,17 +194,37 @@ class PlanPanel(QWidget):
         self.params_source.setText(f"Parameters: {source}" if params else
                                    "Parameters: this configuration is no named model; type its whole-model count.")
 
+    def catalogue_gib(self) -> float | None:
+        """The chosen catalogue card's memory in GiB as its driver reports it (None: this machine, measured)."""
+        gpu_id = self.gpu.currentData()
+        return None if gpu_id == THIS_MACHINE else round(find_gpu(gpu_id).memory_bytes / 2**30, 2)
+
+    def set_memory(self, gib: float | None = None) -> None:
+        """The memory box at the chosen card's figure (or a pin's typed one); this machine's is measured, not typed."""
+        with QSignalBlocker(self.memory):
+            catalogue_gib = self.catalogue_gib()
+            self.memory.setEnabled(catalogue_gib is not None)
+            self.memory.setValue(gib if gib is not None else catalogue_gib or MIN_GIB)
+
     def inputs(self) -> dict[str, Any]:
-        return {"gpu": self.gpu.currentData(), "n_gpus": self.n_gpus.value(), "tp": self.tp.currentData() or 1,
-                "weights_dtype": self.weights.currentData(), "kv_dtype": self.kv.currentData(),
-                "batch": self.batch.value(), "context": self.context.value(), "params": parse_count(self.params.text()),
-                "reserve": round(self.reserve.value() / 100, 4)}
+        out = {"gpu": self.gpu.currentData(), "n_gpus": self.n_gpus.value(), "tp": self.tp.currentData() or 1,
+               "weights_dtype": self.weights.currentData(), "kv_dtype": self.kv.currentData(),
+               "batch": self.batch.value(), "context": self.context.value(), "params": parse_count(self.params.text()),
+               "reserve": round(self.reserve.value() / 100, 4)}
+        catalogue_gib = self.catalogue_gib()
+        if catalogue_gib is not None and abs(self.memory.value() - catalogue_gib) >= 0.005:
+            out["memory_gib"] = self.memory.value()  # the user's own card
+        return out
 
     def show_plan(self, j: dict[str, Any], verdict: str, details: str, roofs: list[dict[str, Any]], roof_note: str) -> None:
         colour = "#009E73" if j["fits"] else "#D55E00"
         self.verdict.setText(f'<b style="color:{colour}">{html.escape(verdict, quote=False)}</b>')
         self.details.setText(details)
-        self.gpu_source.setText(f"Source: {j['gpu']['source']}")
+        g = j["gpu"]
+        self.gpu_source.setText(f"Memory: {g['memory_bytes'] / 2**30:,.2f} GiB"
+                                + (f" ({g['datasheet_gb']:g} GB on the datasheet)" if g.get("datasheet_gb") else "")
+                                + (f": {g['memory_source']}" if g.get("memory_source") else "")
+                                + f". Throughput and bandwidth: {g['source']}")
         self.bars.show_plan(j)
         self.curve.show_plan(j)
         self.tp_bars.show_plan(j)
