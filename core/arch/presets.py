@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -29,6 +29,8 @@ class Preset:
     params_source: str = ""  # where that count comes from
     kind: str = "causal"  # encoder: reads its input at once and keeps no KV cache (the planner plans none)
     active_params: int | None = None  # a mixture of experts: the parameters one token runs (its model card's)
+    weights: dict[str, Any] | None = field(default=None, hash=False, compare=False)  # its parts and their checkpoint
+    # formats (core/plan/weights.py WeightParts.from_json)
 
     @property
     def key(self) -> str:
@@ -59,7 +61,7 @@ def load_presets() -> tuple[Preset, ...]:
             fields["softmax_scale"] = entry["query_pre_attn_scalar"] ** -0.5
         out.append(Preset(name=entry["name"], fields=fields, note=entry.get("note", ""), params=entry.get("params"),
                           params_source=entry.get("params_source", ""), kind=entry.get("kind", "causal"),
-                          active_params=entry.get("active_params")))
+                          active_params=entry.get("active_params"), weights=entry.get("weights")))
     return tuple(out)
 
 

@@ -25,8 +25,13 @@ from core.arch.model import Architecture
 from core.kinds.registry import kind_of
 from core.kinds.standard.band import cached_tokens
 from core.plan.gpus import COMPUTE_DTYPE, GPU
+from core.plan.weights import WeightParts
 
 WEIGHT_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+CHECKPOINT = "checkpoint"  # weights as the model's checkpoint stores them, each part in its own format
+# a checkpoint format as the nearest uniform dtype, for one attention layer's roofline
+PLAIN_DTYPE = {"fp32": "fp32", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "fp8_block128": "fp8", "int8": "int8",
+               "int4_g128": "int4", "mxfp4": "int4", "nvfp4": "int4"}
 KV_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp8": "fp8_e4m3"}
 RESERVE = 0.10
 MAX_CONTEXT = 2**40  # "no limit": every layer's cache stops growing at its window (or memory holds 2^40 tokens)
@@ -54,6 +59,7 @@ class PlanInput:
     context: int = 4096
     reserve: float = RESERVE
     active_params: int | None = None  # a mixture of experts': the parameters one token runs (None: all of them)
+    weights: WeightParts | None = None  # the model's parts and their checkpoint formats, when known
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kv_dtype", kv_format_of(self.kv_dtype))  # 'fp8' -> 'fp8_e4m3'
@@ -62,6 +68,20 @@ class PlanInput:
     @property
     def pp(self) -> int:
         return self.n_gpus // self.tp
+
+    @property
+    def attention_dtype(self) -> str:
+        """The uniform dtype nearest the attention weights' (the checkpoint's attention format, or the plan's dtype)."""
+        if self.weights_dtype != CHECKPOINT or self.weights is None:
+            return self.weights_dtype
+        return PLAIN_DTYPE[dict(self.weights.formats)["attention"]]
+
+    @property
+    def compute_dtype(self) -> str:
+        """The dtype the model's matmuls run in (a checkpoint's: its largest part's)."""
+        if self.weights_dtype == CHECKPOINT and self.weights is not None:
+            return self.weights.compute_dtype()
+        return COMPUTE_DTYPE[self.weights_dtype]
 
 
 def shown(value: object) -> str:
@@ -97,9 +117,16 @@ def check_plan(p: PlanInput) -> None:
     if p.pp > p.arch.n_layers:
         raise ValueError(f"{p.pp} pipeline stages are more than the model's {p.arch.n_layers} layers; use at most "
                          f"{p.arch.n_layers * p.tp} GPUs at TP {p.tp}, or a higher TP degree.")
-    if p.weights_dtype not in WEIGHT_BYTES:
+    if p.weights_dtype == CHECKPOINT:
+        if p.weights is None:
+            raise ValueError("this model's checkpoint formats are not known here (gpt-oss, DeepSeek-V3 and "
+                             "Qwen3-235B-A22B-FP8 carry theirs); choose a weights dtype.")
+        if p.weights.total != p.params:
+            raise ValueError(f"the checkpoint's parts hold {p.weights.total:,} parameters, not the {p.params:,} given; "
+                             "plan a typed count with a weights dtype, or leave the count as the model's.")
+    elif p.weights_dtype not in WEIGHT_BYTES:
         raise ValueError(f"weights dtype {shown(p.weights_dtype)} is not known; choose one of "
-                         f"{', '.join(WEIGHT_BYTES)}.")
+                         f"{', '.join([*WEIGHT_BYTES, CHECKPOINT])}.")
     check_kv_format(p.kv_dtype, 32)  # the name itself (32 values fill a block of every format)
     for s in set(p.arch.layers):
         kind_of(s).check_kv_format(s, p.kv_dtype)
@@ -149,7 +176,24 @@ def gpu_kv_bytes(p: PlanInput, context: int | None = None, batch: int | None = N
     return max(stage_kv_bytes(p, r, T, B) for r in stages(p.arch.n_layers, p.pp))
 
 
+def model_weight_bytes(p: PlanInput) -> int:
+    """The whole model's weights: each part in its checkpoint format, or every parameter in the plan's dtype."""
+    if p.weights_dtype == CHECKPOINT and p.weights is not None:
+        return p.weights.total_bytes()
+    return math.ceil(p.params * WEIGHT_BYTES[p.weights_dtype])
+
+
+def active_weight_bytes(p: PlanInput) -> int:
+    """What one token's forward reads of the weights (a mixture of experts: its active experts' share only)."""
+    if p.weights_dtype == CHECKPOINT and p.weights is not None:
+        return p.weights.active_bytes(p.active_params)
+    return math.ceil((p.active_params or p.params) * WEIGHT_BYTES[p.weights_dtype])
+
+
 def weight_bytes(p: PlanInput) -> int:
+    """One GPU's share of the weights (an even split)."""
+    if p.weights_dtype == CHECKPOINT and p.weights is not None:
+        return math.ceil(model_weight_bytes(p) / p.n_gpus)
     return math.ceil(p.params * WEIGHT_BYTES[p.weights_dtype] / p.n_gpus)
 
 
@@ -257,6 +301,6 @@ def decode_bounds(p: PlanInput) -> DecodeBounds:
     attention = sum(decode_core_flops(s, p.arch.d_model, B, T) for s in p.arch.layers)
     runs = p.active_params or p.params
     flops = (2 * runs * B + attention) / p.n_gpus
-    stage_bytes = math.ceil(runs * WEIGHT_BYTES[p.weights_dtype] / p.n_gpus) + gpu_kv_bytes(p)
-    peak, dtype = p.gpu.peak_flops(COMPUTE_DTYPE[p.weights_dtype])
+    stage_bytes = math.ceil(active_weight_bytes(p) / p.n_gpus) + gpu_kv_bytes(p)
+    peak, dtype = p.gpu.peak_flops(p.compute_dtype)
     return DecodeBounds(stage_bytes, flops, p.pp * stage_bytes / p.gpu.bandwidth_bytes_s, p.pp * flops / peak, dtype)

@@ -3,6 +3,7 @@ by part, fits, the limits, the KV heads per GPU, the decode bounds and the layer
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 from core.arch.config import AttentionConfig, divisors
 from core.arch.model import Architecture
 from core.plan.fit import (
+    CHECKPOINT,
+    WEIGHT_BYTES,
     PlanInput,
     decode_bounds,
     gpu_kv_bytes,
@@ -21,6 +24,7 @@ from core.plan.fit import (
     weight_bytes,
 )
 from core.plan.roofline import layer_kinds, roofline
+from core.plan.weights import PART_NAMES, WeightParts
 
 PER_GPU = ("weights", "kv_cache", "reserve", "free", "capacity")
 
@@ -42,11 +46,12 @@ def parse_count(text: str) -> int:
 
 def plan_inputs(cfg: AttentionConfig, params: int, gpu, n_gpus: int, tp: int, weights_dtype: str, kv_dtype: str,
                 batch: int, context: int, reserve: float, kind: str = "causal",
-                active_params: int | None = None, arch: Architecture | None = None) -> PlanInput:
+                active_params: int | None = None, arch: Architecture | None = None,
+                weights: WeightParts | None = None) -> PlanInput:
     """The plan of cfg's model (its layers, as the app counts them) at this workload; kind encoder: no cache. arch:
     a real model's layers as they are (a change to one layer changes that layer only), in place of cfg's."""
     return PlanInput(arch or cfg.architecture(kind), params, gpu, n_gpus, tp, weights_dtype, kv_dtype, batch, context,
-                     reserve, active_params)
+                     reserve, active_params, weights)
 
 
 def trained_context_note(j: dict[str, Any], name: str, trained_tokens: int) -> str:
@@ -94,8 +99,8 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
     d = decode_bounds(p)
     layer = cfg.with_(seq_len=p.context, batch_size=p.batch, kv_dtype=p.kv_dtype)
     kinds = layer_kinds(layer)  # a global layer's points, and a local layer's when the model has both
-    points = roofline(layer, p.gpu, p.weights_dtype, p.kv_dtype, kinds.get("global", 0))
-    local = roofline(layer, p.gpu, p.weights_dtype, p.kv_dtype, kinds["local"]) if len(kinds) > 1 else None
+    points = roofline(layer, p.gpu, p.attention_dtype, p.kv_dtype, kinds.get("global", 0))
+    local = roofline(layer, p.gpu, p.attention_dtype, p.kv_dtype, kinds["local"]) if len(kinds) > 1 else None
     out = r.to_json()
     return {
         "inputs": {"params": p.params, "active_params": p.active_params, "n_gpus": p.n_gpus, "tp": p.tp, "pp": p.pp, "weights_dtype": p.weights_dtype,
@@ -116,7 +121,23 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
         "decode": d.to_json(p.batch) if p.arch.kind == "causal" else None,
         "roofline": {phase: pt.to_json() for phase, pt in points.items()},
         "roofline_local": {phase: pt.to_json() for phase, pt in local.items()} if local else None,
+        "weights": weights_json(p),
     }
+
+
+def weights_json(p: PlanInput) -> dict[str, Any] | None:
+    """The weights by part in the plan's formats (the checkpoint's, or every part in the plan's dtype), with the
+    published checkpoint's size beside their sum; None for a model whose parts are not known."""
+    if p.weights is None:
+        return None
+    if p.weights_dtype == CHECKPOINT:
+        return {"mode": CHECKPOINT, **p.weights.to_json()}
+    by_part = {part: math.ceil(n * WEIGHT_BYTES[p.weights_dtype]) for part, n in p.weights.params}
+    return {"mode": p.weights_dtype, "parts": {part: {"params": n, "format": p.weights_dtype,
+                                                      "bits": WEIGHT_BYTES[p.weights_dtype] * 8, "bytes": by_part[part]}
+                                               for part, n in p.weights.params},
+            "total_bytes": sum(by_part.values()), "checkpoint_bytes": p.weights.checkpoint_bytes,
+            "source": p.weights.source}
 
 
 def gib(n: float) -> str:
@@ -188,6 +209,20 @@ def heads_sentence(j: dict[str, Any]) -> str:
     return f"TP {i['tp']}: {heads} KV head{'s' if heads > 1 else ''} a GPU{extra}."
 
 
+def weights_lines(j: dict[str, Any]) -> list[str]:
+    """The whole model's weights by part and format, their sum beside the published checkpoint's size."""
+    w = j.get("weights")
+    if w is None:
+        return []
+    lines = [f"weights by part ({'as the checkpoint stores them' if w['mode'] == CHECKPOINT else 'all ' + w['mode']}):"]
+    for part, d in w["parts"].items():
+        lines.append(f"  {PART_NAMES[part]:<38} {d['params']:>16,} x {d['format']:<12} ({d['bits']:.4g} bits) "
+                     f"{gib(d['bytes']):>10}")
+    published = f"; the published checkpoint: {gib(w['checkpoint_bytes'])}" if w["checkpoint_bytes"] else ""
+    lines.append(f"  {'sum':<38} {gib(w['total_bytes'])}{published}")
+    return lines
+
+
 def plan_lines(j: dict[str, Any]) -> list[str]:
     """The CLI's table."""
     g, per, i = j["gpu"], j["per_gpu"], j["inputs"]
@@ -196,6 +231,7 @@ def plan_lines(j: dict[str, Any]) -> list[str]:
              f"  source: {g['source']}", "per GPU:"]
     for k in PER_GPU:
         lines.append(f"  {k.replace('_', ' '):<10} {per[k]:>20,} B  {gib(per[k])}")
+    lines += weights_lines(j)
     lines += [verdict(j), heads_sentence(j)]
     if j["decode"] is not None:
         lines.append(decode_sentence(j))

@@ -7,9 +7,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from core.plan.fit import RESERVE, WEIGHT_BYTES, kv_format_of
+from core.plan.fit import CHECKPOINT, RESERVE, WEIGHT_BYTES, kv_format_of
 from core.plan.gpus import THIS_MACHINE, catalogue, find_gpu
 from core.plan.report import parse_count, plan_inputs, plan_json, plan_lines
+from core.plan.weights import WeightParts
 
 
 def add_plan_args(p: argparse.ArgumentParser) -> None:
@@ -21,7 +22,10 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--gpus", type=int, default=1, help="GPUs in all (default 1); beyond --tp they split the layers")
     g.add_argument("--tp", type=int, default=1, help="tensor-parallel degree, a divisor of the query heads (default 1)")
     g.add_argument("--context", type=int, help="tokens a sequence holds (default: --seq-len)")
-    g.add_argument("--weights-dtype", default="bf16", choices=list(WEIGHT_BYTES), help="default bf16")
+    g.add_argument("--weights-dtype", choices=[*WEIGHT_BYTES, CHECKPOINT],
+                   help="every weight in one dtype, or checkpoint: each part in the format its checkpoint stores it "
+                        "(gpt-oss's MXFP4 experts, DeepSeek-V3's and Qwen3's block-scaled fp8); default: checkpoint for "
+                        "a preset that knows its formats, else bf16")
     g.add_argument("--params", type=count, help="the whole model's parameters, such as 70553706496 or 70.55B "
                                                 "(default: the preset's)")
     g.add_argument("--active-params", type=count, help="a mixture of experts: the parameters one token runs "
@@ -78,8 +82,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     context = args.context if args.context is not None else cfg.seq_len
     active = args.active_params if args.active_params is not None else (
         preset.active_params if preset is not None and args.params is None else None)
-    p = plan_inputs(cfg, params, gpu, args.gpus, args.tp, args.weights_dtype, cfg.kv_format, cfg.batch_size, context,
-                    args.reserve, preset.kind if preset else "causal", active)
+    weights = WeightParts.from_json(preset.weights) if preset is not None and preset.weights else None
+    dtype = args.weights_dtype or (CHECKPOINT if weights is not None and args.params is None else "bf16")
+    p = plan_inputs(cfg, params, gpu, args.gpus, args.tp, dtype, cfg.kv_format, cfg.batch_size, context,
+                    args.reserve, preset.kind if preset else "causal", active, weights=weights)
     j = plan_json(p, cfg)
     if args.json:
         print(json.dumps(j, indent=1))

@@ -7,9 +7,11 @@ import pytest
 
 from core.arch.presets import find_preset
 from sandbox.cli.main import main
+from tests.cli.conftest import run_cli
 
 KEYS = {"inputs", "gpu", "per_gpu", "fits", "max_context", "max_batch", "kv_heads_per_gpu", "kv_replication",
-        "layers_per_stage", "stage_kv_cache", "memory_curve", "tp_sweep", "decode", "roofline", "roofline_local"}
+        "layers_per_stage", "stage_kv_cache", "memory_curve", "tp_sweep", "decode", "roofline", "roofline_local",
+        "weights"}
 
 
 def plan(capsys, *args):
@@ -83,3 +85,18 @@ def test_bad_input_is_one_sentence(capsys, args, words):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_preset_that_knows_its_checkpoint_is_planned_as_it_loads(capsys):
+    """gpt-oss-120b: MXFP4 experts and bf16 elsewhere by default; --weights-dtype bf16 plans every weight in bf16."""
+    j = plan(capsys, "--preset", "gpt-oss-120b", "--gpu", "h100-sxm", "--context", "131072")
+    w = j["weights"]
+    assert j["inputs"]["weights_dtype"] == "checkpoint" and w["mode"] == "checkpoint"
+    assert w["parts"]["experts"]["format"] == "mxfp4" and w["parts"]["attention"]["format"] == "bf16"
+    assert j["per_gpu"]["weights"] == w["total_bytes"] == 65_190_340_224
+    assert w["checkpoint_bytes"] == round(60.8 * 2**30)
+    flat = plan(capsys, "--preset", "gpt-oss-120b", "--gpu", "h100-sxm", "--context", "131072", "--weights-dtype", "bf16")
+    assert flat["weights"]["mode"] == "bf16" and flat["per_gpu"]["weights"] == 2 * find_preset("gpt-oss-120b").params
+    assert flat["fits"] is False
+    code, _out, err = run_cli(capsys, "plan", "--preset", "llama-3-8b", "--weights-dtype", "checkpoint")
+    assert code == 2 and "checkpoint formats are not known" in err and len(err.strip().splitlines()) == 1
