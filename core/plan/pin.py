@@ -8,11 +8,13 @@ from typing import Any
 from core.arch.config import AttentionConfig
 from core.arch.model import Architecture
 from core.files import schema
-from core.plan.fit import WEIGHT_BYTES, PlanInput, decode_bounds, kv_format_of, plan
+from core.plan.fit import CHECKPOINT, WEIGHT_BYTES, PlanInput, decode_bounds, kv_format_of, plan
 from core.plan.gpus import GPU, MAX_GIB, MIN_GIB, THIS_MACHINE, find_gpu, gpu_ids, this_machine
+from core.plan.weights import WeightParts
 
 PLAN_KEYS = ("gpu", "n_gpus", "tp", "weights_dtype", "kv_dtype", "batch", "context", "params", "reserve")
-OPTIONAL_KEYS = ("active_params", "kind", "memory_gib")  # a MoE's active count; an encoder's kind; a typed memory
+# a MoE's active count; an encoder's kind; a typed memory; the checkpoint's parts and formats
+OPTIONAL_KEYS = ("active_params", "kind", "memory_gib", "weights")
 MACHINE_KEYS = ("name", "memory_bytes", "peak_flops", "bandwidth_bytes_s", "dtype", "how")
 
 
@@ -25,8 +27,10 @@ def gpu_of(d: dict[str, Any]) -> GPU:
 
 
 def plan_input(d: dict[str, Any], cfg: AttentionConfig, arch: Architecture | None) -> PlanInput:
+    weights = WeightParts.from_json(d["weights"]) if d.get("weights") is not None else None
     return PlanInput(arch or cfg.architecture(d.get("kind", "causal")), d["params"], gpu_of(d), d["n_gpus"], d["tp"],
-                     d["weights_dtype"], d["kv_dtype"], d["batch"], d["context"], d["reserve"], d.get("active_params"))
+                     d["weights_dtype"], d["kv_dtype"], d["batch"], d["context"], d["reserve"], d.get("active_params"),
+                     weights)
 
 
 def check_pin_plan(d: Any, where: str, cfg: AttentionConfig, arch: Architecture | None) -> dict[str, Any]:
@@ -37,7 +41,7 @@ def check_pin_plan(d: Any, where: str, cfg: AttentionConfig, arch: Architecture 
     if set(d) != expected:
         raise ValueError(f"{where} needs exactly the fields {', '.join(sorted(expected))}")
     schema.choice(d["gpu"], f"{where}.gpu", (*gpu_ids(), THIS_MACHINE))
-    schema.choice(d["weights_dtype"], f"{where}.weights_dtype", tuple(WEIGHT_BYTES))
+    schema.choice(d["weights_dtype"], f"{where}.weights_dtype", (*WEIGHT_BYTES, CHECKPOINT))
     schema.text(d["kv_dtype"], f"{where}.kv_dtype", 40)
     kv_format_of(d["kv_dtype"])
     for k, hi in (("n_gpus", 4096), ("tp", 4096), ("batch", 2**20), ("context", 2**30), ("params", 10**14)):

@@ -209,6 +209,18 @@ def heads_sentence(j: dict[str, Any]) -> str:
     return f"TP {i['tp']}: {heads} KV head{'s' if heads > 1 else ''} a GPU{extra}."
 
 
+def weights_sentence(j: dict[str, Any]) -> list[str]:
+    """The Plan tab's line of the weights by part (none for a model whose parts are not known)."""
+    w = j.get("weights")
+    if w is None:
+        return []
+    parts = " · ".join(f"{PART_NAMES[p]} {gib(d['bytes'])} {d['format']}" for p, d in w["parts"].items()
+                       if d["bytes"] >= 2**30 / 100)
+    published = f" (the published checkpoint: {gib(w['checkpoint_bytes'])})" if w["checkpoint_bytes"] else ""
+    how = "as the checkpoint stores them" if w["mode"] == CHECKPOINT else f"all {w['mode']}"
+    return [f"Weights, {how}: {parts} = {gib(w['total_bytes'])}{published}."]
+
+
 def weights_lines(j: dict[str, Any]) -> list[str]:
     """The whole model's weights by part and format, their sum beside the published checkpoint's size."""
     w = j.get("weights")

@@ -109,10 +109,26 @@ class WeightParts:
                               "bytes": by_part[p]} for p, n in self.params},
                 "total_bytes": self.total_bytes(), "checkpoint_bytes": self.checkpoint_bytes, "source": self.source}
 
+    def to_file(self) -> dict[str, Any]:
+        """As a preset (and a pin's plan) keeps it: from_json reads it back."""
+        return {"params": dict(self.params), "formats": dict(self.formats), "checkpoint_bytes": self.checkpoint_bytes,
+                "source": self.source}
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> WeightParts:
-        """A preset's "weights": {"params": {part: n}, "formats": {part: format}, "checkpoint_bytes", "source"}."""
+        """A preset's "weights": {"params": {part: n}, "formats": {part: format}, "checkpoint_bytes", "source"}; a
+        ValueError that says what is wrong with anything else (a hand-edited pin)."""
+        if not isinstance(data, dict) or not isinstance(data.get("params"), dict) or not isinstance(
+                data.get("formats"), dict):
+            raise ValueError("weights by part need a params object and a formats object, part by part.")
         params, formats = data["params"], data["formats"]
+        unknown = sorted(repr(k)[:20] for k in set(params) | set(formats) if k not in PARTS)
+        if unknown:
+            raise ValueError(f"unknown weight part(s) {', '.join(unknown)}; the parts are {', '.join(PARTS)}.")
+        size, source = data.get("checkpoint_bytes"), data.get("source", "")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= 10**15):
+            raise ValueError("a checkpoint's size must be a whole number of bytes, or null.")
+        if not isinstance(source, str) or len(source) > 2000:
+            raise ValueError("the weights' source must be a text of at most 2,000 characters.")
         return cls(tuple((p, params[p]) for p in PARTS if p in params),
-                   tuple((p, formats[p]) for p in PARTS if p in formats), data.get("checkpoint_bytes"),
-                   data.get("source", ""))
+                   tuple((p, formats[p]) for p in PARTS if p in formats), size, source)

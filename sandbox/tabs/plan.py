@@ -14,6 +14,7 @@ from core.arch.model import Architecture
 from core.arch.presets import load_presets
 from core.format import format_bytes, format_count
 from core.kinds.registry import kind_of
+from core.plan.fit import CHECKPOINT
 from core.plan.fit import plan as plan_of
 from core.plan.gpus import GPU, THIS_MACHINE, find_gpu, this_machine
 from core.plan.pin import MACHINE_KEYS, plan_input
@@ -25,7 +26,9 @@ from core.plan.report import (
     plan_json,
     trained_context_note,
     verdict,
+    weights_sentence,
 )
+from core.plan.weights import WeightParts
 from sandbox.jobs.types import Failure
 from sandbox.state.app_state import AppState
 from sandbox.state.shown import Shown
@@ -68,6 +71,7 @@ class PlanTab:
         self._params_for: object = None  # the preset (or model) whose count the parameters box holds
         self._kept_from: str | None = None  # a named model whose count stays in the box after the sliders left it
         self._kept_kind, self._kept_active, self._kept_total = "causal", None, None  # that model's, kept with it
+        self._kept_weights: dict[str, Any] | None = None  # its parts and their checkpoint formats, kept with it
         p = self.panel
         p.changed.connect(self.refresh)
         p.params.editingFinished.connect(self._on_params_typed)
@@ -104,6 +108,16 @@ class PlanTab:
         active = preset.active_params if preset is not None and self.models.shape is None else None
         return active if active is not None and params == total else None
 
+    def weight_parts(self) -> WeightParts | None:
+        """The model's weights by part and checkpoint format (also once the sliders left the preset and its count
+        was kept; a count typed over it is refused in checkpoint mode); None for a model whose parts are not known."""
+        preset = self.config_panel.preset.currentData()
+        if preset is None and self._kept_from is not None and self.models.shape is None:
+            data = self._kept_weights
+        else:
+            data = preset.weights if preset is not None and self.models.shape is None else None
+        return WeightParts.from_json(data) if data else None
+
     def kind(self) -> str:
         """encoder for an open encoder or an encoder's preset (no cache to plan), also once the sliders left it and
         its count was kept; else causal."""
@@ -138,7 +152,9 @@ class PlanTab:
                 preset = self.config_panel.preset.currentData()
                 self._kept_kind = self.kind()
                 self._kept_active = preset.active_params if preset is not None else None
+                self._kept_weights = preset.weights if preset is not None else None
                 self._kept_total = params
+                self.panel.offer_checkpoint(bool(self._kept_weights) and self.models.shape is None)
             left, self._params_for = self._params_for, key
             if key is not None or not self.panel.params.text():
                 self.panel.set_params(params, source)
@@ -175,7 +191,7 @@ class PlanTab:
             gpu = self.gpu(i["gpu"], i.get("memory_gib"))
             plan = plan_inputs(cfg, i["params"], gpu, i["n_gpus"], i["tp"], i["weights_dtype"], i["kv_dtype"],
                                i["batch"], i["context"], i["reserve"], self.kind(), self.active_params(i["params"]),
-                               self.architecture(cfg))
+                               self.architecture(cfg), self.weight_parts())
             j = plan_json(plan, cfg)
         except (ValueError, OverflowError) as exc:
             self.last = None
@@ -210,7 +226,7 @@ class PlanTab:
         per, i = j["per_gpu"], j["inputs"]
         parts = " · ".join(f"{name} {gib(per[k])}" for k, name in
                            (("weights", "weights"), ("kv_cache", "KV cache"), ("reserve", "allowance"), ("free", "free")))
-        lines = [f"Per GPU: {parts} of {gib(per['capacity'])}.", heads_sentence(j)]
+        lines = [f"Per GPU: {parts} of {gib(per['capacity'])}.", *weights_sentence(j), heads_sentence(j)]
         if i["pp"] > 1:
             lines.append(f"{i['n_gpus']} GPUs at TP {i['tp']}: {i['pp']} pipeline stages of up to "
                          f"{j['layers_per_stage']} layers each (the GPUs beyond one TP group split the layers).")
@@ -261,6 +277,11 @@ class PlanTab:
             active = self.active_params(d["params"])
             if active is not None:
                 d["active_params"] = active  # a mixture of experts' Compare rows decode as the tab does
+            if d["weights_dtype"] == CHECKPOINT:
+                parts = self.weight_parts()
+                if parts is None:
+                    return None
+                d["weights"] = parts.to_file()  # the pin plans its checkpoint as the tab does
             plan_input(d, cfg, arch)
         except (ValueError, OverflowError):
             return None

@@ -174,3 +174,29 @@ def test_the_memory_is_the_driver_s_and_the_user_can_type_their_card_s(make_wind
     w.pins.load_on_sliders(len(w.pins.pins) - 1)
     assert p.gpu.currentData() == "rtx-4090" and p.memory.value() == 23.58
     assert w.plan.last["per_gpu"]["capacity"] == round(23.58 * 2**30)
+
+
+def test_a_checkpoint_s_formats_plan_its_weights_by_part(make_window):
+    """gpt-oss-120b is planned as its checkpoint loads (MXFP4 experts, bf16 elsewhere: 60.7 GiB, beside the published
+    60.8 GiB), a pin keeps its parts, and a model without known formats goes back to bf16."""
+    w = make_window()
+    p = open_plan(w, "gpt-oss-120b")
+    assert p.weights.currentData() == "checkpoint"
+    j = w.plan.last
+    assert j["per_gpu"]["weights"] == 65_190_340_224 and j["weights"]["parts"]["experts"]["format"] == "mxfp4"
+    assert "Weights, as the checkpoint stores them: " in p.details.text() and "routed experts 56.8 GiB mxfp4" in p.details.text()
+    assert "(the published checkpoint: 60.8 GiB)" in p.details.text()
+    pin = w.pins.pin_current()
+    assert pin.plan["weights_dtype"] == "checkpoint" and pin.plan["weights"]["formats"]["experts"] == "mxfp4"
+    assert pin.report["plan"]["memory_per_gpu"] == j["per_gpu"]["weights"] + j["per_gpu"]["kv_cache"] + j["per_gpu"]["reserve"]
+    p.weights.setCurrentIndex(p.weights.findData("bf16"))
+    assert w.plan.last["per_gpu"]["weights"] == 2 * find_preset("gpt-oss-120b").params and not w.plan.last["fits"]
+    open_plan(w, "Llama 3 8B")
+    assert p.weights.currentData() == "bf16" and w.plan.last["weights"] is None
+    open_plan(w, "gpt-oss-120b")
+    assert p.weights.currentData() == "checkpoint"
+    p.weights.setCurrentIndex(p.weights.findData("checkpoint"))
+    p.params.setText("100B")
+    p.params.editingFinished.emit()  # a typed count is not the checkpoint's: said, not planned wrong
+    assert w.plan.last is None and "the checkpoint's parts hold 116,829,156,672 parameters, not the 100,000,000,000" in (
+        p.verdict.text())

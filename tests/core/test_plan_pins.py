@@ -60,6 +60,19 @@ def test_a_workspace_keeps_the_plan_and_recounts_it(tmp_path):
     ({"gpu": "this-machine", "machine": {"name": "x", "memory_bytes": 2**60, "peak_flops": 1e10,
                                          "bandwidth_bytes_s": 1e10, "dtype": "fp32", "how": ""}},
      "plan.machine.memory_bytes must be from"),
+    ({"memory_gib": "80"}, "plan.memory_gib must be a number"),
+    ({"memory_gib": float("nan")}, "plan.memory_gib must be a finite number"),
+    ({"memory_gib": 0.1}, "plan.memory_gib must be a finite number from 0.25"),
+    ({"weights_dtype": "checkpoint"}, "checkpoint formats are not known"),
+    ({"weights_dtype": "checkpoint", "weights": {"params": {"experts": 7}}}, "a params object and a formats object"),
+    ({"weights_dtype": "checkpoint", "weights": {"params": {"gills": 7}, "formats": {"gills": "bf16"}}},
+     "unknown weight part"),
+    ({"weights_dtype": "checkpoint", "weights": {"params": {"experts": "7"}, "formats": {"experts": "bf16"}}},
+     "parameter count must be a whole number"),
+    ({"weights_dtype": "checkpoint", "weights": {"params": {"experts": 7}, "formats": {"experts": "fp3"}}},
+     "weight format 'fp3' is not known"),
+    ({"weights_dtype": "checkpoint", "weights": {"params": {"experts": 7}, "formats": {"experts": "bf16"}}},
+     "parts hold 7 parameters"),
 ])
 def test_a_bad_plan_in_a_file_is_refused_with_what_is_wrong(tmp_path, change, words):
     path = tmp_path / "ws.json"

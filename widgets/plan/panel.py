@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.plan.fit import RESERVE, WEIGHT_BYTES
+from core.plan.fit import CHECKPOINT, RESERVE, WEIGHT_BYTES
 from core.plan.gpus import MAX_GIB, MIN_GIB, THIS_MACHINE, catalogue, find_gpu
 from core.plan.report import parse_count
 from widgets.common.wheel import FocusCombo, FocusSpin
@@ -61,7 +61,9 @@ class PlanPanel(QWidget):
         self.n_gpus.setToolTip("GPUs in all; those beyond the TP degree split the layers into pipeline stages")
         self.tp = _combo([("1", 1)], "Tensor-parallel degree: only degrees that divide the query heads (and divide, "
                                      "or are a multiple of, the KV heads)")
-        self.weights = _combo([(k, k) for k in WEIGHT_BYTES], "The weights' dtype: bytes per parameter")
+        self.weights = _combo([(k, k) for k in WEIGHT_BYTES] + [("as the checkpoint", CHECKPOINT)],
+                              "The weights' dtype: every parameter in one, or each part as the model's checkpoint "
+                              "stores it (gpt-oss's MXFP4 experts, DeepSeek-V3's and Qwen3's block-scaled fp8)")
         self.weights.setCurrentText("bf16")
         self.kv = _combo([(k, k) for k in KV_CHOICES], "The KV cache's format (fp8 is e4m3; q8_0/q4_0 llama.cpp's)")
         self.batch = FocusSpin()
@@ -193,6 +195,14 @@ class PlanPanel(QWidget):
         self._preset_params = self.params.text()
         self.params_source.setText(f"Parameters: {source}" if params else
                                    "Parameters: this configuration is no named model; type its whole-model count.")
+
+    def offer_checkpoint(self, known: bool) -> None:
+        """A model whose checkpoint formats are known is planned as its checkpoint loads; another one in bf16."""
+        with QSignalBlocker(self.weights):
+            if known:
+                self.weights.setCurrentIndex(self.weights.findData(CHECKPOINT))
+            elif self.weights.currentData() == CHECKPOINT:
+                self.weights.setCurrentIndex(self.weights.findData("bf16"))
 
     def catalogue_gib(self) -> float | None:
         """The chosen catalogue card's memory in GiB as its driver reports it (None: this machine, measured)."""
