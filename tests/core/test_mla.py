@@ -201,3 +201,17 @@ def test_an_n_heads_sweep_of_an_mla_layer_keeps_one_key_and_value_per_head():
     points = plan_sweep(v3, "n_heads", [32, 64, 128])
     assert all(p.config is not None and p.config.kv_heads == p.value and p.config.widths == v3.widths for p in points)
     assert [param_counts(p.config).o for p in points] == [h * 128 * 7168 for h in (32, 64, 128)]
+
+
+def test_an_fp8_latent_is_flashmla_s_656_byte_record():
+    """FlashMLA's fp8 MLA record, as vLLM's "fp8_ds_mla" page and SGLang keep it: the 512 latent values in fp8, one
+    fp32 scale per 128 of them, and the 64-wide RoPE key in bf16: 656 B a token a layer, not 576."""
+    from core.counts import kv_cache_bytes, layer_kv_bytes_per_token
+    from core.kinds.registry import kind_of
+
+    cfg = find_preset("deepseek-v3").apply(AttentionConfig(seq_len=1024, dtype="bfloat16", kv_dtype="fp8_e4m3"))
+    spec = cfg.layer_spec()
+    assert layer_kv_bytes_per_token(spec, "fp8_e4m3") == 512 + 4 * 4 + 64 * 2 == 656
+    assert kv_cache_bytes(cfg).bytes_total == 656 * 61 * 1024
+    assert kind_of(spec).gpu_cache_bytes_per_token(spec, 8, "fp8_e4m3") == 656  # whole on every GPU of a TP group
+    assert layer_kv_bytes_per_token(spec, "bfloat16") == 1152  # bf16 stays (512 + 64) x 2
