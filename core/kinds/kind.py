@@ -129,6 +129,7 @@ class LayerKind(ABC):
     picker: str  # as the attention type picker lists it
     about: str  # what it caches and how it runs, in a sentence or two (the picker's tooltip)
     cache_name: str = "KV cache"  # what its cache is called ("latent cache")
+    vllm_block_size: int | None = None  # vLLM's block for its attention backend (None: vLLM's default of 16)
     projection_rows: tuple[tuple[str, str], ...]  # (key, name) of each projection its params() rows give, in order
     own_cost_rows: tuple[tuple[str, str], ...] = ()  # (key, title) of the Costs rows only this kind shows
     widths_type: type[KindWidths] | None = None  # its own widths (core/kinds/widths.py); None: the standard layer's

@@ -60,6 +60,7 @@ class MLAKind(LayerKind):
                      ("mla_decode", "MLA decode FLOP/byte"))
     widths_type = MLADims
     cache_name = "latent cache"
+    vllm_block_size = 64  # FlashMLA's block (vllm/platforms/cuda.py forces it for the FlashMLA backend)
     colour = "#ea580c"
     timing_forms_key = FORMS_KEY
     timing_form_names = FORM_MS
