@@ -23,6 +23,8 @@ def widths_from(name: str, data: Any) -> KindWidths | None:
 
 def split_widths(data: dict[str, Any]) -> tuple[dict[str, Any], KindWidths | None]:
     """A file's fields without the kind's key, and the widths found under it (a ValueError when two kinds' are)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a configuration must be an object of its fields, not {type(data).__name__}.")
     keys = [k for k in data if k in WIDTHS and data[k] is not None]
     if len(keys) > 1:
         raise ValueError(f"a layer is of one kind; this one has widths of {' and '.join(keys)}: keep one.")

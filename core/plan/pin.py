@@ -52,6 +52,8 @@ def check_pin_plan(d: Any, where: str, cfg: AttentionConfig, arch: Architecture 
     if "kind" in d:
         schema.choice(d["kind"], f"{where}.kind", ("causal", "encoder"))
     if "memory_gib" in d:
+        if d.get("gpu") == THIS_MACHINE:
+            raise ValueError(f"{where}.memory_gib is a catalogue card's typed memory; this machine's is measured")
         schema.number(d["memory_gib"], f"{where}.memory_gib", MIN_GIB, MAX_GIB)
     if "machine" in d:
         m = schema.mapping(d["machine"], f"{where}.machine")

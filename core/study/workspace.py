@@ -330,5 +330,5 @@ def check_timing_forms(timing: dict[str, Any], cfg: AttentionConfig) -> None:
     for kind in KINDS.values():
         key = kind.timing_forms_key
         if key and (key in timing) != (key == own):
-            raise ValueError(f"its timing's {kind.short} forms do not match its configuration ({cfg.mode_label}): "
-                             f"a {kind.short} layer's timing has them, another kind's has none")
+            raise ValueError(f"its timing's {kind.short} forms ({key}) do not match its configuration "
+                             f"({cfg.mode_label}): only the timing of a layer of that kind has them")

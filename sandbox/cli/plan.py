@@ -78,6 +78,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         gpu = find_gpu(args.gpu)
     if args.gpu_memory_gib is not None:
+        if args.gpu == THIS_MACHINE:
+            raise ValueError("this machine's memory is measured; --gpu-memory-gib types a catalogue card's.")
         gpu = gpu.with_memory_gib(args.gpu_memory_gib)
     context = args.context if args.context is not None else cfg.seq_len
     active = args.active_params if args.active_params is not None else (

@@ -14,8 +14,11 @@ class JobBook:
         self._cancelled: dict[str, bool] = {}
 
     def start(self, kind: str, job_id: int) -> None:
-        """job_id is now kind's newest job: an older one still running stops at its next check."""
+        """job_id is now kind's newest job: an older one still running stops at its next check. Ids of a kind only
+        grow (a reused one would revive a cancelled job), so an id not above the newest is refused."""
         with self._lock:
+            if job_id <= self._newest.get(kind, -1):
+                raise ValueError(f"a {kind} job's id must be above the newest one's ({self._newest[kind]}), not {job_id}.")
             self._newest[kind], self._cancelled[kind] = job_id, False
 
     def cancel(self, kind: str, job_id: int | None = None) -> None:

@@ -166,6 +166,8 @@ class Worker:
             if self.stopped("sweep", sid):
                 result.partial, result.stopped_reason = True, "cancelled"
                 return False
+            if index >= len(job.points):  # a sweep of no points ends at once, with no rows
+                return False
             timing_fn = None
             if job.device:
                 device = resolve_device(job.device)

@@ -22,6 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
+from sandbox.jobs.book import JobBook
 from sandbox.jobs.types import BackgroundJob, ComputeRequest, Failure, WorkerInfo, starting_info
 from sandbox.runner.contract import RunnerSignals
 from sandbox.runner.deadlines import Deadline, Deadlines
@@ -64,6 +65,7 @@ class ProcessRunner(RunnerSignals):
         # kind -> its background job in progress and the progress it reported, until its `done` (a worker's death
         # ends it with what it had done: BackgroundJob.lost)
         self._running: dict[str, tuple[BackgroundJob, list[Any]]] = {}
+        self._book = JobBook()  # the ids sent: a kind's only grow
         self._timer: Deadline | None = None  # a timing waiting for the sliders to settle
         self._deadlines = Deadlines("runner-deadlines")
         self.deaths = 0  # workers replaced after a crash (tests, the soak)
@@ -141,6 +143,7 @@ class ProcessRunner(RunnerSignals):
         its kind runs, one step at a time, live requests between its steps)."""
         if not isinstance(job, ComputeRequest):
             with self._lock:
+                self._book.start(job.job_kind, job.job_id)  # a reused id is refused here, before the worker hears it
                 self._running[job.job_kind] = (job, [])
                 self._job(self._main, "job", job)
             return job.job_id

@@ -98,8 +98,10 @@ class ComputeRunner(RunnerSignals):
         return rid != self._latest
 
     def _emit(self, name: str, *args: Any) -> None:
-        if name == "done" and self._running.get(args[0]) == args[1].job_id:
-            del self._running[args[0]]  # before the window hears of it: running(kind) is False in its handler
+        if name == "done":
+            with self._lock:
+                if self._running.get(args[0]) == args[1].job_id:
+                    del self._running[args[0]]  # before the window hears of it: running(kind) is False in its handler
         getattr(self, name).emit(*args)
 
     def _run(self, rid: int, req: ComputeRequest, wake: threading.Event, settle_s: float) -> None:

@@ -84,7 +84,10 @@ class _Served:
                     break
                 else:
                     if kind == "job":
-                        self.book.start(message[2].job_kind, message[2].job_id)
+                        try:
+                            self.book.start(message[2].job_kind, message[2].job_id)
+                        except ValueError:  # an id the window refused already: stale, its steps stop at once
+                            pass
                     elif kind in ("heatmaps", "timing"):
                         self.latest = max(self.latest, message[2])  # a live request is the newest one sent
                     self.jobs.put(message)

@@ -22,7 +22,7 @@ def load_settings(s: QSettings | None) -> dict[str, Any]:
     try:
         if int(s.value("version")) == SETTINGS_VERSION:
             out["config"] = AttentionConfig.from_dict(json.loads(str(s.value("config"))))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # damaged or hand-edited: the defaults, not a window that fails
         log.warning("ignoring a saved configuration that is no longer valid")
     for key in ("device", "text", "colormap"):
         if s.value(key) is not None:

@@ -171,6 +171,7 @@ def test_the_memory_is_the_driver_s_and_the_user_can_type_their_card_s(make_wind
     assert pin.plan["memory_gib"] == 23.58 and pin.plan["gpu"] == "rtx-4090"
     p.gpu.setCurrentIndex(p.gpu.findData("h200"))
     assert p.memory.value() == 140.40 and "memory_gib" not in p.inputs()  # 143,771 MiB: the catalogue's own
+    assert w.plan.last["per_gpu"]["capacity"] == 143_771 * 2**20  # planned with the new card's, not the typed one
     w.pins.load_on_sliders(len(w.pins.pins) - 1)
     assert p.gpu.currentData() == "rtx-4090" and p.memory.value() == 23.58
     assert w.plan.last["per_gpu"]["capacity"] == round(23.58 * 2**30)

@@ -190,7 +190,7 @@ def test_a_standard_pin_with_mla_forms_is_refused(tmp_path):
     data["pins"][0]["report"]["timing"]["mla_forms"] = {"naive_prefill_ms": 1.0, "absorbed_prefill_ms": 1.0,
                                                          "naive_decode_ms": 1.0, "absorbed_decode_ms": 1.0}
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match="MLA forms do not match"):
+    with pytest.raises(ValueError, match="MLA forms \\(mla_forms\\) do not match its configuration \\(MHA\\)"):
         load_workspace(path)
 
 

@@ -92,3 +92,15 @@ def test_a_mixture_of_experts_pin_decodes_its_active_parameters():
     bw = find_gpu("h100-sxm").bandwidth_bytes_s
     assert moe.report["plan"]["decode_tokens_s"] == pytest.approx(8 * bw / (37e9 * 2 / 8 + ref.kv_cache))
     assert dense.report["plan"]["decode_tokens_s"] == pytest.approx(8 * bw / (600e9 * 2 / 8 + ref.kv_cache))
+
+
+def test_this_machine_s_memory_is_measured_never_typed(tmp_path):
+    machine = {"name": "x", "memory_bytes": 2**34, "peak_flops": 1e12, "bandwidth_bytes_s": 1e10, "dtype": "fp32",
+               "how": "measured"}
+    path = tmp_path / "ws.json"
+    save_workspace(path, [pinned("A", LLAMA, PLAN)])
+    data = json.loads(path.read_text())
+    data["pins"][0]["plan"].update({"gpu": "this-machine", "machine": machine, "memory_gib": 3.0})
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="this machine's is measured"):
+        load_workspace(path)

@@ -130,13 +130,13 @@ class PlanPanel(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
+        self.gpu.currentIndexChanged.connect(lambda _i: self.set_memory())  # first: the plan reads the new card's
         for w in (self.gpu, self.tp, self.weights, self.kv):
             w.currentIndexChanged.connect(lambda _i: self.changed.emit())
         for w in (self.n_gpus, self.batch, self.context):
             w.valueChanged.connect(lambda _v: self.changed.emit())
         self.reserve.valueChanged.connect(lambda _v: self.changed.emit())
         self.memory.valueChanged.connect(lambda _v: self.changed.emit())
-        self.gpu.currentIndexChanged.connect(lambda _i: self.set_memory())
         self.params.editingFinished.connect(self._on_params_edited)
 
     def _lay_out_form(self, cols: int) -> None:
@@ -231,6 +231,9 @@ class PlanPanel(QWidget):
         self.verdict.setText(f'<b style="color:{colour}">{html.escape(verdict, quote=False)}</b>')
         self.details.setText(details)
         g = j["gpu"]
+        if g["id"] == THIS_MACHINE:  # measured, not typed: the box shows it
+            with QSignalBlocker(self.memory):
+                self.memory.setValue(g["memory_bytes"] / 2**30)
         self.gpu_source.setText(f"Memory: {g['memory_bytes'] / 2**30:,.2f} GiB"
                                 + (f" ({g['datasheet_gb']:g} GB on the datasheet)" if g.get("datasheet_gb") else "")
                                 + (f": {g['memory_source']}" if g.get("memory_source") else "")
