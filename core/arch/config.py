@@ -206,13 +206,13 @@ class AttentionConfig:
         defaults = {f.name: f.default for f in fields(self)}
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "widths"}
         out = {k: v for k, v in out.items() if k not in LAYOUT_FIELDS or v != defaults[k]}
-        if self.widths is not None:  # under the kind's name ("mla": {...}), as files have always kept it
+        if self.widths is not None:  # under the kind's name, as files have always kept them
             out[self.widths.kind] = self.widths.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AttentionConfig:
-        """A file's fields; a kind's widths are under the kind's name ("mla": {...})."""
+        """A file's fields; a kind's widths are under the kind's name (MLA's as before)."""
         rest, widths = split_widths(data)
         known = {f.name for f in fields(cls)} - {"widths"}
         unknown = sorted(repr(k)[:20] for k in set(rest) - known)

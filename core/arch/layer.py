@@ -92,7 +92,7 @@ class LayerSpec:
         defaults = {f.name: f.default for f in fields(self)}
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "widths"}
         out = {k: v for k, v in out.items() if k in base or v != defaults[k]}
-        if self.widths is not None:  # under the kind's name ("mla": {...}), as files have always kept it
+        if self.widths is not None:  # under the kind's name, as files have always kept them
             out[self.widths.kind] = self.widths.to_dict()
         return out
 

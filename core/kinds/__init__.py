@@ -1,1 +1,1 @@
-"""Layer kinds: one package per kind of attention layer (standard, mla), each counting, caching, running and timing itself."""
+"""Layer kinds: one package per kind of attention layer (core/kinds/registry.py lists them), each counting, caching, running and timing itself."""

@@ -1,6 +1,6 @@
 """What a layer kind supplies: everything the rest of the app asks of a layer, in one interface.
 
-A kind is one package under core/kinds/ (standard, mla, ...) whose `kind.py` subclasses LayerKind;
+A kind is one package under core/kinds/ (standard/ and each other kind) whose `kind.py` subclasses LayerKind;
 core/kinds/registry.py lists them, and every caller asks `kind_of(spec)` instead of branching on
 the kind. What a kind returns is plain data (ints, dataclasses, dicts of the report's JSON), so the
 counts, the planner, the report, the CLI and the widgets need no knowledge of kinds.

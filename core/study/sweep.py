@@ -68,7 +68,7 @@ def parse_knob_values(knob: str, text: str) -> list[Any]:
         return parse_values(text)
     parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
     if knob.strip() in KIND_KNOBS:
-        parts = [p.lower() for p in parts]  # MLA, GQA as well as mla, gqa
+        parts = [p.lower() for p in parts]  # names in upper case as well as lower
     if not parts:
         raise ValueError(f"enter at least one {knob}, e.g. {','.join(names[1:3] or names)}.")
     unknown = [p for p in parts if p not in names]

@@ -69,7 +69,7 @@ def measure_standard_layer(
 ) -> TimingResult:
     """Measure cfg's layer spec (default layer 0) on device. Raises ValueError (before allocating) when it
     would not fit. progress(step) is told each step as it starts (the CLI prints it). An MLA layer is timed
-    as core/kinds/mla/timing.py times its own."""
+    as every other kind times its own (its timing.py)."""
     guard_bytes(standard_timing_bytes(cfg, False), device, free_bytes)
     kw = {"budget_s": budget_s, "should_stop": should_stop}
     is_prefill = cfg.phase == "prefill"
