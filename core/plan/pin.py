@@ -77,7 +77,8 @@ def plan_summary(d: dict[str, Any], cfg: AttentionConfig, arch: Architecture | N
     p = plan_input(d, cfg, arch)
     r = plan(p)
     decode = decode_bounds(p).tokens_per_s(p.batch) if p.arch.kind == "causal" else None
-    return {"gpus": f"{p.n_gpus} x {p.gpu.name}, TP {p.tp}, {p.weights_dtype} weights, {p.kv_dtype} KV, "
+    return {"gpus": f"{p.n_gpus} x {p.gpu.name} ({p.gpu.memory_bytes / 2**30:,.2f} GiB), TP {p.tp}, "
+                    f"{p.weights_dtype} weights, {p.kv_dtype} KV, "
                     f"B {p.batch} x {p.context:,}",
             "fits": "yes" if r.fits else "no", "memory_per_gpu": r.weights + r.kv_cache + r.reserve,
             "kv_per_gpu": r.kv_cache, "max_context": r.max_context, "max_batch": r.max_batch, "decode_tokens_s": decode}

@@ -200,8 +200,9 @@ def roof_lines(j: dict[str, Any]) -> list[str]:
 def heads_sentence(j: dict[str, Any]) -> str:
     i = j["inputs"]
     if j["kv_heads_per_gpu"] is None:
+        copies = j["kv_replication"]
         return (f"Its cache is not split by heads: every GPU of the TP group keeps all of it "
-                f"({j['kv_replication']} copies).")
+                f"({copies} {'copy' if copies == 1 else 'copies'}).")
     copies = j["kv_replication"]
     extra = (f"; beyond TP = KV heads each head is replicated on {copies} GPUs, so the cache a GPU holds stops "
              "shrinking" if copies > 1 else "")

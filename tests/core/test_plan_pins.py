@@ -29,7 +29,7 @@ def test_the_compare_table_shows_each_pins_plan_as_core_plan_counts_it():
     assert a.report["plan"]["memory_per_gpu"] == ref.weights + ref.kv_cache + ref.reserve
     assert rows["plan: KV cache a GPU"].cells[1].relation == "="  # TP 16 replicates the 8 KV heads
     assert rows["plan: memory a GPU (weights + KV + allowance)"].cells[1].better is True and rows["plan: fits"].cells[0].text == "yes"
-    assert rows["plan"].cells[1].text.startswith("16 x NVIDIA H100 SXM, TP 16")
+    assert rows["plan"].cells[1].text.startswith("16 x NVIDIA H100 SXM (79.65 GiB), TP 16")
     plain = [pinned("C", LLAMA, None).report, pinned("D", LLAMA, None).report]
     assert not [r for r in comparison(plain, 0) if r.label.startswith("plan")]  # no plan: no plan rows
 

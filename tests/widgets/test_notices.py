@@ -146,3 +146,17 @@ def test_a_new_notice_of_as_many_lines_relays_nothing_above_it(qtbot):
         panel.n_heads.spin.setValue(heads)
         QApplication.processEvents()
     assert "not your 4" in panel.last_notice and seen == []
+
+
+def test_a_refusal_is_said_until_a_valid_change(qtbot):
+    """An odd qk_rope is refused with "The previous setting is kept."; the sentence goes once the user makes a valid
+    change (it once stayed through every later edit, describing a setting long gone)."""
+    panel = ConfigPanel(AttentionConfig(d_model=768, n_heads=12, n_kv_heads=4), ["auto"])
+    qtbot.addWidget(panel)
+    panel.kind_controls.kind.setCurrentIndex(1)  # MLA
+    spin = panel.kind_controls.spins["mla"]["qk_rope_head_dim"]
+    spin.setValue(63)
+    assert "must be even" in panel.last_notice and panel.last_notice.endswith("The previous setting is kept.")
+    assert spin.value() == 64  # put back
+    panel.kind_controls.spins["mla"]["kv_lora_rank"].setValue(256)
+    assert panel.last_notice == ""

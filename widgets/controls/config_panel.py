@@ -48,6 +48,9 @@ FREE_HEADS = list(range(1, 257))  # n_heads with a head width of its own
 NOTICE_HINT = "When one value forces another, or a value is refused, this line says why."
 
 
+REFUSED = " The previous setting is kept."  # ends every refusal: said until a valid change
+
+
 class ConfigPanel(QWidget):
     config_changed = Signal(object)  # AttentionConfig
     device_changed = Signal(str)
@@ -98,6 +101,7 @@ class ConfigPanel(QWidget):
         self._forced: set[str] = set()  # which of n_heads, n_kv_heads the panel moved away from the intent
         self._tick_notes = ""  # forced moves said during the change being handled
         self.last_notice = ""
+        self._refused_at: AttentionConfig | None = None  # the layer a refusal ("... is kept.") was said on
         self._chosen = None  # the preset last picked: named while the layers still are its own
         self._kv_kept_by: tuple[str, str] | None = None  # (preset, KV format) picked while a format set before stayed
         self._switched: tuple[object, ...] = ()  # the layer an attention switch's notice describes (switch_key)
@@ -240,13 +244,16 @@ class ConfigPanel(QWidget):
         stale_preset = self.last_notice.startswith("Preset ") and (match == 0 or self.preset.itemData(match)
                                                                     is not self._chosen)  # Custom, or V3 at 64 heads
         stale_switch = self.last_notice.startswith("Attention ") and self._switched != switch_key(cfg)  # "N heads"
-        if stale_preset or stale_switch:
+        stale_refusal = REFUSED in self.last_notice and self._cfg != self._refused_at  # a valid change since
+        if stale_preset or stale_switch or stale_refusal:
             self._clear_notice()  # it no longer describes what the controls show
         config_tips.refresh_choice_tips({n: getattr(self, n) for n in ('n_heads', 'n_kv_heads')}, self.why_choices)
 
     # -- slots -------------------------------------------------------------------------------
     def _say(self, text: str) -> None:
         self.last_notice = text
+        if REFUSED in text:
+            self._refused_at = self._cfg
         self.notice_label.setText(text)
         self.notice.emit(text)
 
@@ -307,6 +314,7 @@ class ConfigPanel(QWidget):
 
     def _clear_notice(self) -> None:
         self.last_notice = ""
+        self._refused_at: AttentionConfig | None = None  # the layer a refusal ("... is kept.") was said on
         self.notice_label.setText(NOTICE_HINT)
 
     def why_choices(self, name: str) -> str:
@@ -371,7 +379,7 @@ class ConfigPanel(QWidget):
             widths = self.kind_controls.widths()
         except ValueError as exc:  # an odd rope width: said, and the last valid widths are back
             self._write(self._cfg)
-            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
+            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]}{REFUSED}")
             return
         name = self.kind_controls.chosen()
         if name == self._cfg.attention:
@@ -381,7 +389,7 @@ class ConfigPanel(QWidget):
             cfg, message = switch_kind(self._cfg, name, widths)
         except ValueError as exc:  # q8_0 on the head width the other kind would have: said, nothing changes
             self._write(self._cfg)
-            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.")
+            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]}{REFUSED}")
             return
         self.set_config(cfg)
         self._say(message)
@@ -392,7 +400,7 @@ class ConfigPanel(QWidget):
             cfg = self._read()
         except ValueError as exc:  # a window without a causal mask, q4_0 on head_dim 80, ...: nothing is lost
             self._write(self._cfg)
-            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]} The previous setting is kept.{self._kv_origin(exc)}")
+            self._say(f"{str(exc)[:1].upper()}{str(exc)[1:]}{REFUSED}{self._kv_origin(exc)}")
             return
         self._cfg = cfg
         self.bias_which.setEnabled(self.bias.isChecked() and self.shape is None)
