@@ -29,6 +29,7 @@ class Preset:
     params_source: str = ""  # where that count comes from
     kind: str = "causal"  # encoder: reads its input at once and keeps no KV cache (the planner plans none)
     active_params: int | None = None  # a mixture of experts: the parameters one token runs (its model card's)
+    repo: str = ""  # its checkpoint's Hugging Face repository, as an engine's command names the model
     weights: dict[str, Any] | None = field(default=None, hash=False, compare=False)  # its parts and their checkpoint
     # formats (core/plan/weights.py WeightParts.from_json)
 
@@ -61,7 +62,8 @@ def load_presets() -> tuple[Preset, ...]:
             fields["softmax_scale"] = entry["query_pre_attn_scalar"] ** -0.5
         out.append(Preset(name=entry["name"], fields=fields, note=entry.get("note", ""), params=entry.get("params"),
                           params_source=entry.get("params_source", ""), kind=entry.get("kind", "causal"),
-                          active_params=entry.get("active_params"), weights=entry.get("weights")))
+                          active_params=entry.get("active_params"), repo=entry.get("repo", ""),
+                          weights=entry.get("weights")))
     return tuple(out)
 
 

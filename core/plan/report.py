@@ -236,6 +236,17 @@ def weights_lines(j: dict[str, Any]) -> list[str]:
     return lines
 
 
+def engine_lines(j: dict[str, Any]) -> list[str]:
+    """As the engine allocates: the lines it would log, and the command that serves the plan."""
+    e = j.get("engine")
+    if e is None:
+        return []
+    return ([f"as {e['engine']} allocates (gpu_memory_utilization {e['gpu_memory_utilization']:g}, overhead "
+             f"{gib(e['overhead_bytes'])}; blocks of {e['block_size']} tokens, {e['groups']} group(s) of "
+             f"{e['group_size']} layers):"] + [f"  {line}" for line in e["log"]]
+            + ["serve it with:", "  " + " ".join(e["command"])])
+
+
 def plan_lines(j: dict[str, Any]) -> list[str]:
     """The CLI's table."""
     g, per, i = j["gpu"], j["per_gpu"], j["inputs"]

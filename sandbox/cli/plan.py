@@ -7,9 +7,11 @@ from __future__ import annotations
 import argparse
 import json
 
+from core.plan.engines.vllm import GPU_MEMORY_UTILIZATION
+from core.plan.engines.vllm_plan import OVERHEAD_BYTES, vllm_plan
 from core.plan.fit import CHECKPOINT, RESERVE, WEIGHT_BYTES, kv_format_of
 from core.plan.gpus import THIS_MACHINE, catalogue, find_gpu
-from core.plan.report import parse_count, plan_inputs, plan_json, plan_lines
+from core.plan.report import engine_lines, parse_count, plan_inputs, plan_json, plan_lines
 from core.plan.weights import WeightParts
 
 
@@ -32,6 +34,14 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
                                                        "(default: the preset's; decode reads and runs these)")
     g.add_argument("--reserve", type=float, default=RESERVE,
                    help=f"fraction of each GPU's memory kept for activations and the runtime (default {RESERVE})")
+    g.add_argument("--engine", choices=["vllm"], help="also plan as the engine allocates: its KV capacity (what it "
+                                                      "would log) and the command that serves the plan")
+    g.add_argument("--gpu-memory-utilization", type=float, default=GPU_MEMORY_UTILIZATION,
+                   help=f"vLLM's fraction of each GPU it may use (default {GPU_MEMORY_UTILIZATION})")
+    g.add_argument("--engine-overhead-gib", type=float, default=OVERHEAD_BYTES / 2**30,
+                   help="vLLM's activation peak and memory outside torch, in GiB (default "
+                        f"{OVERHEAD_BYTES / 2**30:g}; from a log: total x utilization - weights - 'Available KV cache "
+                        "memory')")
     g.add_argument("--list-gpus", action="store_true", help="list the GPU catalogue and exit")
     g.add_argument("--list-presets", action="store_true", help="list the presets (with their parameter counts)")
     g.add_argument("--json", action="store_true", help="one JSON object")
@@ -89,8 +99,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     p = plan_inputs(cfg, params, gpu, args.gpus, args.tp, dtype, cfg.kv_format, cfg.batch_size, context,
                     args.reserve, preset.kind if preset else "causal", active, weights=weights)
     j = plan_json(p, cfg)
+    if args.engine == "vllm":
+        overhead = args.engine_overhead_gib
+        if not 0 <= overhead <= 2**20:  # NaN fails too
+            raise ValueError(f"--engine-overhead-gib must be from 0 to 1,048,576 GiB, not {overhead:g}.")
+        model = preset.repo if preset is not None and preset.repo else "MODEL"
+        j["engine"] = vllm_plan(p, model, args.gpu_memory_utilization, round(overhead * 2**30)).to_json()
     if args.json:
         print(json.dumps(j, indent=1))
     else:
-        print("\n".join(plan_lines(j)))
+        print("\n".join(plan_lines(j) + engine_lines(j)))
     return 0

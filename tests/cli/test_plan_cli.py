@@ -100,3 +100,19 @@ def test_a_preset_that_knows_its_checkpoint_is_planned_as_it_loads(capsys):
     assert flat["fits"] is False
     code, _out, err = run_cli(capsys, "plan", "--preset", "llama-3-8b", "--weights-dtype", "checkpoint")
     assert code == 2 and "checkpoint formats are not known" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_plan_as_vllm_allocates_it(capsys):
+    """--engine vllm: the memory vLLM gives the cache, the tokens and concurrency it would log, the command."""
+    j = plan(capsys, "--preset", "gpt-oss-120b", "--gpu", "h100-sxm", "--context", "131072", "--engine", "vllm")
+    e = j["engine"]
+    available = int(81_559 * 2**20 * 0.9) - j["per_gpu"]["weights"] - 2 * 2**30
+    assert e["available_bytes"] == available and e["block_size"] == 16 and (e["groups"], e["group_size"]) == (2, 18)
+    assert e["num_blocks"] == available // 32768 // 18 and e["tokens"] == e["num_blocks"] // 2 * 16
+    assert e["log"][1] == f"GPU KV cache size: {e['tokens']:,} tokens"
+    assert e["command"] == ["vllm", "serve", "openai/gpt-oss-120b", "--tensor-parallel-size", "1", "--max-model-len",
+                            "131072", "--gpu-memory-utilization", "0.9"]
+    code, _out, err = run_cli(capsys, "plan", "--preset", "llama-3-8b", "--kv-dtype", "q8_0", "--engine", "vllm")
+    assert code == 2 and "vLLM keeps no q8_0 cache" in err
+    code, _out, err = run_cli(capsys, "plan", "--preset", "llama-3-8b", "--engine", "vllm", "--engine-overhead-gib", "nan")
+    assert code == 2 and "--engine-overhead-gib must be from 0" in err

@@ -52,3 +52,46 @@ def test_an_mla_model_runs_flashmla_s_blocks_of_64_and_its_fp8_record():
     c = vllm_cache(arch("deepseek-v3"), 8, "fp8_e4m3", 30 * GIB, 65536)
     assert c.block_size == 64 and c.page_bytes == 64 * 656  # vLLM's "fp8_ds_mla" page
     assert c.num_blocks == 30 * GIB // (64 * 656) // 61
+
+
+def serve_parser():
+    """`vllm serve MODEL` with the arguments a plan's command may use, from SERVE_ARGS (vLLM's own names and choices)."""
+    import argparse
+
+    from core.plan.engines.vllm_plan import SERVE_ARGS
+
+    parser = argparse.ArgumentParser(prog="vllm", exit_on_error=False)
+    parser.add_argument("serve")
+    parser.add_argument("model")
+    for flag, (kind, choices) in SERVE_ARGS.items():
+        parser.add_argument(flag, type=kind, choices=choices or None)
+    return parser
+
+
+@pytest.mark.parametrize(("key", "gpus", "tp", "kv", "context"), [
+    ("gpt-oss-120b", 1, 1, "bfloat16", 131072), ("qwen3-235b-a22b-fp8", 4, 4, "fp8_e4m3", 32768),
+    ("llama-3-70b", 16, 8, "fp8_e5m2", 8192),
+])
+def test_the_serving_command_parses_with_vllm_s_own_arguments(key, gpus, tp, kv, context):
+    from core.plan.engines.vllm_plan import vllm_plan
+    from core.plan.gpus import find_gpu
+    from core.plan.report import plan_inputs
+
+    preset = find_preset(key)
+    cfg = preset.apply(AttentionConfig(dtype="bfloat16", kv_dtype=kv))
+    p = plan_inputs(cfg, preset.params, find_gpu("h100-sxm"), gpus, tp, "fp8", kv, 1, context, 0.1)
+    v = vllm_plan(p, preset.repo)
+    args = serve_parser().parse_args(v.command[1:])
+    assert (args.model, args.tensor_parallel_size, args.max_model_len) == (preset.repo, tp, context)
+    assert args.pipeline_parallel_size == (gpus // tp if gpus > tp else None)
+    assert args.kv_cache_dtype == {"bfloat16": None, "fp8_e4m3": "fp8", "fp8_e5m2": "fp8_e5m2"}[kv]
+    assert args.gpu_memory_utilization == 0.9
+    # the memory vLLM gives the cache: 90% of the card as its driver reports it, less the weights and the overhead
+    assert v.cache.available_bytes == int(81_559 * 2**20 * 0.9) - p.params // gpus - 2 * 2**30
+
+
+def test_vllm_keeps_no_llama_cpp_formats():
+    from core.plan.engines.vllm_plan import kv_cache_dtype
+
+    with pytest.raises(ValueError, match="vLLM keeps no q8_0 cache"):
+        kv_cache_dtype("q8_0")

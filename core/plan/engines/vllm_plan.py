@@ -1,0 +1,90 @@
+"""A plan as vLLM would make it: the memory it gives the KV cache on each GPU, the capacity it would log, and the
+command that serves it.
+
+available = total x gpu_memory_utilization - weights - overhead (vllm/v1/worker/gpu_worker.py,
+determine_available_memory: the overhead is the activation peak vLLM measures in a profiling run plus memory
+outside torch, such as NCCL's buffers; the plan takes it as an input: read yours off vLLM's log as total x
+utilization - the weights - "Available KV cache memory").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.arch.model import Architecture
+from core.plan.engines.vllm import (
+    GPU_MEMORY_UTILIZATION,
+    MAX_NUM_BATCHED_TOKENS,
+    VllmCache,
+    vllm_cache,
+)
+from core.plan.fit import PlanInput, stages, weight_bytes
+
+OVERHEAD_BYTES = 2 * 2**30  # the activation peak and memory outside torch, until the user reads theirs off a log
+# the KV formats vLLM's --kv-cache-dtype takes (vllm/config/cache.py CacheDType); the model's own dtype is "auto"
+KV_CACHE_DTYPE = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8_e5m2"}
+# The `vllm serve` arguments a plan's command uses, with the values each takes (vllm/engine/arg_utils.py's
+# EngineArgs.add_cli_args; --kv-cache-dtype's choices from vllm/config/cache.py): tests parse every command with them.
+SERVE_ARGS: dict[str, tuple[type, tuple[str, ...]]] = {
+    "--tensor-parallel-size": (int, ()), "--pipeline-parallel-size": (int, ()), "--max-model-len": (int, ()),
+    "--kv-cache-dtype": (str, ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")),
+    "--gpu-memory-utilization": (float, ()),
+}
+
+
+@dataclass(frozen=True)
+class VllmPlan:
+    utilization: float
+    overhead_bytes: int
+    cache: VllmCache
+    max_model_len: int
+    command: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"engine": "vllm", "gpu_memory_utilization": self.utilization, "overhead_bytes": self.overhead_bytes,
+                **self.cache.to_json(), "max_model_len": self.max_model_len,
+                "log": [f"Available KV cache memory: {self.cache.available_bytes / 2**30:.2f} GiB",
+                        f"GPU KV cache size: {self.cache.tokens:,} tokens",
+                        f"Maximum concurrency for {self.max_model_len:,} tokens per request: "
+                        f"{self.cache.max_concurrency:.2f}x"],
+                "command": self.command}
+
+
+def kv_cache_dtype(kv_format: str, model_dtype: str = "bfloat16") -> str | None:
+    """vLLM's --kv-cache-dtype for a KV format (None: the model's own dtype, vLLM's "auto")."""
+    if kv_format in ("bfloat16", "float16", "float32", model_dtype):
+        return None
+    if kv_format not in KV_CACHE_DTYPE:
+        raise ValueError(f"vLLM keeps no {kv_format} cache (its --kv-cache-dtype takes auto and fp8); choose fp8 or "
+                         "the model's dtype, or plan llama.cpp for q8_0 and q4_0.")
+    return KV_CACHE_DTYPE[kv_format]
+
+
+def vllm_plan(p: PlanInput, model: str = "MODEL", utilization: float = GPU_MEMORY_UTILIZATION,
+              overhead_bytes: int = OVERHEAD_BYTES,
+              max_num_batched_tokens: int = MAX_NUM_BATCHED_TOKENS) -> VllmPlan:
+    """The KV capacity vLLM would log for the plan's model on its GPUs, its context as max_model_len."""
+    if isinstance(utilization, bool) or not isinstance(utilization, (int, float)) or not 0.05 <= utilization <= 1:
+        raise ValueError(f"gpu_memory_utilization is a fraction from 0.05 to 1, not {utilization!r:.30}.")
+    if isinstance(overhead_bytes, bool) or not isinstance(overhead_bytes, int) or not 0 <= overhead_bytes <= 2**50:
+        raise ValueError("vLLM's overhead is a whole number of bytes from 0 to a PiB.")
+    dtype = kv_cache_dtype(p.kv_dtype)
+    available = int(p.gpu.memory_bytes * utilization) - weight_bytes(p) - overhead_bytes
+    first = stages(p.arch.n_layers, p.pp)[0]  # a pipeline's first stage holds the most layers
+    stage = Architecture(p.arch.d_model, tuple(p.arch.layers[i] for i in first), p.arch.kind)
+    cache = vllm_cache(stage, p.tp, p.kv_dtype, available, p.context, max_num_batched_tokens)
+    return VllmPlan(utilization, overhead_bytes, cache, p.context, vllm_command(p, model, utilization, dtype))
+
+
+def vllm_command(p: PlanInput, model: str, utilization: float, kv_dtype: str | None) -> list[str]:
+    """`vllm serve` with the plan's parallelism, context, cache format and memory fraction (vLLM's own flag names:
+    vllm/engine/arg_utils.py)."""
+    cmd = ["vllm", "serve", model, "--tensor-parallel-size", str(p.tp)]
+    if p.pp > 1:
+        cmd += ["--pipeline-parallel-size", str(p.pp)]
+    cmd += ["--max-model-len", str(p.context)]
+    if kv_dtype is not None:
+        cmd += ["--kv-cache-dtype", kv_dtype]
+    cmd += ["--gpu-memory-utilization", f"{utilization:g}"]
+    return cmd
