@@ -188,6 +188,11 @@ class LayerKind(ABC):
     def cache_bytes_per_token(self, spec: LayerSpec, kv_format: str | int) -> int:
         return values_bytes(self.cache_values_per_token(spec), kv_format)
 
+    def kv_values_per_token(self, spec: LayerSpec) -> tuple[int, int]:
+        """The cache's values a token as an engine keeps them in K and in V (half each for a KV cache)."""
+        values = self.cache_values_per_token(spec)
+        return values - values // 2, values // 2
+
     def cached_tokens(self, spec: LayerSpec, seq_len: int) -> int:
         """Tokens the cache holds at seq_len (a sliding window holds at most W)."""
         return cached_tokens(seq_len, spec.window)

@@ -241,9 +241,14 @@ def engine_lines(j: dict[str, Any]) -> list[str]:
     e = j.get("engine")
     if e is None:
         return []
-    return ([f"as {e['engine']} allocates (gpu_memory_utilization {e['gpu_memory_utilization']:g}, overhead "
-             f"{gib(e['overhead_bytes'])}; blocks of {e['block_size']} tokens, {e['groups']} group(s) of "
-             f"{e['group_size']} layers):"] + [f"  {line}" for line in e["log"]]
+    if e["engine"] == "vllm":
+        how = (f"gpu_memory_utilization {e['gpu_memory_utilization']:g}, overhead {gib(e['overhead_bytes'])}; blocks "
+               f"of {e['block_size']} tokens, {e['groups']} group(s) of {e['group_size']} layers")
+    elif e["engine"] == "sglang":
+        how = f"mem_fraction_static {e['mem_fraction_static']:g}; {e['cell_bytes']:,} B a token of every layer"
+    else:
+        how = f"n_ubatch {e['n_ubatch']}; {gib(e['bytes'])} of cache in all, every GPU's layers together"
+    return ([f"as {e['engine']} allocates ({how}):"] + [f"  {line}" for line in e["log"]]
             + ["serve it with:", "  " + " ".join(e["command"])])
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from core.plan.engines.engine_plan import ENGINES, engine_plan
+from core.plan.engines.llamacpp import N_UBATCH
 from core.plan.engines.vllm import GPU_MEMORY_UTILIZATION
-from core.plan.engines.vllm_plan import OVERHEAD_BYTES, vllm_plan
+from core.plan.engines.vllm_plan import OVERHEAD_BYTES
 from core.plan.fit import CHECKPOINT, RESERVE, WEIGHT_BYTES, kv_format_of
 from core.plan.gpus import THIS_MACHINE, catalogue, find_gpu
 from core.plan.report import engine_lines, parse_count, plan_inputs, plan_json, plan_lines
@@ -34,8 +36,12 @@ def add_plan_args(p: argparse.ArgumentParser) -> None:
                                                        "(default: the preset's; decode reads and runs these)")
     g.add_argument("--reserve", type=float, default=RESERVE,
                    help=f"fraction of each GPU's memory kept for activations and the runtime (default {RESERVE})")
-    g.add_argument("--engine", choices=["vllm"], help="also plan as the engine allocates: its KV capacity (what it "
-                                                      "would log) and the command that serves the plan")
+    g.add_argument("--engine", choices=list(ENGINES), help="also plan as the engine allocates: its KV capacity (what "
+                                                           "it would log) and the command that serves the plan")
+    g.add_argument("--mem-fraction-static", type=float,
+                   help="SGLang's fraction of each GPU for the weights and the token pool (default: by TP, 0.88 at 1)")
+    g.add_argument("--n-ubatch", type=int, default=N_UBATCH,
+                   help=f"llama.cpp's physical batch (-ub, default {N_UBATCH}): a sliding layer keeps W + it cells")
     g.add_argument("--gpu-memory-utilization", type=float, default=GPU_MEMORY_UTILIZATION,
                    help=f"vLLM's fraction of each GPU it may use (default {GPU_MEMORY_UTILIZATION})")
     g.add_argument("--engine-overhead-gib", type=float, default=OVERHEAD_BYTES / 2**30,
@@ -99,12 +105,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
     p = plan_inputs(cfg, params, gpu, args.gpus, args.tp, dtype, cfg.kv_format, cfg.batch_size, context,
                     args.reserve, preset.kind if preset else "causal", active, weights=weights)
     j = plan_json(p, cfg)
-    if args.engine == "vllm":
+    if args.engine is not None:
         overhead = args.engine_overhead_gib
         if not 0 <= overhead <= 2**20:  # NaN fails too
             raise ValueError(f"--engine-overhead-gib must be from 0 to 1,048,576 GiB, not {overhead:g}.")
         model = preset.repo if preset is not None and preset.repo else "MODEL"
-        j["engine"] = vllm_plan(p, model, args.gpu_memory_utilization, round(overhead * 2**30)).to_json()
+        j["engine"] = engine_plan(args.engine, p, model, utilization=args.gpu_memory_utilization,
+                                  overhead_bytes=round(overhead * 2**30), mem_fraction=args.mem_fraction_static,
+                                  n_ubatch=args.n_ubatch)
     if args.json:
         print(json.dumps(j, indent=1))
     else:

@@ -111,6 +111,10 @@ class MLAKind(LayerKind):
         """The latent and the shared RoPE key: what DeepSeek's code, vLLM, SGLang, FlashMLA and transformers 5 keep."""
         return dims(spec).latent_width
 
+    def kv_values_per_token(self, spec: LayerSpec) -> tuple[int, int]:
+        """The latent and its RoPE key as K, no V: how llama.cpp (since its V-less cache) and FlashMLA keep it."""
+        return dims(spec).latent_width, 0
+
     def cache_bytes_per_token(self, spec: LayerSpec, kv_format: str | int) -> int:
         """The latent and its RoPE key in kv_format; in fp8, FlashMLA's 656-byte record (core/kinds/mla/counts.py)."""
         return latent_bytes_per_token(spec, kv_format)

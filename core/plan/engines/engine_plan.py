@@ -1,0 +1,56 @@
+"""A plan as each engine makes it: the engine's own KV figures and the command that serves the plan (the JSON key
+`engine` of `attention-sandbox plan --engine ...`, and what the Plan tab shows beside the model's figures)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.arch.model import Architecture
+from core.plan.engines.llamacpp import N_UBATCH, cache_type, llamacpp_caches
+from core.plan.engines.sglang import KV_CACHE_DTYPE as SGLANG_KV
+from core.plan.engines.sglang import sglang_pool
+from core.plan.engines.vllm_plan import OVERHEAD_BYTES, vllm_plan
+from core.plan.fit import PlanInput, stages, weight_bytes
+
+ENGINES = ("vllm", "sglang", "llama.cpp")
+# The arguments each command uses, with the values they take (the engines' own names: sglang's server_args.py,
+# llama.cpp's common/arg.cpp); vLLM's are core/plan/engines/vllm_plan.py's SERVE_ARGS.
+SGLANG_ARGS: dict[str, tuple[type, tuple[str, ...]]] = {
+    "--model-path": (str, ()), "--tp-size": (int, ()), "--pp-size": (int, ()), "--context-length": (int, ()),
+    "--kv-cache-dtype": (str, ("auto", "fp8_e4m3", "fp8_e5m2")), "--mem-fraction-static": (float, ())}
+LLAMACPP_ARGS: dict[str, tuple[type, tuple[str, ...]]] = {
+    "-m": (str, ()), "-c": (int, ()), "-ub": (int, ()), "-np": (int, ()), "-ngl": (int, ()),
+    "-ctk": (str, ("f32", "f16", "bf16", "q8_0", "q4_0")), "-ctv": (str, ("f32", "f16", "bf16", "q8_0", "q4_0")),
+    "-fa": (str, ("on", "off", "auto"))}
+
+
+def engine_plan(name: str, p: PlanInput, model: str = "MODEL", *, utilization: float = 0.9,
+                overhead_bytes: int = OVERHEAD_BYTES, mem_fraction: float | None = None,
+                n_ubatch: int = N_UBATCH) -> dict[str, Any]:
+    """The engine's figures for the plan (a ValueError with a sentence for a format or option it does not take)."""
+    if name == "vllm":
+        return vllm_plan(p, model, utilization, overhead_bytes).to_json()
+    first = stages(p.arch.n_layers, p.pp)[0]  # a pipeline's first stage holds the most layers
+    stage = Architecture(p.arch.d_model, tuple(p.arch.layers[i] for i in first), p.arch.kind)
+    if name == "sglang":
+        pool = sglang_pool(stage, p.tp, p.kv_dtype, p.gpu.memory_bytes, weight_bytes(p), mem_fraction)
+        cmd = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", str(p.tp)]
+        cmd += ["--pp-size", str(p.pp)] if p.pp > 1 else []
+        cmd += ["--context-length", str(p.context)]
+        cmd += ["--kv-cache-dtype", SGLANG_KV[p.kv_dtype]] if p.kv_dtype in SGLANG_KV else []
+        cmd += ["--mem-fraction-static", f"{pool.mem_fraction_static:g}"]
+        return {"engine": "sglang", **pool.to_json(), "max_concurrency": pool.tokens / p.context,
+                "log": [f"KV Cache is allocated. #tokens: {pool.tokens}"], "command": cmd}
+    if name == "llama.cpp":
+        if isinstance(n_ubatch, bool) or not isinstance(n_ubatch, int) or not 1 <= n_ubatch <= 2**20:
+            raise ValueError(f"n_ubatch must be a whole number from 1 to 1,048,576, not {n_ubatch!r:.30}.")
+        kind = cache_type(p.kv_dtype)
+        caches = llamacpp_caches(p.arch, p.kv_dtype, p.context * p.batch, n_ubatch, p.batch)  # -c is every sequence's
+        cmd = ["llama-server", "-m", model if model.endswith(".gguf") else f"{model.split('/')[-1]}.gguf",
+               "-c", str(p.context * p.batch), "-ub", str(n_ubatch)]
+        cmd += ["-np", str(p.batch)] if p.batch > 1 else []
+        cmd += ["-ngl", "999", "-ctk", kind, "-ctv", kind]
+        cmd += ["-fa", "on"] if kind.startswith("q") else []  # a quantised V needs flash attention
+        return {"engine": "llama.cpp", "n_ubatch": n_ubatch, "caches": [c.to_json() for c in caches],
+                "bytes": sum(c.bytes for c in caches), "log": [c.log(p.batch, kind) for c in caches], "command": cmd}
+    raise ValueError(f"engine {name!r:.30} is not known; choose one of {', '.join(ENGINES)}.")

@@ -1,0 +1,79 @@
+"""llama.cpp's KV cache (llama-server, llama-cli): the cells each layer keeps and their bytes, as it logs them.
+
+The rule, from llama.cpp's source (ggml-org/llama.cpp):
+- src/llama-context.cpp (3514e9f6): n_ctx is padded to a multiple of 256 (GGML_PAD(n_ctx, 256)); a layer without
+  a window keeps that many cells.
+- src/llama-kv-cache-iswa.cpp (2aef9767): a sliding-window layer keeps
+  GGML_PAD(min(n_ctx, n_swa x n_seq_max + n_ubatch), 256) cells ("the SWA cache is always padded to 256").
+- src/llama-kv-cache.cpp: a cell of a layer is one row of K (n_kv_heads x head_dim values in -ctk's type) and one of
+  V (-ctv's type); q8_0 stores 32 values in 34 bytes, q4_0 in 18. An MLA layer keeps its latent and RoPE key as
+  K and no V (PR #19067, "support V-less cache").
+- it logs, once for the layers without a window and once for the sliding ones:
+  "llama_kv_cache: size = %7.2f MiB (%6u cells, %3d layers, %2u/%u seqs), K (%s): %7.2f MiB, V (%s): %7.2f MiB".
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from core.arch.formats import kv_format_bytes
+from core.arch.model import Architecture
+from core.kinds.registry import kind_of
+from core.plan.engines.pages import cdiv
+
+PAD = 256
+N_UBATCH = 512  # -ub's default
+CACHE_TYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "q8_0": "q8_0", "q4_0": "q4_0"}  # -ctk / -ctv
+
+
+@dataclass(frozen=True)
+class LlamaCppCache:
+    window: int | None
+    layers: int
+    cells: int
+    k_bytes: int
+    v_bytes: int
+
+    @property
+    def bytes(self) -> int:
+        return self.k_bytes + self.v_bytes
+
+    def log(self, n_seq: int, cache_type: str) -> str:
+        mib = 2**20
+        return (f"llama_kv_cache: size = {self.bytes / mib:7.2f} MiB ({self.cells:6d} cells, {self.layers:3d} layers, "
+                f"{n_seq:2d}/{n_seq} seqs), K ({cache_type}): {self.k_bytes / mib:7.2f} MiB, V ({cache_type}): "
+                f"{self.v_bytes / mib:7.2f} MiB")
+
+    def to_json(self) -> dict[str, object]:
+        return {**asdict(self), "bytes": self.bytes}
+
+
+def pad(n: int) -> int:
+    return cdiv(n, PAD) * PAD
+
+
+def cache_type(kv_format: str) -> str:
+    if kv_format not in CACHE_TYPES:
+        raise ValueError(f"llama.cpp keeps no {kv_format} cache (-ctk and -ctv take f32, f16, bf16, q8_0, q4_0 ...); "
+                         "choose one of those.")
+    return CACHE_TYPES[kv_format]
+
+
+def llamacpp_caches(arch: Architecture, kv_format: str, n_ctx: int, n_ubatch: int = N_UBATCH,
+                    n_seq: int = 1) -> list[LlamaCppCache]:
+    """The cells and bytes of the layers without a window, then of each window's layers, as llama.cpp allocates them."""
+    cache_type(kv_format)
+    base = pad(n_ctx)
+    by_window: dict[int | None, list] = {}
+    for s in arch.layers:
+        by_window.setdefault(s.window, []).append(s)
+    out = []
+    for window, layers in sorted(by_window.items(), key=lambda item: item[0] is not None):
+        cells = base if window is None else pad(min(base, window * n_seq + n_ubatch))
+        k = v = 0
+        for s in layers:
+            k_values, v_values = kind_of(s).kv_values_per_token(s)  # an MLA layer keeps its latent as K and no V
+            k += kv_format_bytes(k_values, kv_format) * cells
+            v += kv_format_bytes(v_values, kv_format) * cells
+        out.append(LlamaCppCache(window, len(layers), cells, k, v))
+    return out
