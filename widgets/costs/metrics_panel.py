@@ -101,7 +101,9 @@ class MetricsPanel(QWidget):
         if len(value) > MAX_EXACT_CHARS:  # a 22-digit count would widen the panel past a 1024 px screen
             number, _, unit = value.partition(" ")
             tip = f"exactly {value}. {tip}"
-            value = f"{int(number.replace(',', '')):.6e}" + (f" {unit}" if unit else "")  # the short form beside it
+            value = f"{int(number.replace(',', '')):.6e}" + (f" {unit}" if unit else "")
+            if not unit:  # a count's e-notation says it already, and both would not fit a 1024 px screen's panel
+                short = ""  # bytes keep theirs ('1.82 EiB' reads at a glance)
         self.values[key].setText(value)
         self.shorts[key].setText(short)
         text, sign = row.vs or ("", 0)
