@@ -236,6 +236,23 @@ def weights_lines(j: dict[str, Any]) -> list[str]:
     return lines
 
 
+def engine_sentence(j: dict[str, Any]) -> str:
+    """The verdict of the engine's mode in a sentence (empty without one)."""
+    e = j.get("engine")
+    if e is None:
+        return ""
+    context = j["inputs"]["context"]
+    if e["engine"] == "vllm":
+        return (f"As vLLM allocates it ({e['gpu_memory_utilization']:.0%} of each GPU, less the weights and "
+                f"{gib(e['overhead_bytes'])} of overhead): {e['tokens']:,} tokens of KV cache, "
+                f"{e['max_concurrency']:.2f} requests of {context:,} tokens at once.")
+    if e["engine"] == "sglang":
+        return (f"As SGLang allocates it (mem_fraction_static {e['mem_fraction_static']:g}): a pool of "
+                f"{e['tokens']:,} tokens, {e['max_concurrency']:.2f} requests of {context:,} tokens at once.")
+    return (f"As llama.cpp allocates it: {gib(e['bytes'])} of KV cache for {j['inputs']['batch']} sequence(s) of "
+            f"{context:,} tokens (a sliding layer keeps its window and n_ubatch {e['n_ubatch']}).")
+
+
 def engine_lines(j: dict[str, Any]) -> list[str]:
     """As the engine allocates: the lines it would log, and the command that serves the plan."""
     e = j.get("engine")

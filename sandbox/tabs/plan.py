@@ -14,12 +14,15 @@ from core.arch.model import Architecture
 from core.arch.presets import load_presets
 from core.format import format_bytes, format_count
 from core.kinds.registry import kind_of
+from core.plan.engines.engine_plan import engine_plan
 from core.plan.fit import CHECKPOINT
 from core.plan.fit import plan as plan_of
 from core.plan.gpus import GPU, THIS_MACHINE, find_gpu, this_machine
 from core.plan.pin import MACHINE_KEYS, plan_input
 from core.plan.report import (
     decode_sentence,
+    engine_lines,
+    engine_sentence,
     gib,
     heads_sentence,
     plan_inputs,
@@ -193,6 +196,7 @@ class PlanTab:
                                i["batch"], i["context"], i["reserve"], self.kind(), self.active_params(i["params"]),
                                self.architecture(cfg), self.weight_parts())
             j = plan_json(plan, cfg)
+            engine_error = self.add_engine(j, plan)
         except (ValueError, OverflowError) as exc:
             self.last = None
             p.show_error(str(exc))  # and the charts of the last plan go: they are not this one's
@@ -200,8 +204,25 @@ class PlanTab:
         self.last = j
         machine = self.gpu(THIS_MACHINE) if self.machine is not None else None
         roofs, note = plan_roofs(j, self.shown.timing(), machine)
-        p.show_plan(j, " ".join(s for s in (self.kept_note(i["params"]), verdict(j), self.context_note(j)) if s),
-                    self.details(j), roofs, note)
+        mode = "As the model needs it: " if j.get("engine") is not None or engine_error else ""
+        p.show_plan(j, " ".join(s for s in (self.kept_note(i["params"]), mode + verdict(j), engine_sentence(j),
+                                            engine_error, self.context_note(j)) if s), self.details(j), roofs, note)
+        e = j.get("engine")
+        p.show_engine(engine_lines(j) if e is not None else None, " ".join(e["command"]) if e is not None else "")
+
+    def add_engine(self, j: dict[str, Any], plan: Any) -> str:
+        """The chosen engine's figures into j; '' or the sentence that says why this engine cannot serve the plan."""
+        name = self.panel.engine.currentData()
+        if not name:
+            return ""
+        preset = self.config_panel.preset.currentData()
+        model = preset.repo if preset is not None and preset.repo and self.models.shape is None else (
+            self.models.shape.name if self.models.shape is not None else "MODEL")
+        try:
+            j["engine"] = engine_plan(name, plan, model)
+        except ValueError as exc:
+            return f"{self.panel.engine.currentText()} cannot serve this plan: {exc}"
+        return ""
 
     def architecture(self, cfg: AttentionConfig) -> Architecture | None:
         """The open real model's layers with the change applied only where it is (one layer, or every layer), as the

@@ -201,3 +201,26 @@ def test_a_checkpoint_s_formats_plan_its_weights_by_part(make_window):
     p.params.editingFinished.emit()  # a typed count is not the checkpoint's: said, not planned wrong
     assert w.plan.last is None and "the checkpoint's parts hold 116,829,156,672 parameters, not the 100,000,000,000" in (
         p.verdict.text())
+
+
+def test_the_plan_as_an_engine_allocates_it_with_the_command_that_serves_it(make_window):
+    from PySide6.QtWidgets import QApplication
+
+    w = make_window()
+    p = open_plan(w, "gpt-oss-120b")
+    p.context.setValue(131072)
+    assert not p.engine_text.isVisible() and "As the model needs it" not in p.verdict.text()
+    p.engine.setCurrentIndex(p.engine.findData("vllm"))
+    e = w.plan.last["engine"]
+    assert "As the model needs it: Fits on one NVIDIA H100 SXM" in p.verdict.text()
+    assert f"As vLLM allocates it (90% of each GPU, less the weights and 2.0 GiB of overhead): {e['tokens']:,} " \
+           "tokens of KV cache" in p.verdict.text()
+    assert f"GPU KV cache size: {e['tokens']:,} tokens" in p.engine_text.text()
+    p.copy_command.click()
+    assert QApplication.clipboard().text() == ("vllm serve openai/gpt-oss-120b --tensor-parallel-size 1 "
+                                               "--max-model-len 131072 --gpu-memory-utilization 0.9")
+    p.engine.setCurrentIndex(p.engine.findData("llama.cpp"))
+    assert "llama_kv_cache: size =" in p.engine_text.text() and "llama-server -m gpt-oss-120b.gguf" in p.engine_text.text()
+    p.kv.setCurrentText("fp8")
+    assert "llama.cpp cannot serve this plan: llama.cpp keeps no fp8_e4m3 cache" in p.verdict.text()
+    assert w.plan.last is not None and not p.copy_command.isVisible()  # the model's plan stands; no command to copy

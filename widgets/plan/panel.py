@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QDoubleSpinBox,
     QGridLayout,
@@ -85,6 +86,19 @@ class PlanPanel(QWidget):
         self.reserve.setValue(RESERVE * 100)
         self.reserve.setToolTip("Kept on each GPU for activations, CUDA graphs and the runtime (10%: vLLM's default "
                                 "gpu_memory_utilization of 0.9)")
+        self.engine = _combo([("the model's needs", ""), ("vLLM", "vllm"), ("SGLang", "sglang"),
+                              ("llama.cpp", "llama.cpp")],
+                             "Beside what the model needs: how an engine would allocate it (its pages, pools or cells, "
+                             "what it would log) and the command that serves the plan")
+        self.engine_text = QLabel()  # the engine's lines and its command, selectable to copy
+        self.engine_text.setWordWrap(True)
+        self.engine_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.engine_text.setTextFormat(Qt.TextFormat.PlainText)
+        self.engine_text.setStyleSheet("font-family: monospace;")
+        self.copy_command = QPushButton("Copy the command")
+        self.copy_command.setToolTip("Copy the command that serves this plan with the chosen engine")
+        self.copy_command.clicked.connect(lambda: QApplication.clipboard().setText(self.command))
+        self.command = ""
         self.measure = QPushButton("Measure this machine")
         self.measure.setToolTip("Time a few large matmuls and copies on the compute worker (about 2 s)")
         self.measure.clicked.connect(self.measure_requested.emit)
@@ -93,7 +107,7 @@ class PlanPanel(QWidget):
         self.cells = [(QLabel(name), w) for name, w in (
             ("GPU", self.gpu), ("memory", self.memory), ("GPUs", self.n_gpus), ("TP", self.tp), ("weights", self.weights),
             ("KV cache", self.kv), ("batch", self.batch), ("context", self.context), ("parameters", self.params),
-            ("allowance", self.reserve))]
+            ("allowance", self.reserve), ("engine", self.engine))]
         self.form_cols = 0
         self._lay_out_form(3)
         self.params_source = self._note()
@@ -122,6 +136,11 @@ class PlanPanel(QWidget):
         lay.addWidget(self.params_source)
         lay.addWidget(self.verdict)
         lay.addWidget(self.details)
+        engine_row = QHBoxLayout()
+        engine_row.addWidget(self.engine_text, 1)
+        engine_row.addWidget(self.copy_command, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addLayout(engine_row)
+        self.show_engine(None)
         lay.addLayout(charts, 1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -131,7 +150,7 @@ class PlanPanel(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
         self.gpu.currentIndexChanged.connect(lambda _i: self.set_memory())  # first: the plan reads the new card's
-        for w in (self.gpu, self.tp, self.weights, self.kv):
+        for w in (self.gpu, self.tp, self.weights, self.kv, self.engine):
             w.currentIndexChanged.connect(lambda _i: self.changed.emit())
         for w in (self.n_gpus, self.batch, self.context):
             w.valueChanged.connect(lambda _v: self.changed.emit())
@@ -244,8 +263,16 @@ class PlanPanel(QWidget):
         self.roof.show_roofs(roofs)
         self.roof_note.setText(roof_note)
 
+    def show_engine(self, lines: list[str] | None, command: str = "") -> None:
+        """The chosen engine's figures and its command (None: the model's needs only, nothing to show)."""
+        self.command = command
+        self.engine_text.setText("\n".join(lines or []))
+        self.engine_text.setVisible(bool(lines))
+        self.copy_command.setVisible(bool(command))
+
     def show_error(self, message: str) -> None:
         """The sentence, and no charts: the last plan's would read as this one's."""
+        self.show_engine(None)
         self.verdict.setText(f'<b style="color:#D55E00">Cannot plan this: {html.escape(message, quote=False)}</b>')
         self.details.setText("")
         self.gpu_source.setText("")
