@@ -265,7 +265,8 @@ def engine_lines(j: dict[str, Any]) -> list[str]:
         how = f"mem_fraction_static {e['mem_fraction_static']:g}; {e['cell_bytes']:,} B a token of every layer"
     else:
         how = f"n_ubatch {e['n_ubatch']}; {gib(e['bytes'])} of cache in all, every GPU's layers together"
-    return ([f"as {e['engine']} allocates ({how}):"] + [f"  {line}" for line in e["log"]]
+    name = {"vllm": "vLLM", "sglang": "SGLang"}.get(e["engine"], e["engine"])
+    return ([f"As {name} allocates it ({how}):"] + [f"  {line}" for line in e["log"]]
             + ["serve it with:", "  " + " ".join(e["command"])])
 
 

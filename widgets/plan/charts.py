@@ -77,7 +77,7 @@ class StackedBars(Chart):
 
 class MemoryBars(StackedBars):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Memory per GPU", "GPU", "GiB (2^30 bytes)", parent)
+        super().__init__("Memory per GPU", "GPU", "GiB", parent)
 
     def show_plan(self, j: dict[str, Any]) -> None:
         """One stacked bar per GPU (per pipeline stage when there are more than 32 GPUs)."""
