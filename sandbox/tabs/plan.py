@@ -219,7 +219,7 @@ class PlanTab:
         model = preset.repo if preset is not None and preset.repo and self.models.shape is None else (
             self.models.shape.name if self.models.shape is not None else "MODEL")
         try:
-            j["engine"] = engine_plan(name, plan, model)
+            j["engine"] = engine_plan(name, plan, model, **self.panel.engine_options())
         except ValueError as exc:
             return f"{self.panel.engine.currentText()} cannot serve this plan: {exc}"
         return ""

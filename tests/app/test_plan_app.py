@@ -224,3 +224,27 @@ def test_the_plan_as_an_engine_allocates_it_with_the_command_that_serves_it(make
     p.kv.setCurrentText("fp8")
     assert "llama.cpp cannot serve this plan: llama.cpp keeps no fp8_e4m3 cache" in p.verdict.text()
     assert w.plan.last is not None and not p.copy_command.isVisible()  # the model's plan stands; no command to copy
+
+
+def test_each_engine_s_own_knob(make_window):
+    """vLLM's memory use, SGLang's static fraction (its TP default at the lowest), llama.cpp's n_ubatch: each changes
+    the engine's figures and its command."""
+    w = make_window()
+    p = open_plan(w, "Gemma 3 27B")
+    p.context.setValue(131072)
+    p.engine.setCurrentIndex(p.engine.findData("vllm"))
+    assert p.engine_setting_label.text() == "memory use" and p.engine_setting.value() == 0.9
+    tokens = w.plan.last["engine"]["tokens"]
+    p.engine_setting.setValue(0.95)
+    assert w.plan.last["engine"]["tokens"] > tokens and "--gpu-memory-utilization 0.95" in p.command
+    p.engine.setCurrentIndex(p.engine.findData("sglang"))
+    assert p.engine_setting.specialValueText() == "by TP" and p.engine_setting.value() == 0
+    assert w.plan.last["engine"]["mem_fraction_static"] == 0.88
+    p.engine_setting.setValue(0.8)
+    assert "--mem-fraction-static 0.8" in p.command
+    p.engine.setCurrentIndex(p.engine.findData("llama.cpp"))
+    assert p.engine_setting.value() == 512
+    p.engine_setting.setValue(2000)  # a local layer keeps pad(1,024 + 2,000, 256) = 3,072 cells
+    assert [c["cells"] for c in w.plan.last["engine"]["caches"]] == [131072, 3072] and "-ub 2000" in p.command
+    p.engine.setCurrentIndex(p.engine.findData(""))
+    assert not p.engine_setting.isVisible() and w.plan.last.get("engine") is None

@@ -30,6 +30,17 @@ from widgets.common.wheel import FocusCombo, FocusSpin
 from widgets.plan.charts import ContextCurve, MemoryBars, Roofline, TpBars
 
 KV_CHOICES = ("bf16", "fp16", "fp8", "fp8_e5m2", "q8_0", "q4_0", "fp32")
+# engine -> (label, tooltip, lowest, highest, decimals, default; None: the engine's own by TP degree)
+ENGINE_SETTINGS: dict[str, tuple[str, str, float, float, int, float | None]] = {
+    "vllm": ("memory use", "vLLM's --gpu-memory-utilization: the fraction of each GPU it may take for the weights, "
+             "activations and the KV cache", 0.05, 1.0, 2, 0.9),
+    "sglang": ("static fraction", "SGLang's --mem-fraction-static: the fraction of each GPU for the weights and the "
+               "token pool (the lowest, 'by TP', is SGLang's default for the TP degree)", 0.0, 1.0, 2, None),
+    "llama.cpp": ("n_ubatch", "llama.cpp's -ub, its physical batch: a sliding-window layer keeps W + n_ubatch cells",
+                  1, 65536, 0, 512),
+}
+
+
 def _combo(items: list[tuple[str, Any]], tip: str) -> FocusCombo:
     c = FocusCombo()
     for text, data in items:
@@ -90,6 +101,8 @@ class PlanPanel(QWidget):
                               ("llama.cpp", "llama.cpp")],
                              "Beside what the model needs: how an engine would allocate it (its pages, pools or cells, "
                              "what it would log) and the command that serves the plan")
+        self.engine_setting = QDoubleSpinBox()  # the chosen engine's own knob (ENGINE_SETTINGS)
+        self.engine_setting_label = QLabel("engine setting")
         self.engine_text = QLabel()  # the engine's lines and its command, selectable to copy
         self.engine_text.setWordWrap(True)
         self.engine_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -104,10 +117,10 @@ class PlanPanel(QWidget):
         self.measure.clicked.connect(self.measure_requested.emit)
         self.measure.hide()
         form = self.form = QGridLayout()
-        self.cells = [(QLabel(name), w) for name, w in (
+        self.cells = [(self.engine_setting_label if w is self.engine_setting else QLabel(name), w) for name, w in (
             ("GPU", self.gpu), ("memory", self.memory), ("GPUs", self.n_gpus), ("TP", self.tp), ("weights", self.weights),
             ("KV cache", self.kv), ("batch", self.batch), ("context", self.context), ("parameters", self.params),
-            ("allowance", self.reserve), ("engine", self.engine))]
+            ("allowance", self.reserve), ("engine", self.engine), ("", self.engine_setting))]
         self.form_cols = 0
         self._lay_out_form(3)
         self.params_source = self._note()
@@ -150,11 +163,14 @@ class PlanPanel(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
         self.gpu.currentIndexChanged.connect(lambda _i: self.set_memory())  # first: the plan reads the new card's
+        self.engine.currentIndexChanged.connect(lambda _i: self.set_engine_setting())  # and the new engine's knob
         for w in (self.gpu, self.tp, self.weights, self.kv, self.engine):
             w.currentIndexChanged.connect(lambda _i: self.changed.emit())
         for w in (self.n_gpus, self.batch, self.context):
             w.valueChanged.connect(lambda _v: self.changed.emit())
         self.reserve.valueChanged.connect(lambda _v: self.changed.emit())
+        self.engine_setting.valueChanged.connect(lambda _v: self.changed.emit())
+        self.set_engine_setting()
         self.memory.valueChanged.connect(lambda _v: self.changed.emit())
         self.params.editingFinished.connect(self._on_params_edited)
 
@@ -262,6 +278,34 @@ class PlanPanel(QWidget):
         self.tp_bars.show_plan(j)
         self.roof.show_roofs(roofs)
         self.roof_note.setText(roof_note)
+
+    def set_engine_setting(self) -> None:
+        """The chosen engine's knob at its default (hidden for the model's needs)."""
+        name = self.engine.currentData()
+        setting = ENGINE_SETTINGS.get(name)
+        self.engine_setting.setVisible(setting is not None)
+        self.engine_setting_label.setVisible(setting is not None)
+        if setting is None:
+            return
+        label, tip, low, high, decimals, default = setting
+        with QSignalBlocker(self.engine_setting):
+            self.engine_setting.setDecimals(decimals)
+            self.engine_setting.setRange(low, high)
+            self.engine_setting.setValue(default if default is not None else 0.0)
+            self.engine_setting.setSpecialValueText("by TP" if default is None else "")  # SGLang's default
+        self.engine_setting_label.setText(label)
+        self.engine_setting.setToolTip(tip)
+
+    def engine_options(self) -> dict[str, Any]:
+        """The engine's knob as engine_plan takes it."""
+        name, value = self.engine.currentData(), self.engine_setting.value()
+        if name == "vllm":
+            return {"utilization": round(value, 4)}
+        if name == "sglang":
+            return {"mem_fraction": None if value == 0 else round(value, 4)}
+        if name == "llama.cpp":
+            return {"n_ubatch": int(value)}
+        return {}
 
     def show_engine(self, lines: list[str] | None, command: str = "") -> None:
         """The chosen engine's figures and its command (None: the model's needs only, nothing to show)."""
