@@ -48,10 +48,10 @@ def test_gemma_3_s_five_local_to_one_global_layers():
     assert c.blocks_per_request == 131072 // 16 + 6 * (-(-(1023 + 8192) // 16) + 1)
 
 
-def test_an_mla_model_runs_flashmla_s_blocks_of_64_and_its_fp8_record():
+def test_an_mla_model_runs_flashmla_s_blocks_of_64_of_its_latent():
     c = vllm_cache(arch("deepseek-v3"), 8, "fp8_e4m3", 30 * GIB, 65536)
-    assert c.block_size == 64 and c.page_bytes == 64 * 656  # vLLM's "fp8_ds_mla" page
-    assert c.num_blocks == 30 * GIB // (64 * 656) // 61
+    assert c.block_size == 64 and c.page_bytes == 64 * 576  # FlashMLABackend's (blocks, block_size, head_size)
+    assert c.num_blocks == 30 * GIB // (64 * 576) // 61
 
 
 def serve_parser():

@@ -203,15 +203,12 @@ def test_an_n_heads_sweep_of_an_mla_layer_keeps_one_key_and_value_per_head():
     assert [param_counts(p.config).o for p in points] == [h * 128 * 7168 for h in (32, 64, 128)]
 
 
-def test_an_fp8_latent_is_flashmla_s_656_byte_record():
-    """FlashMLA's fp8 MLA record, as vLLM's "fp8_ds_mla" page and SGLang keep it: the 512 latent values in fp8, one
-    fp32 scale per 128 of them, and the 64-wide RoPE key in bf16: 656 B a token a layer, not 576."""
-    from core.counts import kv_cache_bytes, layer_kv_bytes_per_token
-    from core.kinds.registry import kind_of
+def test_an_fp8_latent_is_576_bytes_as_the_dense_engines_keep_it():
+    """vLLM's FlashMLA backend keeps a dense MLA layer's cache as head_size (kv_lora_rank + rope) values in the cache
+    dtype: 576 B a token a layer in fp8, as SGLang's (kv_lora_rank + qk_rope_head_dim) x kv_size. The 656-byte
+    "fp8_ds_mla" record (fp8 latent, scales, bf16 RoPE key) is FlashMLASparseImpl's: DeepSeek-V3.2's sparse layers."""
+    from core.counts import layer_kv_bytes_per_token
 
     cfg = find_preset("deepseek-v3").apply(AttentionConfig(seq_len=1024, dtype="bfloat16", kv_dtype="fp8_e4m3"))
-    spec = cfg.layer_spec()
-    assert layer_kv_bytes_per_token(spec, "fp8_e4m3") == 512 + 4 * 4 + 64 * 2 == 656
-    assert kv_cache_bytes(cfg).bytes_total == 656 * 61 * 1024
-    assert kind_of(spec).gpu_cache_bytes_per_token(spec, 8, "fp8_e4m3") == 656  # whole on every GPU of a TP group
-    assert layer_kv_bytes_per_token(spec, "bfloat16") == 1152  # bf16 stays (512 + 64) x 2
+    assert layer_kv_bytes_per_token(cfg.layer_spec(), "fp8_e4m3") == 576
+    assert kv_cache_bytes(cfg).bytes_total == 576 * 61 * 1024

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.arch.formats import bytes_per_value, kv_format_bytes
+from core.arch.formats import kv_format_bytes
 from core.arch.layer import LayerSpec
 from core.kinds.kind import FlopCounts, Workload
 from core.kinds.mla.spec import MLADims
@@ -135,28 +135,10 @@ def mla_layer_flops(d: int, spec: LayerSpec, work: Workload, form: str | None = 
     return FlopCounts(projections=projections, attention=attention, total=projections + attention)
 
 
-FP8_FORMATS = ("fp8_e4m3", "fp8_e5m2")
-FP8_SCALE_GROUP = 128  # latent values that share one fp32 scale in FlashMLA's fp8 record
-
-
 def latent_bytes_per_token(spec: LayerSpec, kv_format: str | int) -> int:
     """The latent cache: r_kv + r values per token per layer (DeepSeek-V3 in bf16: 576 x 2 = 1,152 B); what
-    DeepSeek's inference code, vLLM, SGLang, FlashMLA and transformers 5 keep. In fp8 the engines keep FlashMLA's
-    record: the latent in fp8, one fp32 scale per 128 of its values, and the RoPE key in bf16 (V3: 512 + 4 x 4 +
-    64 x 2 = 656 B; FlashMLA's README, vLLM's "fp8_ds_mla" page of block_size x 656 B)."""
-    m = _dims(spec)
-    if kv_format in FP8_FORMATS:
-        return m.kv_lora_rank + 4 * -(-m.kv_lora_rank // FP8_SCALE_GROUP) + 2 * m.qk_rope_head_dim
-    return _bytes(m.latent_width, kv_format)
-
-
-def latent_formula(spec: LayerSpec, kv_format: str) -> str:
-    """How latent_bytes_per_token counts: '(512 + 64) x 2', or fp8's record '512 x 1 + 4 scales x 4 + 64 x 2'."""
-    m = _dims(spec)
-    if kv_format in FP8_FORMATS:
-        return (f"({m.kv_lora_rank} x 1 + {-(-m.kv_lora_rank // FP8_SCALE_GROUP)} fp32 scales x 4 + "
-                f"{m.qk_rope_head_dim} x 2)")
-    return f"({m.kv_lora_rank} + {m.qk_rope_head_dim}) x {bytes_per_value(kv_format):g}"
+    DeepSeek's inference code, vLLM, SGLang, FlashMLA and transformers 5 keep."""
+    return _bytes(_dims(spec).latent_width, kv_format)
 
 
 def decompressed_bytes_per_token(spec: LayerSpec, kv_format: str | int) -> int:

@@ -22,7 +22,6 @@ from core.kinds.mla.counts import (
     equivalent_gqa_heads,
     forms_summary,
     latent_bytes_per_token,
-    latent_formula,
     mla_flops,
     mla_layer_flops,
     mla_param_counts,
@@ -115,10 +114,6 @@ class MLAKind(LayerKind):
         """The latent and its RoPE key as K, no V: how llama.cpp (since its V-less cache) and FlashMLA keep it."""
         return dims(spec).latent_width, 0
 
-    def cache_bytes_per_token(self, spec: LayerSpec, kv_format: str | int) -> int:
-        """The latent and its RoPE key in kv_format; in fp8, FlashMLA's 656-byte record (core/kinds/mla/counts.py)."""
-        return latent_bytes_per_token(spec, kv_format)
-
     def cached_tokens(self, spec: LayerSpec, seq_len: int) -> int:
         return seq_len
 
@@ -185,15 +180,14 @@ class MLAKind(LayerKind):
         latent, full = latent_bytes_per_token(spec, fmt), decompressed_bytes_per_token(spec, fmt)
         heads = equivalent_gqa_heads(spec)
         naive, absorbed = (decode_intensity(spec, T, B, fmt, form) for form in FORMS)
-        per_layer = f"{L} x {latent_formula(spec, fmt)}"
+        per_layer = f"{L} x ({m.kv_lora_rank} + {m.qk_rope_head_dim}) x {kb:g}"
         form = usual_form(cfg.phase)
         tq = "T" if cfg.phase == "prefill" else "1"
         return [
             CostRow("mla_kv", f"{latent:,} B", f"| {format_bytes(full)}",
-                    f"The latent cache: (kv_lora_rank + rope) x bytes = {latent_formula(spec, fmt)} = {latent:,} B a "
-                    "token a layer (DeepSeek's code, vLLM, SGLang, FlashMLA and transformers 5 keep this; in fp8 the "
-                    "engines' FlashMLA record keeps the latent in fp8 with a scale per 128 values and the RoPE key in "
-                    f"bf16). Decompressed into per-head keys and values: {H} x ({m.qk_head_dim} + {m.v_head_dim}) "
+                    f"The latent cache: (kv_lora_rank + rope) x bytes = ({m.kv_lora_rank} + {m.qk_rope_head_dim}) x "
+                    f"{kb:g} = {latent:,} B a token a layer (DeepSeek's code, vLLM, SGLang, FlashMLA and transformers 5 "
+                    f"keep this). Decompressed into per-head keys and values: {H} x ({m.qk_head_dim} + {m.v_head_dim}) "
                     f"x {kb:g} = {full:,} B (x{full / latent:.1f}), what an engine without MLA kernels keeps. Both a "
                     "token a layer. Under tensor parallelism the latent cannot be split by heads: every GPU keeps all "
                     "of it (DeepSeek serves attention data-parallel for this reason), where GQA's KV heads are split "
@@ -211,8 +205,8 @@ class MLAKind(LayerKind):
                     f"against the latent: 2 H (2 r_kv + r) FLOPs a key over (r_kv + r) values) {absorbed:,.1f}; naive "
                     f"(the decompressed per-head cache) {naive:,.1f}. An H200's ridge point is about 206 FLOP/byte: "
                     "above it a step is compute-bound."),
-            CostRow("kv_token", "", "", f"{L * latent:,} B = layers x (kv_lora_rank + rope) in {fmt} = "
-                                        f"{per_layer}{where}: the latent and the shared RoPE key"),
+            CostRow("kv_token", "", "", f"{L * latent:,} B = layers x (kv_lora_rank + rope) x bytes per value "
+                                        f"({fmt}) = {per_layer}{where}: the latent and the shared RoPE key"),
             CostRow("kv_total", "", "", f"{per_layer} x batch {B} x {T:,} tokens: the latent cache "
                                         f"(decompressed: {format_bytes(full * L * B * T)})"),
             CostRow("flops_proj", "", "", f"the {form} form's matmuls with weights, {tq} tokens: the query path, kv_a, "

@@ -6,7 +6,7 @@ The rule, from vLLM's source (vllm-project/vllm at 001cabc1):
   the activation peak of a profiling run + memory outside torch); the plan takes the last two as one overhead.
 - vllm/v1/kv_cache_interface.py: a block of block_size tokens of one layer is block_size x kv_heads x (head_size +
   head_size_v) x dtype bytes (a sliding-window layer the same); an MLA layer's block_size x (kv_lora_rank + rope) x
-  dtype bytes, or block_size x 656 B for fp8 ("fp8_ds_mla").
+  dtype bytes, fp8 included (the 656-byte fp8 record is the sparse FlashMLA backend's, DeepSeek-V3.2's).
 - vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size: layers of one kind of cache form groups of
   group_size layers, group_size = the fewest layers of any kind (the most when max < 1.5 x min), each kind split
   into ceil(layers / group_size) groups; the group_size tensors are shared, layer i of every group in tensor i, so
