@@ -128,7 +128,7 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
 def weights_json(p: PlanInput) -> dict[str, Any] | None:
     """The weights by part in the plan's formats (the checkpoint's, or every part in the plan's dtype), with the
     published checkpoint's size beside their sum; None for a model whose parts are not known."""
-    if p.weights is None:
+    if p.weights is None or p.weights.total != p.params:  # a typed count is another model's: its parts are unknown
         return None
     if p.weights_dtype == CHECKPOINT:
         return {"mode": CHECKPOINT, **p.weights.to_json()}
@@ -241,6 +241,8 @@ def engine_sentence(j: dict[str, Any]) -> str:
     e = j.get("engine")
     if e is None:
         return ""
+    if e.get("refusal"):
+        return e["refusal"]
     context = j["inputs"]["context"]
     if e["engine"] == "vllm":
         return (f"As vLLM allocates it ({e['gpu_memory_utilization']:.0%} of each GPU, less the weights and "
@@ -253,8 +255,9 @@ def engine_sentence(j: dict[str, Any]) -> str:
             f"{context:,} tokens (a sliding layer keeps its window and n_ubatch {e['n_ubatch']}).")
 
 
-def engine_lines(j: dict[str, Any]) -> list[str]:
-    """As the engine allocates: the lines it would log, and the command that serves the plan."""
+def engine_lines(j: dict[str, Any], with_command: bool = True) -> list[str]:
+    """As the engine allocates: the lines it would log, and the command that serves the plan (the Plan tab shows the
+    command in a line of its own: with_command False)."""
     e = j.get("engine")
     if e is None:
         return []
@@ -266,8 +269,12 @@ def engine_lines(j: dict[str, Any]) -> list[str]:
     else:
         how = f"n_ubatch {e['n_ubatch']}; {gib(e['bytes'])} of cache in all, every GPU's layers together"
     name = {"vllm": "vLLM", "sglang": "SGLang"}.get(e["engine"], e["engine"])
-    return ([f"As {name} allocates it ({how}):"] + [f"  {line}" for line in e["log"]]
-            + ["serve it with:", "  " + " ".join(e["command"])])
+    lines = [f"As {name} allocates it ({how}):"] + [f"  {line}" for line in e["log"]]
+    if e.get("note"):
+        lines.append(f"  ({e['note']})")
+    if e.get("refusal"):
+        return [*lines, e["refusal"]]
+    return [*lines, "serve it with:", "  " + " ".join(e["command"])] if with_command else lines
 
 
 def plan_lines(j: dict[str, Any]) -> list[str]:

@@ -60,6 +60,18 @@ def count(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def check_engine_flags(args: argparse.Namespace) -> None:
+    """Every engine flag given is a value its engine takes, whichever engine is asked for (NaN fails each range)."""
+    if not 0.05 <= args.gpu_memory_utilization <= 1:
+        raise ValueError(f"--gpu-memory-utilization is a fraction from 0.05 to 1, not {args.gpu_memory_utilization:g}.")
+    if args.mem_fraction_static is not None and not 0.05 <= args.mem_fraction_static <= 1:
+        raise ValueError(f"--mem-fraction-static is a fraction from 0.05 to 1, not {args.mem_fraction_static:g}.")
+    if not 1 <= args.n_ubatch <= 2**20:
+        raise ValueError(f"--n-ubatch must be from 1 to 1,048,576, not {args.n_ubatch:,}.")
+    if not 0 <= args.engine_overhead_gib <= 2**20:
+        raise ValueError(f"--engine-overhead-gib must be from 0 to 1,048,576 GiB, not {args.engine_overhead_gib:g}.")
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     from core.arch.presets import find_preset, load_presets
     from sandbox.cli.args import config_from_args
@@ -105,10 +117,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     p = plan_inputs(cfg, params, gpu, args.gpus, args.tp, dtype, cfg.kv_format, cfg.batch_size, context,
                     args.reserve, preset.kind if preset else "causal", active, weights=weights)
     j = plan_json(p, cfg)
+    check_engine_flags(args)
     if args.engine is not None:
         overhead = args.engine_overhead_gib
-        if not 0 <= overhead <= 2**20:  # NaN fails too
-            raise ValueError(f"--engine-overhead-gib must be from 0 to 1,048,576 GiB, not {overhead:g}.")
         model = preset.repo if preset is not None and preset.repo else "MODEL"
         j["engine"] = engine_plan(args.engine, p, model, utilization=args.gpu_memory_utilization,
                                   overhead_bytes=round(overhead * 2**30), mem_fraction=args.mem_fraction_static,

@@ -205,10 +205,13 @@ class PlanTab:
         machine = self.gpu(THIS_MACHINE) if self.machine is not None else None
         roofs, note = plan_roofs(j, self.shown.timing(), machine)
         mode = "As the model needs it: " if j.get("engine") is not None or engine_error else ""
-        p.show_plan(j, " ".join(s for s in (self.kept_note(i["params"]), mode + verdict(j), engine_sentence(j),
-                                            engine_error, self.context_note(j)) if s), self.details(j), roofs, note)
         e = j.get("engine")
-        p.show_engine(engine_lines(j) if e is not None else None, " ".join(e["command"]) if e is not None else "")
+        refused = bool(engine_error or (e is not None and e["refusal"]))
+        p.show_plan(j, " ".join(s for s in (self.kept_note(i["params"]), mode + verdict(j), engine_sentence(j),
+                                            engine_error, self.context_note(j)) if s), self.details(j), roofs, note,
+                    served=not refused)
+        p.show_engine(engine_lines(j, with_command=False) if e is not None else None,
+                      " ".join(e["command"]) if e is not None and not refused else "")
 
     def add_engine(self, j: dict[str, Any], plan: Any) -> str:
         """The chosen engine's figures into j; '' or the sentence that says why this engine cannot serve the plan."""
@@ -273,7 +276,7 @@ class PlanTab:
                 context = c.seq_len if knob == "seq_len" else d["context"]  # a swept workload is the plan's too
                 batch = c.batch_size if knob == "batch" else d["batch"]
                 p = plan_inputs(c, d["params"], gpu, d["n_gpus"], d["tp"], d["weights_dtype"], d["kv_dtype"],
-                                batch, context, d["reserve"], self.kind())
+                                batch, context, d["reserve"], self.kind(), weights=self.weight_parts())
                 q = plan_of(p)
                 r = float(q.weights + q.kv_cache + q.reserve)
             except ValueError:

@@ -220,7 +220,8 @@ def test_the_plan_as_an_engine_allocates_it_with_the_command_that_serves_it(make
     assert QApplication.clipboard().text() == ("vllm serve openai/gpt-oss-120b --tensor-parallel-size 1 "
                                                "--max-model-len 131072 --gpu-memory-utilization 0.9")
     p.engine.setCurrentIndex(p.engine.findData("llama.cpp"))
-    assert "llama_kv_cache: size =" in p.engine_text.text() and "llama-server -m gpt-oss-120b.gguf" in p.engine_text.text()
+    assert "llama_kv_cache: size =" in p.engine_text.text() and p.command_line.text().startswith(
+        "llama-server -m gpt-oss-120b.gguf")
     p.kv.setCurrentText("fp8")
     assert "llama.cpp cannot serve this plan: llama.cpp keeps no fp8_e4m3 cache" in p.verdict.text()
     assert w.plan.last is not None and not p.copy_command.isVisible()  # the model's plan stands; no command to copy
@@ -238,13 +239,34 @@ def test_each_engine_s_own_knob(make_window):
     p.engine_setting.setValue(0.95)
     assert w.plan.last["engine"]["tokens"] > tokens and "--gpu-memory-utilization 0.95" in p.command
     p.engine.setCurrentIndex(p.engine.findData("sglang"))
-    assert p.engine_setting.specialValueText() == "by TP" and p.engine_setting.value() == 0
+    assert p.engine_setting.specialValueText() == "by TP" and p.engine_setting.value() == 0.04  # its lowest: SGLang's own by TP
     assert w.plan.last["engine"]["mem_fraction_static"] == 0.88
     p.engine_setting.setValue(0.8)
+    assert "SGLang's pool of" in p.verdict.text() and "cannot hold one request of 131,072 tokens" in p.verdict.text()
+    assert p.command == ""  # a pool too small for one request: no command to copy
+    assert "sliding-window pool is not modelled" in p.engine_text.text()  # Gemma 3's local layers
+    p.context.setValue(16384)
     assert "--mem-fraction-static 0.8" in p.command
+    p.context.setValue(131072)
     p.engine.setCurrentIndex(p.engine.findData("llama.cpp"))
     assert p.engine_setting.value() == 512
     p.engine_setting.setValue(2000)  # a local layer keeps pad(1,024 + 2,000, 256) = 3,072 cells
     assert [c["cells"] for c in w.plan.last["engine"]["caches"]] == [131072, 3072] and "-ub 2000" in p.command
     p.engine.setCurrentIndex(p.engine.findData(""))
     assert not p.engine_setting.isVisible() and w.plan.last.get("engine") is None
+
+
+def test_a_plan_the_engine_would_not_start_is_said_in_orange_with_no_command(make_window):
+    """Typed down to 74 GiB, gpt-oss-120b's vLLM cache holds fewer tokens than one request of 131,072: vLLM would stop
+    at start-up, so the verdict says so in orange and there is no command to copy."""
+    w = make_window()
+    p = open_plan(w, "gpt-oss-120b")
+    p.context.setValue(131072)
+    p.engine.setCurrentIndex(p.engine.findData("vllm"))
+    assert 'color:#009E73' in p.verdict.text() and p.copy_command.isVisible()
+    p.copy_command.click()
+    assert p.copy_command.text() == "Copied"
+    p.memory.setValue(74)
+    assert "vLLM would stop at start-up: its cache of" in p.verdict.text() and 'color:#D55E00' in p.verdict.text()
+    assert not p.copy_command.isVisible() and not p.command_line.isVisible()
+    assert "cannot hold one request of 131,072 tokens" in p.engine_text.text()

@@ -25,7 +25,8 @@ def parser(positionals, args):
 def plan_of(key, gpus, tp, kv, context, batch=1):
     preset = find_preset(key)
     cfg = preset.apply(AttentionConfig(dtype="bfloat16", kv_dtype=kv))
-    return plan_inputs(cfg, preset.params, find_gpu("h200"), gpus, tp, "fp8", kv, batch, context, 0.1), preset
+    return plan_inputs(cfg, preset.params, find_gpu("h200"), gpus, tp, "fp8", kv, batch, context, 0.1,
+                       preset.kind), preset
 
 
 @pytest.mark.parametrize(("engine", "kv"), [("vllm", "fp8_e4m3"), ("sglang", "fp8_e5m2"), ("sglang", "bfloat16"),
@@ -55,3 +56,28 @@ def test_llama_server_commands_parse_with_llama_cpp_s_arguments(kv):
     assert args.ctk == args.ctv == short and args.fa == ("on" if kv != "float16" else None)
     # two sequences: the global layers keep 131,072 cells, the local ones pad(1,024 x 2 + 256)
     assert [c["cells"] for c in e["caches"]] == [131072, 2304]
+
+
+def test_what_no_engine_would_serve_is_said():
+    """An encoder has no cache; fp32 and fp16 caches are not vLLM's or SGLang's; llama.cpp's limits; a cache that
+    cannot hold one request (or no memory at all) is vLLM's start-up refusal, in a sentence."""
+    enc, preset = plan_of("all-minilm-l6-v2", 1, 1, "bfloat16", 256)
+    with pytest.raises(ValueError, match="an encoder keeps no KV cache"):
+        engine_plan("vllm", enc, preset.repo)
+    for engine, kv in (("vllm", "float32"), ("vllm", "float16"), ("sglang", "float32")):
+        p, preset = plan_of("llama-3-8b", 1, 1, kv, 8192)
+        with pytest.raises(ValueError, match=f"keeps no {kv} cache"):
+            engine_plan(engine, p, preset.repo)
+    p, preset = plan_of("llama-3-8b", 1, 1, "bfloat16", 8192, batch=257)
+    with pytest.raises(ValueError, match="at most 256 sequences"):
+        engine_plan("llama.cpp", p, preset.repo)
+    p, preset = plan_of("mistral-7b-v0-1", 1, 1, "bfloat16", 32768)
+    e = engine_plan("llama.cpp", p, preset.repo, n_ubatch=4096)
+    assert ["-b", "4096"] == e["command"][e["command"].index("-b"):][:2]  # or llama.cpp caps -ub at its -b of 2,048
+    p, preset = plan_of("llama-3-8b", 1, 1, "bfloat16", 8192)
+    starved = engine_plan("vllm", p, preset.repo, utilization=0.05)
+    assert starved["refusal"].startswith("vLLM would stop at start-up: the weights and 2.0 GiB of overhead leave no")
+    p, preset = plan_of("llama-3-70b", 8, 8, "bfloat16", 10_000_000)
+    long = engine_plan("vllm", p, preset.repo)
+    assert long["tokens"] < 10_000_000 and "cannot hold one request of 10,000,000 tokens" in long["refusal"]
+    assert engine_plan("vllm", plan_of("llama-3-8b", 1, 1, "bfloat16", 8192)[0], "-rf /")["command"][2] == "MODEL"

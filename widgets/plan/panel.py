@@ -35,7 +35,7 @@ ENGINE_SETTINGS: dict[str, tuple[str, str, float, float, int, float | None]] = {
     "vllm": ("memory use", "vLLM's --gpu-memory-utilization: the fraction of each GPU it may take for the weights, "
              "activations and the KV cache", 0.05, 1.0, 2, 0.9),
     "sglang": ("static fraction", "SGLang's --mem-fraction-static: the fraction of each GPU for the weights and the "
-               "token pool (the lowest, 'by TP', is SGLang's default for the TP degree)", 0.0, 1.0, 2, None),
+               "token pool (the lowest, 'by TP', is SGLang's default for the TP degree)", 0.04, 1.0, 2, None),
     "llama.cpp": ("n_ubatch", "llama.cpp's -ub, its physical batch: a sliding-window layer keeps W + n_ubatch cells",
                   1, 65536, 0, 512),
 }
@@ -108,9 +108,13 @@ class PlanPanel(QWidget):
         self.engine_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.engine_text.setTextFormat(Qt.TextFormat.PlainText)
         self.engine_text.setStyleSheet("font-family: monospace;")
+        self.command_line = QLineEdit()  # one line, never wrapped inside a flag; selectable
+        self.command_line.setReadOnly(True)
+        self.command_line.setStyleSheet("font-family: monospace;")
+        self.command_line.setToolTip("The command that serves this plan with the chosen engine")
         self.copy_command = QPushButton("Copy the command")
         self.copy_command.setToolTip("Copy the command that serves this plan with the chosen engine")
-        self.copy_command.clicked.connect(lambda: QApplication.clipboard().setText(self.command))
+        self.copy_command.clicked.connect(self._copy)
         self.command = ""
         self.measure = QPushButton("Measure this machine")
         self.measure.setToolTip("Time a few large matmuls and copies on the compute worker (about 2 s)")
@@ -151,8 +155,11 @@ class PlanPanel(QWidget):
         lay.addWidget(self.details)
         engine_row = QHBoxLayout()
         engine_row.addWidget(self.engine_text, 1)
-        engine_row.addWidget(self.copy_command, 0, Qt.AlignmentFlag.AlignTop)
         lay.addLayout(engine_row)
+        command_row = QHBoxLayout()
+        command_row.addWidget(self.command_line, 1)
+        command_row.addWidget(self.copy_command)
+        lay.addLayout(command_row)
         self.show_engine(None)
         lay.addLayout(charts, 1)
         scroll = QScrollArea()
@@ -261,8 +268,10 @@ class PlanPanel(QWidget):
             out["memory_gib"] = self.memory.value()  # the user's own card
         return out
 
-    def show_plan(self, j: dict[str, Any], verdict: str, details: str, roofs: list[dict[str, Any]], roof_note: str) -> None:
-        colour = "#009E73" if j["fits"] else "#D55E00"
+    def show_plan(self, j: dict[str, Any], verdict: str, details: str, roofs: list[dict[str, Any]], roof_note: str,
+                  served: bool = True) -> None:
+        """served: False when the chosen engine would not serve the plan (the verdict is then orange too)."""
+        colour = "#009E73" if j["fits"] and served else "#D55E00"
         self.verdict.setText(f'<b style="color:{colour}">{html.escape(verdict, quote=False)}</b>')
         self.details.setText(details)
         g = j["gpu"]
@@ -291,7 +300,7 @@ class PlanPanel(QWidget):
         with QSignalBlocker(self.engine_setting):
             self.engine_setting.setDecimals(decimals)
             self.engine_setting.setRange(low, high)
-            self.engine_setting.setValue(default if default is not None else 0.0)
+            self.engine_setting.setValue(default if default is not None else low)
             self.engine_setting.setSpecialValueText("by TP" if default is None else "")  # SGLang's default
         self.engine_setting_label.setText(label)
         self.engine_setting.setToolTip(tip)
@@ -302,14 +311,24 @@ class PlanPanel(QWidget):
         if name == "vllm":
             return {"utilization": round(value, 4)}
         if name == "sglang":
-            return {"mem_fraction": None if value == 0 else round(value, 4)}
+            return {"mem_fraction": None if value <= ENGINE_SETTINGS["sglang"][2] else round(value, 4)}
         if name == "llama.cpp":
             return {"n_ubatch": int(value)}
         return {}
 
+    def _copy(self) -> None:
+        QApplication.clipboard().setText(self.command)
+        self.copy_command.setText("Copied")  # until the command changes
+
     def show_engine(self, lines: list[str] | None, command: str = "") -> None:
-        """The chosen engine's figures and its command (None: the model's needs only, nothing to show)."""
+        """The chosen engine's figures and its command (None: the model's needs only, nothing to show; a command of ''
+        when the engine would not serve the plan)."""
+        if command != self.command:
+            self.copy_command.setText("Copy the command")
         self.command = command
+        self.command_line.setText(command)
+        self.command_line.setVisible(bool(command))
+        self.command_line.setCursorPosition(0)
         self.engine_text.setText("\n".join(lines or []))
         self.engine_text.setVisible(bool(lines))
         self.copy_command.setVisible(bool(command))

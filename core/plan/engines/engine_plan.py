@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from core.arch.model import Architecture
-from core.plan.engines.llamacpp import N_UBATCH, cache_type, llamacpp_caches
+from core.plan.engines.llamacpp import (
+    MAX_CTX,
+    MAX_SEQUENCES,
+    N_BATCH,
+    N_UBATCH,
+    cache_type,
+    llamacpp_caches,
+)
 from core.plan.engines.sglang import KV_CACHE_DTYPE as SGLANG_KV
 from core.plan.engines.sglang import sglang_pool
 from core.plan.engines.vllm_plan import OVERHEAD_BYTES, vllm_plan
@@ -19,7 +26,7 @@ SGLANG_ARGS: dict[str, tuple[type, tuple[str, ...]]] = {
     "--model-path": (str, ()), "--tp-size": (int, ()), "--pp-size": (int, ()), "--context-length": (int, ()),
     "--kv-cache-dtype": (str, ("auto", "fp8_e4m3", "fp8_e5m2")), "--mem-fraction-static": (float, ())}
 LLAMACPP_ARGS: dict[str, tuple[type, tuple[str, ...]]] = {
-    "-m": (str, ()), "-c": (int, ()), "-ub": (int, ()), "-np": (int, ()), "-ngl": (int, ()),
+    "-m": (str, ()), "-c": (int, ()), "-ub": (int, ()), "-b": (int, ()), "-np": (int, ()), "-ngl": (int, ()),
     "-ctk": (str, ("f32", "f16", "bf16", "q8_0", "q4_0")), "-ctv": (str, ("f32", "f16", "bf16", "q8_0", "q4_0")),
     "-fa": (str, ("on", "off", "auto"))}
 
@@ -28,6 +35,10 @@ def engine_plan(name: str, p: PlanInput, model: str = "MODEL", *, utilization: f
                 overhead_bytes: int = OVERHEAD_BYTES, mem_fraction: float | None = None,
                 n_ubatch: int = N_UBATCH) -> dict[str, Any]:
     """The engine's figures for the plan (a ValueError with a sentence for a format or option it does not take)."""
+    if p.arch.kind == "encoder":
+        raise ValueError("an encoder keeps no KV cache: there is nothing for an engine to allocate.")
+    if not isinstance(model, str) or not model.strip() or model.startswith("-"):
+        model = "MODEL"  # a name an engine would read as a flag is not passed on
     if name == "vllm":
         return vllm_plan(p, model, utilization, overhead_bytes).to_json()
     first = stages(p.arch.n_layers, p.pp)[0]  # a pipeline's first stage holds the most layers
@@ -39,18 +50,32 @@ def engine_plan(name: str, p: PlanInput, model: str = "MODEL", *, utilization: f
         cmd += ["--context-length", str(p.context)]
         cmd += ["--kv-cache-dtype", SGLANG_KV[p.kv_dtype]] if p.kv_dtype in SGLANG_KV else []
         cmd += ["--mem-fraction-static", f"{pool.mem_fraction_static:g}"]
+        refusal = ("SGLang would stop at start-up: the weights leave no memory for the token pool at static "
+                   f"fraction {pool.mem_fraction_static:g}; raise it, or use more GPUs." if pool.tokens <= 0 else
+                   f"SGLang's pool of {pool.tokens:,} tokens cannot hold one request of {p.context:,} tokens; lower the "
+                   "context, raise the static fraction, or use more GPUs." if pool.tokens < p.context else "")
         return {"engine": "sglang", **pool.to_json(), "max_concurrency": pool.tokens / p.context,
-                "log": [f"KV Cache is allocated. #tokens: {pool.tokens}"], "command": cmd}
+                "log": [f"KV Cache is allocated. #tokens: {pool.tokens}"], "refusal": refusal, "command": cmd,
+                "note": "SGLang's sliding-window pool is not modelled: every layer is counted at the full context"
+                        if any(s.window is not None for s in stage.layers) else ""}
     if name == "llama.cpp":
         if isinstance(n_ubatch, bool) or not isinstance(n_ubatch, int) or not 1 <= n_ubatch <= 2**20:
             raise ValueError(f"n_ubatch must be a whole number from 1 to 1,048,576, not {n_ubatch!r:.30}.")
         kind = cache_type(p.kv_dtype)
+        if p.batch > MAX_SEQUENCES:
+            raise ValueError(f"llama.cpp serves at most {MAX_SEQUENCES} sequences at once (-np), not {p.batch:,}; "
+                             "lower the batch.")
+        if p.context * p.batch > MAX_CTX:
+            raise ValueError(f"llama.cpp's context (-c, every sequence's together) is at most {MAX_CTX:,} tokens, not "
+                             f"{p.context * p.batch:,}; lower the context or the batch.")
         caches = llamacpp_caches(p.arch, p.kv_dtype, p.context * p.batch, n_ubatch, p.batch)  # -c is every sequence's
         cmd = ["llama-server", "-m", model if model.endswith(".gguf") else f"{model.split('/')[-1]}.gguf",
                "-c", str(p.context * p.batch), "-ub", str(n_ubatch)]
+        cmd += ["-b", str(n_ubatch)] if n_ubatch > N_BATCH else []  # llama.cpp caps -ub at -b (2,048 by default)
         cmd += ["-np", str(p.batch)] if p.batch > 1 else []
         cmd += ["-ngl", "999", "-ctk", kind, "-ctv", kind]
         cmd += ["-fa", "on"] if kind.startswith("q") else []  # a quantised V needs flash attention
         return {"engine": "llama.cpp", "n_ubatch": n_ubatch, "caches": [c.to_json() for c in caches],
-                "bytes": sum(c.bytes for c in caches), "log": [c.log(p.batch, kind) for c in caches], "command": cmd}
+                "bytes": sum(c.bytes for c in caches), "log": [c.log(p.batch, kind) for c in caches], "refusal": "",
+                "command": cmd}
     raise ValueError(f"engine {name!r:.30} is not known; choose one of {', '.join(ENGINES)}.")

@@ -23,6 +23,9 @@ from core.plan.engines.pages import cdiv
 
 PAD = 256
 N_UBATCH = 512  # -ub's default
+N_BATCH = 2048  # -b's default: -ub is capped at it
+MAX_SEQUENCES = 256  # -np's limit (LLAMA_MAX_SEQ)
+MAX_CTX = 2**32 - 1  # n_ctx is a 32-bit count
 CACHE_TYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "q8_0": "q8_0", "q4_0": "q4_0"}  # -ctk / -ctv
 
 

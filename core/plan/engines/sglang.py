@@ -43,8 +43,9 @@ def sglang_pool(arch: Architecture, tp: int, kv_format: str, memory_bytes: int, 
     f = mem_fraction_static(tp) if fraction is None else fraction
     if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0.05 <= f <= 1:
         raise ValueError(f"mem_fraction_static is a fraction from 0.05 to 1, not {f!r:.30}.")
-    if kv_format not in KV_CACHE_DTYPE and kv_format not in ("bfloat16", "float16", "float32"):
-        raise ValueError(f"SGLang keeps no {kv_format} cache (--kv-cache-dtype takes auto, fp8_e4m3, fp8_e5m2).")
+    if kv_format not in KV_CACHE_DTYPE and kv_format != "bfloat16":
+        raise ValueError(f"SGLang keeps no {kv_format} cache (--kv-cache-dtype takes auto, the model's bf16, and "
+                         "fp8_e4m3, fp8_e5m2); choose bf16 or fp8.")
     cell = sum(kind_of(s).gpu_cache_bytes_per_token(s, tp, kv_format) for s in arch.layers)
     rest = (memory_bytes - weights_bytes) - memory_bytes * (1 - f)
     return SglangPool(f, int(rest), cell, max(0, int(rest)) // cell)

@@ -41,6 +41,19 @@ class VllmPlan:
     max_model_len: int
     command: list[str]
 
+    @property
+    def refusal(self) -> str:
+        """Why vLLM would stop at start-up ('' when it serves the plan): no memory left for the cache, or a cache that
+        cannot hold one request of max_model_len (vllm/v1/core/kv_cache_utils.py, check_enough_kv_cache_memory)."""
+        c = self.cache
+        if c.available_bytes <= 0:
+            return (f"vLLM would stop at start-up: the weights and {self.overhead_bytes / 2**30:.1f} GiB of overhead "
+                    f"leave no memory for the KV cache at memory use {self.utilization:g}; raise it, or use more GPUs.")
+        if c.num_blocks < c.blocks_per_request:
+            return (f"vLLM would stop at start-up: its cache of {c.tokens:,} tokens cannot hold one request of "
+                    f"{self.max_model_len:,} tokens; lower the context, raise memory use, or use more GPUs.")
+        return ""
+
     def to_json(self) -> dict[str, Any]:
         return {"engine": "vllm", "gpu_memory_utilization": self.utilization, "overhead_bytes": self.overhead_bytes,
                 **self.cache.to_json(), "max_model_len": self.max_model_len,
@@ -48,16 +61,16 @@ class VllmPlan:
                         f"GPU KV cache size: {self.cache.tokens:,} tokens",
                         f"Maximum concurrency for {self.max_model_len:,} tokens per request: "
                         f"{self.cache.max_concurrency:.2f}x"],
-                "command": self.command}
+                "refusal": self.refusal, "command": self.command}
 
 
 def kv_cache_dtype(kv_format: str, model_dtype: str = "bfloat16") -> str | None:
-    """vLLM's --kv-cache-dtype for a KV format (None: the model's own dtype, vLLM's "auto")."""
-    if kv_format in ("bfloat16", "float16", "float32", model_dtype):
+    """vLLM's --kv-cache-dtype for a KV format (None: the model's own dtype, bf16, vLLM's "auto")."""
+    if kv_format == model_dtype:
         return None
     if kv_format not in KV_CACHE_DTYPE:
-        raise ValueError(f"vLLM keeps no {kv_format} cache (its --kv-cache-dtype takes auto and fp8); choose fp8 or "
-                         "the model's dtype, or plan llama.cpp for q8_0 and q4_0.")
+        raise ValueError(f"vLLM keeps no {kv_format} cache (its --kv-cache-dtype takes auto, the model's bf16, and "
+                         "fp8); choose bf16 or fp8, or plan llama.cpp for q8_0 and q4_0.")
     return KV_CACHE_DTYPE[kv_format]
 
 
