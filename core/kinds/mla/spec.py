@@ -8,7 +8,7 @@ values per token, and rebuilds each head's key (qk_nope_head_dim + qk_rope_head_
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from core.arch.formats import KV_FORMATS, check_kv_format
 from core.kinds.widths import KindWidths, WidthControl
@@ -37,9 +37,20 @@ class MLADims(KindWidths):
             raise ValueError(f"MLA's qk_rope_head_dim must be even (RoPE rotates pairs of dimensions), not "
                              f"{self.qk_rope_head_dim}; choose {self.qk_rope_head_dim + 1}.")
 
-    kind = "mla"  # type: ignore[misc]  # the registry's name, and the key a file keeps these widths under
-    mode = "MLA"  # type: ignore[misc]
-    heads_rule = "an MLA layer rebuilds one key and value per query head from its latent"  # type: ignore[misc]
+    kind: ClassVar[str] = "mla"  # the registry's name, and the key a file keeps these widths under
+    mode: ClassVar[str] = "MLA"
+    heads_rule: ClassVar[str] = "an MLA layer rebuilds one key and value per query head from its latent"
+    controls: ClassVar[tuple[WidthControl, ...]] = (
+        WidthControl("q_lora_rank", "q_lora_rank", "The low-rank query: d_model -> q_lora_rank -> RMSNorm -> n_heads x "
+                     "(nope + rope). 0 builds a plain W_q (DeepSeek-V2-Lite). DeepSeek-V3: 1536.", 0, MLA_MAX, 64),
+        WidthControl("kv_lora_rank", "kv_lora_rank", "The latent every token caches: d_model -> kv_lora_rank (then "
+                     "RMSNorm); each head's key and value are rebuilt from it by kv_b. DeepSeek-V3: 512.", 1, MLA_MAX, 64),
+        WidthControl("qk_nope_head_dim", "qk_nope", "Each head's query/key width without position, rebuilt from the "
+                     "latent. 128.", 1, MLA_MAX, 16),
+        WidthControl("qk_rope_head_dim", "qk_rope", "The RoPE part of each query, and of the one key all heads share "
+                     "(cached beside the latent). Even: RoPE rotates pairs. 64.", 2, MLA_MAX, 2),
+        WidthControl("v_head_dim", "v_head_dim", "Each head's value width, rebuilt from the latent. 128.", 1, MLA_MAX, 16),
+    )
 
     @property
     def head_dim(self) -> int:
@@ -131,17 +142,6 @@ class MLADims(KindWidths):
 
 
 MLA_FIELDS = tuple(f.name for f in fields(MLADims))
-MLADims.controls = (  # type: ignore[misc]
-    WidthControl("q_lora_rank", "q_lora_rank", "The low-rank query: d_model -> q_lora_rank -> RMSNorm -> n_heads x "
-                 "(nope + rope). 0 builds a plain W_q (DeepSeek-V2-Lite). DeepSeek-V3: 1536.", 0, MLA_MAX, 64),
-    WidthControl("kv_lora_rank", "kv_lora_rank", "The latent every token caches: d_model -> kv_lora_rank (then "
-                 "RMSNorm); each head's key and value are rebuilt from it by kv_b. DeepSeek-V3: 512.", 1, MLA_MAX, 64),
-    WidthControl("qk_nope_head_dim", "qk_nope", "Each head's query/key width without position, rebuilt from the "
-                 "latent. 128.", 1, MLA_MAX, 16),
-    WidthControl("qk_rope_head_dim", "qk_rope", "The RoPE part of each query, and of the one key all heads share "
-                 "(cached beside the latent). Even: RoPE rotates pairs. 64.", 2, MLA_MAX, 2),
-    WidthControl("v_head_dim", "v_head_dim", "Each head's value width, rebuilt from the latent. 128.", 1, MLA_MAX, 16),
-)
 
 
 def short(value: Any) -> str:
