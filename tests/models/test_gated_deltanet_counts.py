@@ -1,0 +1,43 @@
+"""Gated DeltaNet's counts against transformers' Qwen3NextGatedDeltaNet built on the meta device (the first step of
+the Gated DeltaNet kind: counted, not yet registered)."""
+
+import pytest
+import torch
+
+from core.kinds.gated_deltanet.counts import (
+    GDNShape,
+    conv_state_values,
+    gdn_params,
+    recurrent_state_values,
+)
+
+transformers = pytest.importorskip("transformers")
+qwen3_next = pytest.importorskip("transformers.models.qwen3_next.modeling_qwen3_next")
+
+
+@pytest.mark.parametrize("fields", [
+    {},  # Qwen3-Next-80B-A3B: d 2048, 16 key heads and 32 value heads of 128, kernel 4
+    {"hidden_size": 1024, "linear_num_key_heads": 4, "linear_num_value_heads": 12, "linear_key_head_dim": 64,
+     "linear_value_head_dim": 96, "linear_conv_kernel_dim": 3},
+])
+def test_parameters_by_projection_are_the_meta_module_s(fields):
+    config = transformers.Qwen3NextConfig(**fields)
+    with torch.device("meta"):
+        layer = qwen3_next.Qwen3NextGatedDeltaNet(config, 0)
+    shape = GDNShape(config.hidden_size, config.linear_num_key_heads, config.linear_num_value_heads,
+                     config.linear_key_head_dim, config.linear_value_head_dim, config.linear_conv_kernel_dim)
+    counts = gdn_params(shape)
+    names = {"in_proj_qkvz.weight": "in_proj_qkvz", "in_proj_ba.weight": "in_proj_ba", "conv1d.weight": "conv1d",
+             "dt_bias": "dt_bias", "A_log": "a_log", "norm.weight": "norm", "out_proj.weight": "out_proj"}
+    assert {names[n]: p.numel() for n, p in layer.named_parameters()} == {
+        k: v for k, v in counts.to_dict().items() if k != "total"}
+    assert counts.total == sum(p.numel() for p in layer.parameters())
+    assert layer.conv1d.weight.shape[0] == shape.conv_dim
+
+
+def test_the_state_a_sequence_keeps():
+    s = GDNShape(2048, 16, 32, 128, 128, 4)
+    assert recurrent_state_values(s) == 32 * 128 * 128 == 524_288
+    assert conv_state_values(s) == (2 * 16 * 128 + 32 * 128) * 3 and conv_state_values(s, full_kernel=True) == 8192 * 4
+    with pytest.raises(ValueError, match="must be a multiple of its 3 key heads"):
+        GDNShape(2048, 3, 32, 128, 128)
