@@ -1,5 +1,4 @@
-"""Gated DeltaNet's counts against transformers' Qwen3NextGatedDeltaNet built on the meta device (the first step of
-the Gated DeltaNet kind: counted, not yet registered)."""
+"""Gated DeltaNet's counts against transformers' Qwen3NextGatedDeltaNet built on the meta device."""
 
 import pytest
 import torch
