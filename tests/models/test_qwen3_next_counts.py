@@ -1,4 +1,5 @@
-"""Gated DeltaNet's counts against transformers' Qwen3NextGatedDeltaNet built on the meta device."""
+"""Qwen3-Next's two layer kinds, Gated DeltaNet and gated softmax attention, counted against transformers' modules built
+on the meta device."""
 
 import pytest
 import torch
@@ -40,3 +41,28 @@ def test_the_state_a_sequence_keeps():
     assert conv_state_values(s) == (2 * 16 * 128 + 32 * 128) * 3 and conv_state_values(s, full_kernel=True) == 8192 * 4
     with pytest.raises(ValueError, match="must be a multiple of its 3 key heads"):
         GDNShape(2048, 3, 32, 128, 128)
+
+
+@pytest.mark.parametrize("fields", [{}, {"hidden_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 4,
+                                         "head_dim": 64, "attention_bias": True}])
+def test_qwen3_next_s_gated_full_layers(fields):
+    from core.kinds.gated_attention.counts import (
+        GatedAttentionShape,
+        gated_attention_params,
+        kv_values_per_token,
+    )
+
+    config = transformers.Qwen3NextConfig(**fields)
+    with torch.device("meta"):
+        layer = qwen3_next.Qwen3NextAttention(config, 3)
+    shape = GatedAttentionShape(config.hidden_size, config.num_attention_heads, config.num_key_value_heads,
+                                config.head_dim, True, config.attention_bias)
+    counted: dict[str, int] = {}
+    for name, p in layer.named_parameters():
+        part = "qk_norm" if name.split(".")[0] in ("q_norm", "k_norm") else name.split(".")[0]
+        counted[part] = counted.get(part, 0) + p.numel()
+    counts = gated_attention_params(shape)
+    assert counted == {k: v for k, v in counts.to_dict().items() if k != "total"}
+    assert counts.total == sum(p.numel() for p in layer.parameters())
+    assert layer.q_proj.weight.shape[0] == 2 * config.num_attention_heads * config.head_dim  # queries and the gate
+    assert kv_values_per_token(shape) == 2 * config.num_key_value_heads * config.head_dim
