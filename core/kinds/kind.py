@@ -285,7 +285,7 @@ class LayerKind(ABC):
 
     def switch_to(self, cfg: AttentionConfig, widths: KindWidths | None) -> tuple[AttentionConfig, str]:
         """The layer cfg becomes as this kind with widths, and the sentence that says what moved."""
-        raise NotImplementedError
+        raise ValueError(f"{self.title} cannot be switched to from the attention type control; choose a preset of it.")
 
     def widths_note(self, cfg: AttentionConfig) -> str:
         """What the widths make of the layer, under its controls ('' for none)."""
