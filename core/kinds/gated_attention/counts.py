@@ -7,7 +7,9 @@ multiplies the attention output by sigmoid(gate) before o_proj. Its cache is a s
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from core.kinds.projections import ByProjection
 
 
 @dataclass(frozen=True)
@@ -30,19 +32,12 @@ class GatedAttentionShape:
 
 
 @dataclass(frozen=True)
-class GatedAttentionParams:
+class GatedAttentionParams(ByProjection):
     q_proj: int  # queries and the gate
     k_proj: int
     v_proj: int
     o_proj: int
     qk_norm: int
-
-    @property
-    def total(self) -> int:
-        return sum(asdict(self).values())
-
-    def to_dict(self) -> dict[str, int]:
-        return {**asdict(self), "total": self.total}
 
 
 def gated_attention_params(s: GatedAttentionShape) -> GatedAttentionParams:

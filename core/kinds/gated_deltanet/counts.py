@@ -10,7 +10,9 @@ engines keep; transformers' cache keeps the kernel's full width k).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from core.kinds.projections import ByProjection
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class GDNShape:
 
 
 @dataclass(frozen=True)
-class GDNParams:
+class GDNParams(ByProjection):
     in_proj_qkvz: int
     in_proj_ba: int
     conv1d: int
@@ -55,13 +57,6 @@ class GDNParams:
     a_log: int
     norm: int
     out_proj: int
-
-    @property
-    def total(self) -> int:
-        return sum(asdict(self).values())
-
-    def to_dict(self) -> dict[str, int]:
-        return {**asdict(self), "total": self.total}
 
 
 def gdn_params(s: GDNShape) -> GDNParams:

@@ -10,7 +10,9 @@ no KV cache: a state of H x d x d values (keys and values are d wide) and a conv
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from core.kinds.projections import ByProjection
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class KDAShape:
 
 
 @dataclass(frozen=True)
-class KDAParams:
+class KDAParams(ByProjection):
     q_proj: int
     k_proj: int
     v_proj: int
@@ -43,13 +45,6 @@ class KDAParams:
     output_gate: int
     o_norm: int
     o_proj: int
-
-    @property
-    def total(self) -> int:
-        return sum(asdict(self).values())
-
-    def to_dict(self) -> dict[str, int]:
-        return {**asdict(self), "total": self.total}
 
 
 def kda_params(s: KDAShape) -> KDAParams:

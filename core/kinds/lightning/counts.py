@@ -7,7 +7,9 @@ state of H x h x h values (the decayed sum of each head's k v^T), and no convolu
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from core.kinds.projections import ByProjection
 
 
 @dataclass(frozen=True)
@@ -25,18 +27,11 @@ class LightningShape:
 
 
 @dataclass(frozen=True)
-class LightningParams:
+class LightningParams(ByProjection):
     qkv_proj: int
     norm: int
     output_gate: int
     out_proj: int
-
-    @property
-    def total(self) -> int:
-        return sum(asdict(self).values())
-
-    def to_dict(self) -> dict[str, int]:
-        return {**asdict(self), "total": self.total}
 
 
 def lightning_params(s: LightningShape) -> LightningParams:

@@ -9,7 +9,9 @@ state of d_inner x N values and a convolution state of d_inner x (k - 1) (engine
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from core.kinds.projections import ByProjection
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class Mamba1Shape:
 
 
 @dataclass(frozen=True)
-class Mamba1Params:
+class Mamba1Params(ByProjection):
     in_proj: int
     conv1d: int
     x_proj: int
@@ -44,13 +46,6 @@ class Mamba1Params:
     d_skip: int
     inner_norms: int
     out_proj: int
-
-    @property
-    def total(self) -> int:
-        return sum(asdict(self).values())
-
-    def to_dict(self) -> dict[str, int]:
-        return {**asdict(self), "total": self.total}
 
 
 def mamba1_params(s: Mamba1Shape) -> Mamba1Params:

@@ -10,7 +10,9 @@ cache keeps the kernel's full width k).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from core.kinds.projections import ByProjection
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Mamba2Shape:
 
 
 @dataclass(frozen=True)
-class Mamba2Params:
+class Mamba2Params(ByProjection):
     in_proj: int
     conv1d: int
     dt_bias: int
@@ -51,13 +53,6 @@ class Mamba2Params:
     d_skip: int
     norm: int
     out_proj: int
-
-    @property
-    def total(self) -> int:
-        return sum(asdict(self).values())
-
-    def to_dict(self) -> dict[str, int]:
-        return {**asdict(self), "total": self.total}
 
 
 def mamba2_params(s: Mamba2Shape) -> Mamba2Params:
