@@ -12,7 +12,7 @@ from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
 from core.kinds.kind import FlopCounts, LayerParams
-from core.kinds.registry import kind_of
+from core.kinds.registry import KINDS, kind_of
 
 __all__ = ["FlopCounts", "KVCacheBytes", "KindCounts", "LayerParams", "ModelCounts", "flop_counts", "kind_counts",
            "kv_cache_bytes", "layer_flop_counts", "layer_kv_bytes", "layer_kv_bytes_per_token", "layer_param_counts",
@@ -67,7 +67,8 @@ def layer_kv_bytes(spec: LayerSpec, cfg: AttentionConfig) -> int:
     fixed state adds it per sequence."""
     kind = kind_of(spec)
     per_token = kind.cache_bytes_per_token(spec, cfg.kv_format)
-    return (per_token * kind.cached_tokens(spec, cfg.seq_len) + kind.state_bytes(spec, cfg.kv_format)) * cfg.batch_size
+    state = kind.state_bytes(spec, cfg.state_format, cfg.dtype)
+    return (per_token * kind.cached_tokens(spec, cfg.seq_len) + state) * cfg.batch_size
 
 
 @dataclass(frozen=True)
@@ -94,33 +95,50 @@ def model_counts(arch: Architecture, cfg: AttentionConfig) -> ModelCounts:
 
 @dataclass(frozen=True)
 class KindCounts:
-    """The layers of one kind (global, or local with one window): how many, and their summed figures."""
+    """The layers of one kind (global, local with one window, or a mixer such as Gated DeltaNet): how many, and their
+    summed figures."""
 
-    kind: str  # "global" or "local W=1024"
+    kind: str  # "global", "local W=1024" (attention of any kind), or a mixer's title ("Gated DeltaNet")
     window: int | None
     n_layers: int
     params: int  # all these layers' attention parameters
     flops: int  # all these layers' forward FLOPs under the workload
     kv_bytes_per_token: int  # what each token adds to their cache while it fits the window
-    kv_bytes_total: int  # their cache at batch x seq_len
+    kv_bytes_total: int  # their cache at batch x seq_len, with any fixed state
+    state_bytes: int = 0  # the fixed state of all these layers for the batch (a mixer's; 0 for a KV cache)
+    layer_kind: str = "standard"  # the registry's name of a mixer's kind ("standard": attention layers of any kind)
 
     def to_dict(self) -> dict[str, int | str | None]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.state_bytes and self.layer_kind == "standard":  # a plain model's JSON reads as before
+            out.pop("state_bytes")
+            out.pop("layer_kind")
+        return out
 
 
 def kind_counts(arch: Architecture, cfg: AttentionConfig) -> list[KindCounts]:
-    """Every whole-model figure split by layer kind (global first, then each window), summing to model_counts."""
-    kinds: dict[int | None, list[int]] = {}
+    """Every whole-model figure split by layer kind (global first, then each window, then each other kind in order of
+    first appearance), summing to model_counts."""
+    groups: dict[tuple[str, int | None], list[int]] = {}
     for spec, n in arch.groups():
+        kind = kind_of(spec)
         p = layer_param_counts(arch.d_model, spec).total
         f = layer_flop_counts(arch.d_model, spec, cfg).total
         kv_t = 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(spec, cfg.kv_format)
         kv = 0 if arch.kind == "encoder" else layer_kv_bytes(spec, cfg)
-        acc = kinds.setdefault(spec.window, [0, 0, 0, 0, 0])
-        for i, value in enumerate((n, p * n, f * n, kv_t * n, kv * n)):
+        state = 0 if arch.kind == "encoder" else kind.state_bytes(spec, cfg.state_format, cfg.dtype) * cfg.batch_size
+        key = (spec.kind if kind.has_state else "standard", spec.window)  # attention layers split by window only
+        acc = groups.setdefault(key, [0, 0, 0, 0, 0, 0])
+        for i, value in enumerate((n, p * n, f * n, kv_t * n, kv * n, state * n)):
             acc[i] += value
-    order = sorted(kinds, key=lambda w: (w is not None, w or 0))
-    return [KindCounts("global" if w is None else f"local W={w}", w, *kinds[w]) for w in order]
+    first = list(dict.fromkeys(k for k, _ in groups))
+    order = sorted(groups, key=lambda k: (first.index(k[0]) if k[0] != "standard" else -1, k[1] is not None, k[1] or 0))
+    out = []
+    for name, w in order:
+        n, p, f, kv_t, kv, state = groups[(name, w)]
+        label = ("global" if w is None else f"local W={w}") if name == "standard" else KINDS[name].title
+        out.append(KindCounts(label, w, n, p, f, kv_t, kv, state, name))
+    return out
 
 
 def kv_cache_bytes(cfg: AttentionConfig) -> KVCacheBytes:

@@ -48,7 +48,8 @@ def uses_layout(cfg: AttentionConfig) -> bool:
     """Whether cfg uses any of the 2026 knobs (its report then adds `layout` and `layer_kinds`)."""
     own_width = cfg.explicit_head_dim is not None  # a width set apart from d_model / n_heads (a kind's own is not)
     return (own_width or cfg.qk_norm or cfg.bias == "qkv" or cfg.window is not None or cfg.sinks
-            or cfg.kv_dtype is not None or cfg.softmax_scale is not None)
+            or cfg.kv_dtype is not None or cfg.softmax_scale is not None or cfg.output_gate or cfg.stack is not None
+            or cfg.state_dtype is not None)
 
 
 def layout_section(cfg: AttentionConfig) -> dict[str, Any]:
@@ -65,14 +66,25 @@ def layout_section(cfg: AttentionConfig) -> dict[str, Any]:
         "kv_dtype": cfg.kv_format,
         "softmax_scale": cfg.layer_spec().softmax_scale,
         "layer_0": cfg.layer_spec(0).kind_label,  # whose params and flops the report's per-layer keys are
+        **({"output_gate": True} if cfg.output_gate else {}),
+        **({"stack": cfg.stack.pattern, "state_dtype": cfg.state_format} if cfg.stack is not None else {}),
     }
 
 
 def layers_section(arch: Architecture, cfg: AttentionConfig) -> list[dict[str, Any]]:
-    """One entry per distinct layer: its spec, how many layers have it, its parameters and KV bytes."""
-    return [{"spec": spec.to_dict(), "count": n, "params_per_layer": layer_param_counts(arch.d_model, spec).total,
-             "kv_bytes_per_token_per_layer": 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(spec, cfg.kv_format),
-             "flops_per_layer": layer_flop_counts(arch.d_model, spec, cfg).total} for spec, n in arch.groups()]
+    """One entry per distinct layer: its spec, how many layers have it, its parameters and KV bytes; a layer that
+    keeps a fixed state (a recurrent mixer) adds its kind and its state bytes a sequence."""
+    out = []
+    for spec, n in arch.groups():
+        kind = kind_of(spec)
+        entry = {"spec": spec.to_dict(), "count": n, "params_per_layer": layer_param_counts(arch.d_model, spec).total,
+                 "kv_bytes_per_token_per_layer": 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(spec, cfg.kv_format),
+                 "flops_per_layer": layer_flop_counts(arch.d_model, spec, cfg).total}
+        if kind.has_state:
+            entry.update({"kind": kind.name, "state_bytes_per_sequence_per_layer": kind.state_bytes(
+                spec, cfg.state_format, cfg.dtype), "state_format": cfg.state_format})
+        out.append(entry)
+    return out
 
 
 def kv_section(arch: Architecture, cfg: AttentionConfig, layer: int) -> dict[str, Any]:
@@ -112,6 +124,8 @@ def build_report(cfg: AttentionConfig, timing: dict[str, Any] | None = None, arc
     elif uses_layout(cfg):
         report["layout"] = layout_section(cfg)
         report["layer_kinds"] = [k.to_dict() for k in kind_counts(cfg.architecture(), cfg)]
+        if cfg.stack is not None:  # a hybrid stack: each distinct layer, its count, and a mixer's state
+            report["layers"] = layers_section(cfg.architecture(), cfg)
     return report
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from core.arch.formats import check_kv_format
+from core.arch.formats import STATE_FORMATS, check_kv_format
 from core.arch.layer import LayerSpec, normalise_bias
 from core.arch.model import Architecture
 from core.arch.pattern import canonical_pattern, local_layers
+from core.arch.stack import OWN, Stack
 from core.kinds.standard.band import check_window
 from core.kinds.widths import KindWidths
 from core.kinds.widths_types import split_widths
@@ -34,7 +35,8 @@ MAXIMA: dict[str, int] = {
 }
 
 
-LAYOUT_FIELDS = ("explicit_head_dim", "qk_norm", "window", "layer_pattern", "sinks", "kv_dtype", "softmax_scale", "widths")
+LAYOUT_FIELDS = ("explicit_head_dim", "qk_norm", "window", "layer_pattern", "sinks", "kv_dtype", "softmax_scale", "widths",
+                 "state_dtype", "stack", "output_gate")
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,18 @@ class AttentionConfig:
     kv_dtype: str | None = None  # the KV cache's element format; None: the compute dtype
     softmax_scale: float | None = None  # None: 1 / sqrt(head_dim)
     widths: KindWidths | None = None  # a layer kind's own widths (core/kinds/widths.py); None: standard attention
+    output_gate: bool = False  # q_proj also makes a per-channel output gate (Qwen3-Next's gated attention)
+    state_dtype: str | None = None  # how a recurrent layer's state is kept (float32, bfloat16, fp8_e4m3); None: float32
+    stack: Stack | None = None  # a hybrid stack: which layers are this layer (A) and which are mixers; None: all this
 
     def __post_init__(self) -> None:
+        if self.stack is not None:
+            if not isinstance(self.stack, Stack):
+                raise ValueError(f"stack must be a hybrid stack or none, not {short_repr(self.stack)}.")
+            object.__setattr__(self, "n_layers", self.stack.n_layers)  # the stack lists every layer
+        if self.state_dtype is not None and self.state_dtype not in STATE_FORMATS:
+            raise ValueError(f"state dtype {short_repr(self.state_dtype)} is not known; choose one of "
+                             f"{', '.join(STATE_FORMATS)}.")
         if self.widths is not None and not isinstance(self.widths, KindWidths):
             raise ValueError(f"widths must be a layer kind's widths or none, not {short_repr(self.widths)}.")
         if self.widths is not None:  # the kind's widths decide its heads (MLA: one K and V per query head)
@@ -99,7 +111,7 @@ class AttentionConfig:
         if not isinstance(self.phase, str) or self.phase not in PHASES:
             raise ValueError(f"phase {short_repr(self.phase)} is not known; choose prefill or decode.")
         object.__setattr__(self, "bias", normalise_bias(self.bias))
-        for name in ("causal", "qk_norm", "sinks"):
+        for name in ("causal", "qk_norm", "sinks", "output_gate"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, not {short_repr(getattr(self, name))}.")
         check_window(self.window)
@@ -108,6 +120,11 @@ class AttentionConfig:
         if any(local) and self.window is None:
             raise ValueError(f"the layer pattern {self.layer_pattern!r} has local layers but no window is set; "
                              "set a window (--window W) or choose the global pattern.")
+        if self.stack is not None and self.layer_pattern != "global":
+            raise ValueError("a hybrid stack's own layers are all global here; choose the global layer pattern, or "
+                             "clear the stack.")
+        if self.stack is not None and not self.causal:
+            raise ValueError("a hybrid stack's mixers read tokens in order (they are causal); turn the causal mask on.")
         if any(local) and not self.causal:
             raise ValueError("a sliding window needs a causal mask (a query sees the W keys up to itself); "
                              "turn the causal mask on, or the window off.")
@@ -139,14 +156,27 @@ class AttentionConfig:
             return (False,) * self.n_layers
         return local_layers(self.layer_pattern, self.n_layers)
 
+    @property
+    def state_format(self) -> str:
+        """How a recurrent layer keeps its state: state_dtype, or float32 (as engines do) when none is set."""
+        return self.state_dtype if self.state_dtype is not None else "float32"
+
     def layer_spec(self, index: int | None = None) -> LayerSpec:
-        """Layer index's spec; without index the first layer (a model's layers differ only in their window)."""
+        """Layer index's spec (a stack's mixer where its pattern says); without index this configuration's own layer
+        (the first one: a model's own layers differ only in their window)."""
+        if self.stack is not None and index is not None and self.stack.pattern[index] != OWN:
+            return self.stack.spec(self.stack.pattern[index])
         local = self.window is not None and self.local_layers()[index or 0]
         return LayerSpec(self.n_heads, self.kv_heads, self.head_dim, self.bias, self.qk_norm,
-                         self.window if local else None, self.sinks, self.softmax_scale, self.widths)
+                         self.window if local else None, self.sinks, self.softmax_scale, self.widths, self.output_gate)
 
     def architecture(self, kind: str = "causal") -> Architecture:
-        """One spec a layer, local or global as the pattern says (n_layers identical layers without a window)."""
+        """One spec a layer, local or global as the pattern says (n_layers identical layers without a window), or as
+        the stack lists them."""
+        if self.stack is not None:
+            own = self.layer_spec()
+            return Architecture(self.d_model, tuple(own if c == OWN else self.stack.spec(c) for c in
+                                                    self.stack.pattern), kind)
         local = self.local_layers()
         specs = {flag: self.layer_spec(local.index(flag)) for flag in set(local)}
         return Architecture(self.d_model, tuple(specs[flag] for flag in local), kind)
@@ -197,6 +227,16 @@ class AttentionConfig:
             return replace(self, widths=None, n_kv_heads=self.n_heads, explicit_head_dim=self.widths.baseline_head_dim)
         return replace(self, n_kv_heads=self.n_heads)
 
+    def focus(self, index: int) -> AttentionConfig:
+        """This configuration with layer index as its own layer (a stack's mixer is then the layer its sliders, timing
+        and maps describe); itself when index is already its own."""
+        spec = self.layer_spec(index)
+        if self.stack is None or self.stack.pattern[index] == OWN:
+            return self
+        return replace(self, n_heads=spec.n_heads, n_kv_heads=spec.n_kv_heads, explicit_head_dim=None, bias=False,
+                       qk_norm=False, window=None, layer_pattern="global", sinks=False, softmax_scale=None,
+                       widths=spec.widths, stack=None, output_gate=False)
+
     def with_(self, **changes: Any) -> AttentionConfig:
         return replace(self, **changes)
 
@@ -208,12 +248,16 @@ class AttentionConfig:
         out = {k: v for k, v in out.items() if k not in LAYOUT_FIELDS or v != defaults[k]}
         if self.widths is not None:  # under the kind's name, as files have always kept them
             out[self.widths.kind] = self.widths.to_dict()
+        if self.stack is not None:
+            out["stack"] = self.stack.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AttentionConfig:
         """A file's fields; a kind's widths are under the kind's name (MLA's as before)."""
         rest, widths = split_widths(data)
+        if rest.get("stack") is not None:
+            rest = {**rest, "stack": Stack.from_dict(rest["stack"])}
         known = {f.name for f in fields(cls)} - {"widths"}
         unknown = sorted(repr(k)[:20] for k in set(rest) - known)
         if unknown:

@@ -18,6 +18,7 @@ KV_FORMATS: dict[str, tuple[int, int]] = {
     "q8_0": (34, 32),
     "q4_0": (18, 32),
 }
+STATE_FORMATS = ("float32", "bfloat16", "fp8_e4m3")  # how a recurrent state may be kept: engines keep float32
 KV_FORMAT_NOTES = {
     "float32": "4 bytes a value",
     "bfloat16": "2 bytes a value",

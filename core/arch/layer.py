@@ -29,6 +29,7 @@ class LayerSpec:
     sinks: bool = False  # one learned logit per head joins every softmax row, then is dropped (gpt-oss)
     scale: float | None = None  # softmax scale; None: 1 / sqrt(head_dim)
     widths: KindWidths | None = None  # a layer kind's own widths (MLA's ranks ...); None: a standard (MHA/GQA/MQA) layer
+    output_gate: bool = False  # q_proj also makes a per-channel gate, sigmoid(gate) x attention output (Qwen3-Next)
 
     def __post_init__(self) -> None:
         # bias keeps its old spelling (True/False) so old files and reports read the same; "all" and
@@ -43,7 +44,7 @@ class LayerSpec:
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"a layer's n_kv_heads={self.n_kv_heads} does not divide its n_heads={self.n_heads}; "
                              "choose a divisor.")
-        for name in ("qk_norm", "sinks"):
+        for name in ("qk_norm", "sinks", "output_gate"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"a layer's {name} must be true or false, not {getattr(self, name)!r:.30}.")
         check_window(self.window)
@@ -56,7 +57,8 @@ class LayerSpec:
                 raise ValueError(f"a layer's widths must be a layer kind's widths, or none, not {self.widths!r:.40}.")
             self.widths.check_layer(self.n_heads, self.n_kv_heads, self.head_dim, [
                 name for name, on in (("the biases", self.bias is not False), ("q/k norm", self.qk_norm),
-                                      ("the sliding window", self.window is not None), ("sinks", self.sinks)) if on])
+                                      ("the sliding window", self.window is not None), ("sinks", self.sinks),
+                                      ("the output gate", self.output_gate)) if on])
 
     @property
     def kind(self) -> str:

@@ -4,11 +4,12 @@ heatmaps. Imported only where torch is (the worker, the CLI, tests)."""
 from __future__ import annotations
 
 from core.arch.layer import LayerSpec
+from core.kinds.gated_deltanet.kernels import GDNKernels
 from core.kinds.kernel import LayerKernels
 from core.kinds.mla.kernels import MLAKernels
 from core.kinds.standard.kernels import StandardKernels
 
-KERNELS: dict[str, LayerKernels] = {k.name: k for k in (StandardKernels(), MLAKernels())}
+KERNELS: dict[str, LayerKernels] = {k.name: k for k in (StandardKernels(), MLAKernels(), GDNKernels())}
 
 
 def kernels_of(spec: LayerSpec) -> LayerKernels:

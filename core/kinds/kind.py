@@ -110,9 +110,13 @@ class Workload(Protocol):
     batch_size: int
     phase: str
     causal: bool
+    dtype: str
 
     @property
     def kv_format(self) -> str: ...
+
+    @property
+    def state_format(self) -> str: ...
 
 
 def values_bytes(values: int, kv_format: str | int) -> int:
@@ -129,6 +133,7 @@ class LayerKind(ABC):
     picker: str  # as the attention type picker lists it
     about: str  # what it caches and how it runs, in a sentence or two (the picker's tooltip)
     cache_name: str = "KV cache"  # what its cache is called ("latent cache")
+    has_state: bool = False  # it keeps a fixed state a sequence instead of a cache that grows (a recurrent mixer)
     vllm_block_size: int | None = None  # vLLM's block for its attention backend (None: vLLM's default of 16)
     projection_rows: tuple[tuple[str, str], ...]  # (key, name) of each projection its params() rows give, in order
     own_cost_rows: tuple[tuple[str, str], ...] = ()  # (key, title) of the Costs rows only this kind shows
@@ -197,8 +202,9 @@ class LayerKind(ABC):
         """Tokens the cache holds at seq_len (a sliding window holds at most W)."""
         return cached_tokens(seq_len, spec.window)
 
-    def state_bytes(self, spec: LayerSpec, kv_format: str | int) -> int:
-        """Fixed state a sequence keeps whatever its length (linear attention, SSMs); 0 for a KV cache."""
+    def state_bytes(self, spec: LayerSpec, kv_format: str | int, conv_format: str | int | None = None) -> int:
+        """Fixed state a sequence keeps whatever its length (linear attention, SSMs), in kv_format (the state's format)
+        and conv_format (its convolution's, None: kv_format); 0 for a KV cache."""
         return 0
 
     def check_kv_format(self, spec: LayerSpec, kv_format: str) -> None:

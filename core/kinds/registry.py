@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from core.arch.layer import LayerSpec
+from core.kinds.gated_deltanet.kind import GATED_DELTANET
 from core.kinds.kind import LayerKind
 from core.kinds.mla.kind import MLA
 from core.kinds.standard.kind import STANDARD
 
-KINDS: dict[str, LayerKind] = {kind.name: kind for kind in (STANDARD, MLA)}
+KINDS: dict[str, LayerKind] = {kind.name: kind for kind in (STANDARD, MLA, GATED_DELTANET)}
 
 
 def kind_of(spec: LayerSpec) -> LayerKind:

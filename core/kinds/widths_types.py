@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.kinds.gated_deltanet.spec import GDNWidths
 from core.kinds.mla.spec import MLADims
 from core.kinds.widths import KindWidths
 
-WIDTHS: dict[str, type[KindWidths]] = {widths.kind: widths for widths in (MLADims,)}
+WIDTHS: dict[str, type[KindWidths]] = {widths.kind: widths for widths in (MLADims, GDNWidths)}
 
 
 def widths_from(name: str, data: Any) -> KindWidths | None:

@@ -29,10 +29,11 @@ class ParamCounts:
     total_mha: int  # the same layer with K = H
     qk_norm: int = 0  # 2*h: the RMSNorm weights over head_dim of q and of k
     sinks: int = 0  # H: one learned sink logit per query head
+    gate: int = 0  # d*H*h (+ H*h bias): q_proj's second half, the output gate (Qwen3-Next)
 
     def to_dict(self) -> dict[str, int]:
-        """Every row; qk_norm and sinks only when the layer has them (the JSON of older layers is unchanged)."""
-        return {k: v for k, v in asdict(self).items() if v or k not in ("qk_norm", "sinks")}
+        """Every row; qk_norm, sinks and the gate only when the layer has them (older layers' JSON is unchanged)."""
+        return {k: v for k, v in asdict(self).items() if v or k not in ("qk_norm", "sinks", "gate")}
 
     def formula(self, d: int, spec: LayerSpec) -> str:
         """The total's formula, as the costs panel's tooltip gives it."""
@@ -47,7 +48,9 @@ class ParamCounts:
         H, K, h = spec.n_heads, spec.n_kv_heads, spec.head_dim
         bias = {"none": "", "qkv": " + bias", "all": " + bias"}[spec.biases]
         o_bias = " + bias" if spec.biases == "all" else ""
-        return [("q", "W_q", self.q, f"W_q = d_model x n_heads x head_dim{bias} = {d} x {H} x {h}"),
+        gate = [("gate", "W_gate", self.gate, f"the output gate, q_proj's second half: d_model x n_heads x head_dim"
+                 f"{bias} = {d} x {H} x {h}")] if self.gate else []
+        return gate + [("q", "W_q", self.q, f"W_q = d_model x n_heads x head_dim{bias} = {d} x {H} x {h}"),
                 ("k", "W_k", self.k, f"W_k = d_model x n_kv_heads x head_dim{bias} = {d} x {K} x {h}"),
                 ("v", "W_v", self.v, f"W_v = d_model x n_kv_heads x head_dim{bias} = {d} x {K} x {h}"),
                 ("o", "W_o", self.o, f"W_o = n_heads x head_dim x d_model{o_bias} = {H} x {h} x {d}")]
@@ -64,9 +67,10 @@ def standard_params(d: int, spec: LayerSpec) -> ParamCounts:
     o = H * h * d + (d if spec.biases == "all" else 0)
     norm = 2 * h if spec.qk_norm else 0
     sinks = H if spec.sinks else 0
-    total = q + k + v + o + norm + sinks
+    gate = q if spec.output_gate else 0  # q_proj makes H*h gate values beside the queries
+    total = q + k + v + o + norm + sinks + gate
     total_mha = total if K == H else standard_params(d, replace(spec, n_kv_heads=H)).total
-    return ParamCounts(q=q, k=k, v=v, o=o, total=total, total_mha=total_mha, qk_norm=norm, sinks=sinks)
+    return ParamCounts(q=q, k=k, v=v, o=o, total=total, total_mha=total_mha, qk_norm=norm, sinks=sinks, gate=gate)
 
 
 def standard_flops(d: int, spec: LayerSpec, work: Workload) -> FlopCounts:
@@ -82,6 +86,8 @@ def standard_flops(d: int, spec: LayerSpec, work: Workload) -> FlopCounts:
     B, T = work.batch_size, work.seq_len
     Tq = T if work.phase == "prefill" else 1  # tokens each sequence projects
     projections = 2 * B * Tq * d * (H * h + 2 * K * h) + 2 * B * Tq * H * h * d
+    if spec.output_gate:
+        projections += 2 * B * Tq * d * H * h  # the gate's half of q_proj
     if work.phase == "prefill" and work.causal:
         attention = 2 * B * H * h * causal_pairs_x2(T, spec.window)
     elif work.phase == "prefill":

@@ -28,7 +28,7 @@ class StandardKind(LayerKind):
     title = "Standard (MHA / GQA / MQA)"
     picker = "standard: MHA / GQA / MQA"
     about = "Standard: each KV head caches its own key and value (MHA, GQA, MQA: the n_kv_heads slider)."
-    projection_rows = (("q", "W_q"), ("k", "W_k"), ("v", "W_v"), ("o", "W_o"))
+    projection_rows = (("gate", "W_gate"), ("q", "W_q"), ("k", "W_k"), ("v", "W_v"), ("o", "W_o"))
     cli_help = "MHA/GQA/MQA: --heads, --kv-heads"
 
     def mode(self, spec: LayerSpec) -> str:
@@ -38,7 +38,8 @@ class StandardKind(LayerKind):
 
     def label(self, spec: LayerSpec) -> str:
         mode = self.mode(spec)
-        return f"GQA-{spec.n_kv_heads} (group {spec.group_size})" if mode == "GQA" else mode
+        label = f"GQA-{spec.n_kv_heads} (group {spec.group_size})" if mode == "GQA" else mode
+        return f"{label}, gated" if spec.output_gate else label
 
     def baseline(self, spec: LayerSpec) -> LayerSpec:
         return replace(spec, n_kv_heads=spec.n_heads)

@@ -52,6 +52,9 @@ class AttentionLayer(nn.Module):
         qkv_bias, o_bias = spec.biases != "none", spec.biases == "all"
         self.wqkv = nn.Linear(d, (spec.n_heads + 2 * spec.n_kv_heads) * h, bias=qkv_bias, device=device, dtype=dtype)
         self.wo = nn.Linear(spec.n_heads * h, d, bias=o_bias, device=device, dtype=dtype)
+        # The output gate (Qwen3-Next): q_proj's second half, sigmoid(x W_gate) times the heads' output before W_o.
+        self.wgate = (nn.Linear(d, spec.n_heads * h, bias=qkv_bias, device=device, dtype=dtype) if spec.output_gate
+                      else None)
         self.q_norm = nn.RMSNorm(h, eps=1e-6, device=device, dtype=dtype) if spec.qk_norm else None
         self.k_norm = nn.RMSNorm(h, eps=1e-6, device=device, dtype=dtype) if spec.qk_norm else None
         self.sinks = nn.Parameter(torch.empty(spec.n_heads, device=device, dtype=dtype)) if spec.sinks else None
@@ -72,6 +75,10 @@ class AttentionLayer(nn.Module):
                 _seeded_uniform_(lin.bias, bound, gen)
         if self.sinks is not None:
             _seeded_uniform_(self.sinks, SINK_BOUND, gen)
+        if self.wgate is not None:  # drawn last, so a gated layer's other weights are the ungated one's
+            _seeded_uniform_(self.wgate.weight, 1.0 / math.sqrt(self.wgate.in_features), gen)
+            if self.wgate.bias is not None:
+                _seeded_uniform_(self.wgate.bias, 1.0 / math.sqrt(self.wgate.in_features), gen)
 
     @property
     def q_size(self) -> int:
@@ -134,16 +141,19 @@ class AttentionLayer(nn.Module):
             return f"SDPA, causal (T <= W: the band is the causal triangle{fallback})"
         return f"SDPA with an explicit mask ({what}{fallback})"
 
-    def merge_heads(self, o: torch.Tensor) -> torch.Tensor:
-        """(B, H, T, h) -> W_o applied to (B, T, H*h) -> (B, T, d)."""
+    def merge_heads(self, o: torch.Tensor, x: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, H, T, h) -> W_o applied to (B, T, H*h) -> (B, T, d); a gated layer multiplies by sigmoid(x W_gate)
+        first (x: the layer's input, (B, T, d))."""
         B, _, T, _ = o.shape
         o = o.transpose(1, 2).reshape(B, T, self.q_size)  # (B, T, H*h)
+        if self.wgate is not None and x is not None:
+            o = o * torch.sigmoid(self.wgate(x))
         return self.wo(o)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The timing path: x (B, T, d) -> (B, T, d)."""
         q, k, v = self.project_qkv(x)
-        return self.merge_heads(self.core(q, k, v, self.cfg.causal))
+        return self.merge_heads(self.core(q, k, v, self.cfg.causal), x)
 
     def decode_step(self, x_new: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> torch.Tensor:
         """One new token per sequence against the cache.
@@ -155,7 +165,7 @@ class AttentionLayer(nn.Module):
         q, k, v = self.project_qkv(x_new)  # q (B, H, 1, h), k and v (B, K, 1, h)
         k_cache[:, :, -1:] = k
         v_cache[:, :, -1:] = v
-        return self.merge_heads(self.core(q, k_cache, v_cache, causal=False))
+        return self.merge_heads(self.core(q, k_cache, v_cache, causal=False), x_new)
 
     def attention_probs(self, x: torch.Tensor) -> torch.Tensor:
         """The display path: x (B, T, d) with T <= MAX_DISPLAY_TOKENS -> probs (B, H, T, T) float32."""
@@ -181,7 +191,7 @@ class AttentionLayer(nn.Module):
         _, _, v = self.project_qkv(x)
         v = repeat_kv(v.float(), self.spec.group_size)  # (B, H, T, h)
         o = (probs @ v).to(x.dtype)  # (B, H, T, h)
-        return probs, self.merge_heads(o)
+        return probs, self.merge_heads(o, x)
 
 
 def repeat_kv(t: torch.Tensor, group_size: int) -> torch.Tensor:

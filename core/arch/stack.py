@@ -1,0 +1,117 @@
+"""A hybrid stack: which of a model's token-mixing layers are the configuration's own layer and which are other kinds
+(Gated DeltaNet, Mamba-2 ...), one letter a layer.
+
+"A" is the configuration's own layer (the one its sliders set: Qwen3-Next's gated attention, Jamba's attention);
+every other letter names one mixer layer spec of the stack (by convention its widths' letter: D Gated DeltaNet,
+K KDA, L lightning, M Mamba-2, S Mamba-1). A model's MLP-only blocks (Nemotron-H's "-") mix no tokens and are not
+layers here. Torch-free: widgets read it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from core.arch.layer import LayerSpec
+
+OWN = "A"  # the configuration's own layer
+MAX_STACK = 4096  # as Architecture's MAX_LAYERS
+_RATIO = re.compile(r"^\s*(\d{1,4})\s*:\s*1\s*$")
+
+
+@dataclass(frozen=True)
+class Stack:
+    pattern: str  # one letter a layer: OWN, or a letter of mixers
+    mixers: tuple[tuple[str, LayerSpec], ...]  # (letter, spec), sorted by letter
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pattern, str) or not 1 <= len(self.pattern) <= MAX_STACK:
+            raise ValueError(f"a stack lists 1 to {MAX_STACK} layers, one letter each.")
+        letters = dict(self.mixers)
+        if len(letters) != len(self.mixers) or OWN in letters:
+            raise ValueError(f"a stack's mixers need one letter each, other than {OWN} (the configuration's own).")
+        for letter, spec in self.mixers:
+            if not (isinstance(letter, str) and len(letter) == 1 and letter.isalpha() and letter.isupper()):
+                raise ValueError(f"a stack's mixer letter must be one capital letter, not {letter!r:.20}.")
+            if not isinstance(spec, LayerSpec):
+                raise ValueError("a stack's mixer must be a layer spec.")
+        unknown = sorted(set(self.pattern) - set(letters) - {OWN})
+        if unknown:
+            raise ValueError(f"the stack's pattern has letter(s) {', '.join(map(repr, unknown[:5]))} that name no "
+                             f"layer; use {OWN} (this configuration's layer) or {', '.join(letters) or 'a mixer'}.")
+        if OWN not in self.pattern:
+            raise ValueError(f"a stack keeps at least one of the configuration's own layers ({OWN}); to make every "
+                             "layer a mixer, switch the attention type instead.")
+        object.__setattr__(self, "mixers", tuple(sorted(self.mixers)))
+
+    def spec(self, letter: str) -> LayerSpec:
+        return dict(self.mixers)[letter]
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.pattern)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pattern": self.pattern, "mixers": {k: s.to_dict() for k, s in self.mixers}}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Stack:
+        if not isinstance(data, dict) or not isinstance(data.get("mixers"), dict):
+            raise ValueError("a stack must be an object of its pattern (one letter a layer) and its mixers by letter.")
+        if len(data["mixers"]) > 26:
+            raise ValueError("a stack has at most 26 mixers, one a letter.")
+        return cls(data.get("pattern"), tuple((k, LayerSpec.from_dict(v)) for k, v in data["mixers"].items()))
+
+
+def parse_pattern(text: object, letter: str, n_layers: int | None = None) -> str:
+    """A stack's pattern in our spelling (one letter a layer) from the spellings model configs use, where letter is
+    the one mixer's letter:
+    - our own: "DDDA..." (spaces and commas ignored);
+    - "N:1": N mixer layers then one of the configuration's own, repeated to n_layers (Qwen3-Next is "3:1");
+    - Nemotron-H's hybrid_override_pattern: M a Mamba-2 layer, * attention, - an MLP-only block (dropped, it mixes no
+      tokens), E a mixture-of-experts block (dropped);
+    - transformers' layer_types, comma-separated: linear_attention / mamba as the mixer, full_attention / attention
+      as the configuration's own;
+    - the attention layers' indices, "attention at 3, 7, 11" or "@3,7,11" (0-based), with n_layers.
+    A ValueError says what to change."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("the stack's pattern is empty; give one letter a layer, N:1, or the config's layer_types.")
+    if len(text) > 200_000:
+        raise ValueError("the stack's pattern is far longer than any model's; give at most 4,096 layers.")
+    raw = text.strip()
+    ratio = _RATIO.match(raw)
+    if ratio:
+        if n_layers is None:
+            raise ValueError("an N:1 pattern needs the number of layers; set n_layers.")
+        period = int(ratio.group(1)) + 1
+        return "".join(OWN if (i + 1) % period == 0 else letter for i in range(n_layers))
+    if raw.startswith("@"):
+        if n_layers is None:
+            raise ValueError("a pattern of attention indices needs the number of layers; set n_layers.")
+        try:
+            at = {int(x) for x in re.split(r"[\s,]+", raw[1:].strip()) if x}
+        except ValueError:
+            raise ValueError("after @ give the attention layers' indices, 0-based, such as @3,7,11.") from None
+        if not at or min(at) < 0 or max(at) >= n_layers:
+            raise ValueError(f"attention indices must lie from 0 to {n_layers - 1} (0-based).")
+        return "".join(OWN if i in at else letter for i in range(n_layers))
+    names = [w.strip().lower() for w in raw.split(",")]
+    if len(names) > 1 and all(re.fullmatch(r"[a-z_]+", w) for w in names):
+        words = {"linear_attention": letter, "mamba": letter, "full_attention": OWN, "attention": OWN}
+        bad = sorted({w for w in names if w not in words})
+        if bad:
+            raise ValueError(f"layer type(s) {', '.join(map(repr, bad[:4]))} are not known; use linear_attention or "
+                             "mamba for the mixer, full_attention or attention for the configuration's own layer.")
+        return "".join(words[w] for w in names)
+    letters = re.sub(r"[\s,]", "", raw)
+    if set(letters) <= set("M*-E") and "*" in letters:  # Nemotron-H's block pattern
+        letters = "".join(letter if c == "M" else OWN for c in letters if c in "M*")
+    letters = letters.upper()
+    bad = sorted(set(letters) - {OWN, letter})
+    if bad:
+        raise ValueError(f"the stack's pattern has letter(s) {', '.join(map(repr, bad[:5]))} it does not know; use "
+                         f"{letter} for the mixer and {OWN} for this configuration's layer (or N:1, or layer_types).")
+    if not 1 <= len(letters) <= MAX_STACK:
+        raise ValueError(f"a stack lists 1 to {MAX_STACK} layers.")
+    return letters

@@ -1,0 +1,239 @@
+"""What every recurrent token mixer (Gated DeltaNet, KDA, lightning attention, Mamba-2, Mamba-1) answers the same
+way: no KV cache, a fixed state a sequence keeps, parameters by projection, FLOPs of a chunked prefill and one decode
+step. A mixer's package supplies its shape, its counts and its core's FLOPs; this base turns them into a LayerKind.
+
+Torch-free, as core/kinds/kind.py.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from core.arch.layer import LayerSpec
+from core.format import format_bytes, format_count, format_noun, table_row
+from core.kinds.kind import CostRow, FlopCounts, LayerKind, Workload, values_bytes
+from core.kinds.mixer_widths import MixerWidths
+from core.kinds.projections import ByProjection
+from core.kinds.standard.counts import standard_params
+from core.timing.rates import ASSUMED_FLOPS_PER_S
+
+if TYPE_CHECKING:
+    from core.arch.config import AttentionConfig
+
+STATE_NOTE = ("Engines keep a recurrent state in float32 by default (vLLM's mamba_ssm_cache_dtype, transformers' "
+              "mamba_ssm_cache_dtype); bfloat16 and fp8 halve and quarter it, and whether a state survives that is an "
+              "open question (MiniMax-M2's team named low-precision state as one reason to go back to full attention).")
+
+
+@dataclass(frozen=True)
+class MixerParams:
+    """A mixer layer's parameters by projection (the LayerParams every kind's count returns)."""
+
+    parts: dict[str, int]  # by projection, in the layer's order
+    names: dict[str, str]  # each part's name as the module calls it
+    formulas: dict[str, str]  # each part's formula with its inputs
+    total_mha: int  # the MHA layer of the same heads and head width
+    qk_norm: int = 0
+    sinks: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.parts.values())
+
+    def to_dict(self) -> dict[str, int]:
+        return {**self.parts, "total": self.total, "total_mha": self.total_mha}
+
+    def formula(self, d: int, spec: LayerSpec) -> str:
+        return (" + ".join(self.names[k] for k in self.parts) + f"; an MHA layer of the same {spec.n_heads} heads x "
+                f"{spec.head_dim}: {self.total_mha:,}")
+
+    def rows(self, d: int, spec: LayerSpec) -> list[tuple[str, str, int, str]]:
+        return [(k, self.names[k], n, self.formulas[k]) for k, n in self.parts.items()]
+
+
+def widths_of(spec: LayerSpec, kind: type[MixerWidths]) -> Any:
+    if not isinstance(spec.widths, kind):
+        raise ValueError(f"this layer is not a {kind.title} layer.")
+    return spec.widths
+
+
+class MixerKind(LayerKind):
+    """Base of the recurrent mixers' kinds. Subclasses set the class attributes LayerKind names and supply the
+    abstract methods below."""
+
+    cache_name = "state"
+    has_state = True
+    chunk: int = 64  # the chunked form's chunk length (fla's and transformers' default for the kind)
+
+    # --- what a mixer's package supplies -------------------------------------------------------------------------
+    @abstractmethod
+    def counts(self, d: int, spec: LayerSpec) -> ByProjection:
+        """Parameters by projection (the kind's counts module)."""
+
+    @abstractmethod
+    def part_formulas(self, d: int, spec: LayerSpec) -> dict[str, str]:
+        """Each projection's formula with its inputs, by the counts' field names."""
+
+    @abstractmethod
+    def matmul_weights(self, d: int, spec: LayerSpec) -> int:
+        """Weights a token multiplies by (the projections' matrices; a depthwise convolution's taps count too)."""
+
+    @abstractmethod
+    def recurrent_values(self, spec: LayerSpec) -> int:
+        """The recurrent (or SSM) state a sequence keeps, in values."""
+
+    @abstractmethod
+    def conv_values(self, spec: LayerSpec, full_kernel: bool = False) -> int:
+        """The short convolution's state in values: k - 1 inputs as engines keep it, k as transformers' cache does."""
+
+    @abstractmethod
+    def core_flops(self, spec: LayerSpec, batch: int, tokens: int, phase: str) -> int:
+        """The mixing core's FLOPs: the chunked form over tokens (prefill), or one recurrent step (decode)."""
+
+    @abstractmethod
+    def core_formula(self, spec: LayerSpec, phase: str) -> str:
+        """core_flops' formula, as the Costs panel's tooltip says it."""
+
+    @abstractmethod
+    def state_shape(self, spec: LayerSpec) -> str:
+        """The state's shape in words: "32 heads x 128 x 128"."""
+
+    # --- LayerKind, answered once for every mixer ---------------------------------------------------------------
+    def widths(self, spec: LayerSpec) -> Any:
+        assert self.widths_type is not None
+        return widths_of(spec, self.widths_type)  # type: ignore[arg-type]
+
+    def mode(self, spec: LayerSpec) -> str:
+        return self.widths(spec).mode
+
+    def label(self, spec: LayerSpec) -> str:
+        return self.widths(spec).label
+
+    def baseline(self, spec: LayerSpec) -> LayerSpec:
+        """The MHA layer of the same heads and head width: what a softmax layer in its place would cost."""
+        return LayerSpec(spec.n_heads, spec.n_heads, self.widths(spec).baseline_head_dim)
+
+    def badge_tip(self, spec: LayerSpec) -> str:
+        return (f"{self.title}: {format_noun(spec.n_heads, 'head')}, no KV cache; each keeps a state of "
+                f"{self.state_shape(spec)} values a sequence, whatever its length.")
+
+    def kv_sharing(self, spec: LayerSpec) -> str:
+        return (f"{self.title}: implicit attention, the exact weight of each earlier token's value in each output "
+                "(rows need not sum to one, and can be negative).")
+
+    def params(self, d: int, spec: LayerSpec) -> MixerParams:
+        parts = self.counts(d, spec).to_dict()
+        parts.pop("total")
+        names = dict(self.projection_rows)
+        return MixerParams(parts, {k: names.get(k, k) for k in parts}, self.part_formulas(d, spec),
+                           standard_params(d, self.baseline(spec)).total)
+
+    def flops(self, d: int, spec: LayerSpec, work: Workload, form: str | None = None) -> FlopCounts:
+        tokens = work.seq_len if work.phase == "prefill" else 1
+        proj = 2 * work.batch_size * tokens * self.matmul_weights(d, spec)
+        core = self.core_flops(spec, work.batch_size, work.seq_len, work.phase)
+        return FlopCounts(proj, core, proj + core)
+
+    def cache_values_per_token(self, spec: LayerSpec) -> int:
+        return 0
+
+    def cached_tokens(self, spec: LayerSpec, seq_len: int) -> int:
+        return 0
+
+    def state_values(self, spec: LayerSpec) -> int:
+        return self.recurrent_values(spec) + self.conv_values(spec)
+
+    def state_bytes(self, spec: LayerSpec, kv_format: str | int, conv_format: str | int | None = None) -> int:
+        """The recurrent state in kv_format (the state format) and the convolution's k - 1 inputs in conv_format
+        (the compute dtype, as vLLM keeps it; None: kv_format)."""
+        conv = conv_format if conv_format is not None else kv_format
+        return values_bytes(self.recurrent_values(spec), kv_format) + values_bytes(self.conv_values(spec), conv)
+
+    def decode_core_flops(self, d: int, spec: LayerSpec, batch: int, keys: int) -> int:
+        return self.core_flops(spec, batch, keys, "decode")
+
+    def timing_bytes(self, cfg: AttentionConfig, materialises_scores: bool) -> int:
+        """The input, its projections and the output for the batch in the compute dtype, the state in float32, and
+        the softmax layer of the same width timed beside it (its Q, K, V and output; its scores when materialised)."""
+        spec, B, T, d, b = cfg.layer_spec(), cfg.batch_size, cfg.seq_len, cfg.d_model, cfg.dtype_bytes
+        weights = self.params(d, spec).total * b
+        acts = B * T * (2 * d + 4 * self.matmul_weights(d, spec) // max(d, 1)) * b
+        state = B * self.state_values(spec) * 4 * 2
+        softmax = 4 * B * T * spec.n_heads * spec.head_dim * b
+        scores = B * spec.n_heads * T * T * 4 if materialises_scores else 0
+        return weights + acts + state + softmax + scores
+
+    def estimate_timing_s(self, cfg: AttentionConfig, device_type: str, budget_s: float, include_qkv: bool) -> float:
+        """Prefill and decode of the mixer and of the softmax layer beside it, each at least 7 calls or the budget;
+        the torch forms run far below a GEMM's rate on a CPU (a python loop a chunk), so 4x is allowed for them."""
+        rate = ASSUMED_FLOPS_PER_S.get(device_type, 1.0e11) / (4 if device_type == "cpu" else 1)
+        prefill = self.flops(cfg.d_model, cfg.layer_spec(), cfg.with_(phase="prefill")).total
+        per_call = prefill / rate + cfg.seq_len / self.chunk * 2e-4
+        return 4 * max(budget_s, 7 * per_call) + max(budget_s, 7 * 4 * cfg.batch_size * cfg.n_heads * cfg.head_dim
+                                                      * cfg.seq_len ** 2 / rate)
+
+    def display_bytes(self, cfg: AttentionConfig) -> int:
+        return self.params(cfg.d_model, cfg.layer_spec()).total * 4
+
+    def hides(self) -> frozenset[str]:
+        """No window, sinks, biases, q/k norm or KV format of the standard layer's; its head width is a width of its
+        own (its spin box), so head_dim's slider hides too."""
+        return frozenset({"bias", "head_dim", "qk_norm", "window", "sinks"})
+
+    def refuse_knob(self, knob: str) -> str:
+        if knob in ("window", "sinks", "kv_dtype", "head_dim"):
+            return f"{knob} does not apply to a {self.title} layer (it keeps a state, not a KV cache)."
+        return ""
+
+    # --- the report and the Costs panel ---------------------------------------------------------------------------
+    def report_sections(self, cfg: AttentionConfig, kv: dict[str, Any]) -> dict[str, Any]:
+        spec = cfg.layer_spec()
+        section = {**self.widths(spec).to_dict(), "state_values": self.recurrent_values(spec),
+                   "conv_state_values": self.conv_values(spec),
+                   "conv_state_values_transformers": self.conv_values(spec, full_kernel=True),
+                   "state_format": cfg.state_format,
+                   "state_bytes_per_sequence": self.state_bytes(spec, cfg.state_format, cfg.dtype),
+                   "decode_core_flops": self.core_flops(spec, cfg.batch_size, cfg.seq_len, "decode"),
+                   "prefill_core_flops": self.core_flops(spec, cfg.batch_size, cfg.seq_len, "prefill")}
+        return {"mixer": section}
+
+    def report_header(self, report: dict[str, Any]) -> str:
+        c = report["config"]
+        return (f"{self.title} layer: d_model {c['d_model']}, {c['n_heads']} heads x {c['head_dim']}, "
+                f"{c['n_kv_heads']} {self.widths_type.kv_name if self.widths_type else 'KV heads'}")  # type: ignore[attr-defined]
+
+    def report_lines(self, report: dict[str, Any]) -> list[str]:
+        m = report["mixer"]
+        return [table_row("state / sequence / layer", f"{m['state_bytes_per_sequence']:,}",
+                          f"{format_bytes(m['state_bytes_per_sequence'])}: {m['state_values']:,} values in "
+                          f"{m['state_format']} + conv {m['conv_state_values']:,}"),
+                table_row("decode core FLOPs", format_count(m["decode_core_flops"]), "one step, whatever T")]
+
+    def cost_rows(self, cfg: AttentionConfig, spec: LayerSpec, d: int, where: str) -> list[CostRow]:
+        B, L = cfg.batch_size, cfg.n_layers
+        state = self.state_bytes(spec, cfg.state_format, cfg.dtype)
+        rec, conv = self.recurrent_values(spec), self.conv_values(spec)
+        tq = "T" if cfg.phase == "prefill" else "1"
+        return [
+            CostRow("kv_token", "0 B", "no KV", f"A {self.title} layer caches nothing a token: it keeps a state of "
+                    f"{self.state_shape(spec)} = {rec:,} values in {cfg.state_format}, plus its convolution's last "
+                    f"inputs ({conv:,} values in {cfg.dtype}), whatever the context. {STATE_NOTE}"),
+            CostRow("kv_total", f"{state * B:,} B", format_bytes(state * B),
+                    f"The state of one layer x batch {B}: {format_bytes(state)} a sequence (all {L} layers of this "
+                    f"kind: {format_bytes(state * B * L)}); it does not grow with T."),
+            CostRow("flops_proj", "", "", f"the projections' matmuls and the convolution, {tq} tokens"),
+            CostRow("flops_core", "", "", self.core_formula(spec, cfg.phase)),
+        ]
+
+    def timing_forms(self, timing: dict[str, Any]) -> str:
+        forms = timing.get(self.timing_forms_key) if self.timing_forms_key else None
+        if not forms:
+            return ""
+        out = [f"{self.short} prefill {forms['prefill_ms']:.3g} ms, decode step {forms['decode_ms']:.3g} ms"]
+        if forms.get("softmax_prefill_ms"):
+            out.append(f"the softmax layer of the same width: prefill {forms['softmax_prefill_ms']:.3g} ms "
+                       f"(x{forms['prefill_ms'] / forms['softmax_prefill_ms']:.2g}), decode "
+                       f"{forms['softmax_decode_ms']:.3g} ms (x{forms['decode_ms'] / forms['softmax_decode_ms']:.2g})")
+        return "; ".join(out)
