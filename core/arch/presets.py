@@ -10,14 +10,17 @@ from importlib import resources
 from typing import Any
 
 from core.arch.config import AttentionConfig
+from core.arch.layer import LayerSpec
+from core.arch.stack import Stack, parse_pattern
 from core.kinds.widths_types import split_widths
 
 # The fields a preset may set; workload fields (seq_len, batch, dtype, KV dtype, phase) stay the user's.
 PRESET_FIELDS = ("d_model", "n_heads", "n_kv_heads", "n_layers", "causal", "bias", "qk_norm", "window",
-                 "layer_pattern", "sinks")
+                 "layer_pattern", "sinks", "output_gate")
 # The layout knobs a preset resets when it leaves them out, so Llama after Gemma 3 has no window.
 LAYOUT_DEFAULTS: dict[str, Any] = {"explicit_head_dim": None, "qk_norm": False, "window": None,
-                                   "layer_pattern": "global", "sinks": False, "softmax_scale": None, "widths": None}
+                                   "layer_pattern": "global", "sinks": False, "softmax_scale": None, "widths": None,
+                                   "output_gate": False, "stack": None}
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,9 @@ def load_presets() -> tuple[Preset, ...]:
         widths = split_widths(entry)[1]  # a layer kind's own widths, under its name (MLA's: DeepSeek, Kimi K2)
         if widths is not None:
             fields["widths"] = widths
+        if "stack" in entry:  # a hybrid model: its mixer layers, and where they sit, as its config spells it
+            fields["stack"] = preset_stack(entry["stack"], entry["n_layers"])
+            fields["n_layers"] = fields["stack"].n_layers
         if "query_pre_attn_scalar" in entry:  # Gemma's softmax scale, 1 / sqrt(query_pre_attn_scalar)
             fields["softmax_scale"] = entry["query_pre_attn_scalar"] ** -0.5
         out.append(Preset(name=entry["name"], fields=fields, note=entry.get("note", ""), params=entry.get("params"),
@@ -65,6 +71,14 @@ def load_presets() -> tuple[Preset, ...]:
                           active_params=entry.get("active_params"), repo=entry.get("repo", ""),
                           weights=entry.get("weights")))
     return tuple(out)
+
+
+def preset_stack(data: dict[str, Any], n_layers: int) -> Stack:
+    """A preset's stack: its one mixer (a layer spec with its kind's widths) and its pattern in the config's spelling
+    (core/arch/stack.py parse_pattern)."""
+    spec = LayerSpec.from_dict(data["mixer"])
+    letter = type(spec.widths).letter  # type: ignore[attr-defined]
+    return Stack(parse_pattern(data["pattern"], letter, n_layers), ((letter, spec),))
 
 
 def find_preset(name: str) -> Preset:

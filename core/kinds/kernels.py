@@ -6,10 +6,11 @@ from __future__ import annotations
 from core.arch.layer import LayerSpec
 from core.kinds.gated_deltanet.kernels import GDNKernels
 from core.kinds.kernel import LayerKernels
+from core.kinds.mamba2.kernels import Mamba2Kernels
 from core.kinds.mla.kernels import MLAKernels
 from core.kinds.standard.kernels import StandardKernels
 
-KERNELS: dict[str, LayerKernels] = {k.name: k for k in (StandardKernels(), MLAKernels(), GDNKernels())}
+KERNELS: dict[str, LayerKernels] = {k.name: k for k in (StandardKernels(), MLAKernels(), GDNKernels(), Mamba2Kernels())}
 
 
 def kernels_of(spec: LayerSpec) -> LayerKernels:

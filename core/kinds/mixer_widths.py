@@ -26,6 +26,7 @@ class MixerWidths(KindWidths):
     """Base of a mixer's widths: every field a whole number from its low bound to MIXER_MAX."""
 
     title: ClassVar[str]  # as a sentence names the mixer: "Gated DeltaNet"
+    letter: ClassVar[str]  # its letter in a stack's pattern (core/arch/stack.py)
     head_field: ClassVar[str]  # the field that is the spec's head_dim
     kv_rule: ClassVar[str]  # "any" (a divisor of n_heads, its key heads or groups) or "equal" (n_kv_heads = n_heads)
     kv_name: ClassVar[str]  # what n_kv_heads means for it: "key heads", "groups"

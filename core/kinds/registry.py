@@ -6,10 +6,11 @@ from __future__ import annotations
 from core.arch.layer import LayerSpec
 from core.kinds.gated_deltanet.kind import GATED_DELTANET
 from core.kinds.kind import LayerKind
+from core.kinds.mamba2.kind import MAMBA2
 from core.kinds.mla.kind import MLA
 from core.kinds.standard.kind import STANDARD
 
-KINDS: dict[str, LayerKind] = {kind.name: kind for kind in (STANDARD, MLA, GATED_DELTANET)}
+KINDS: dict[str, LayerKind] = {kind.name: kind for kind in (STANDARD, MLA, GATED_DELTANET, MAMBA2)}
 
 
 def kind_of(spec: LayerSpec) -> LayerKind:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from core.kinds.gated_deltanet.spec import GDNWidths
+from core.kinds.mamba2.spec import Mamba2Widths
 from core.kinds.mla.spec import MLADims
 from core.kinds.widths import KindWidths
 
-WIDTHS: dict[str, type[KindWidths]] = {widths.kind: widths for widths in (MLADims, GDNWidths)}
+WIDTHS: dict[str, type[KindWidths]] = {widths.kind: widths for widths in (MLADims, GDNWidths, Mamba2Widths)}
 
 
 def widths_from(name: str, data: Any) -> KindWidths | None:

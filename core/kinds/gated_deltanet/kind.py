@@ -23,14 +23,14 @@ def shape(d: int, spec: LayerSpec) -> GDNShape:
 
 
 def gdn_core_flops(n_heads: int, dk: int, dv: int, batch: int, tokens: int, phase: str, chunk: int = CHUNK) -> int:
-    """Chunked prefill (per value head and chunk of C: 6 C^2 d_k + 4 C^2 d_v + 6 C d_k d_v in matmuls, and C^3 for
-    the triangular solve of the chunk's delta rule), or one recurrent step (7 d_k d_v: the decay, S^T k, the rank-one
-    update and S^T q)."""
+    """Chunked prefill (per value head and chunk of C: 4 C^2 d_k + 2 C^2 d_v + 6 C d_k d_v in matmuls, and
+    C^2 (d_k + d_v) for the two triangular solves of the chunk's UT transform), or one recurrent step (7 d_k d_v: the
+    decay, S^T k, the rank-one update and S^T q)."""
     if phase == "decode":
         return 7 * batch * n_heads * dk * dv
     chunks = -(-tokens // chunk)  # the last chunk is padded to C, as the chunked forms do
     C = chunk
-    return batch * n_heads * chunks * (6 * C * C * dk + 4 * C * C * dv + 6 * C * dk * dv + C ** 3)
+    return batch * n_heads * chunks * (5 * C * C * dk + 3 * C * C * dv + 6 * C * dk * dv)
 
 
 class GatedDeltaNetKind(MixerKind):
@@ -83,8 +83,8 @@ class GatedDeltaNetKind(MixerKind):
     def core_formula(self, spec: LayerSpec, phase: str) -> str:
         if phase == "decode":
             return "one recurrent step: 7 x B x H_v x d_k x d_v (decay, S^T k, the rank-one update, S^T q), whatever T"
-        return ("the chunked form: B x H_v x ceil(T / 64) chunks x (6 C^2 d_k + 4 C^2 d_v + 6 C d_k d_v + C^3), C = 64: "
-                "linear in T")
+        return ("the chunked form: B x H_v x ceil(T / 64) chunks x (5 C^2 d_k + 3 C^2 d_v + 6 C d_k d_v), C = 64 (the "
+                "matmuls and the UT transform's two triangular solves): linear in T")
 
     def state_shape(self, spec: LayerSpec) -> str:
         w = widths_of(spec, GDNWidths)

@@ -22,6 +22,7 @@ class GDNWidths(MixerWidths):
     kind: ClassVar[str] = "gated_deltanet"
     mode: ClassVar[str] = "GDN"
     title: ClassVar[str] = "Gated DeltaNet"
+    letter: ClassVar[str] = "D"
     head_field: ClassVar[str] = "k_head_dim"
     kv_rule: ClassVar[str] = "any"
     kv_name: ClassVar[str] = "key heads"

@@ -1,0 +1,150 @@
+"""Every hybrid preset's stack is its real model's: each layer's kind where the model has it, and the token mixers'
+parameters summed over the whole stack equal transformers' model built on the meta device with the same config (no
+weights downloaded). FLOPs of the torch forms are FlopCounterMode's; bad stacks are refused in a sentence."""
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from core.arch.config import AttentionConfig
+from core.arch.layer import LayerSpec
+from core.arch.presets import find_preset
+from core.arch.stack import OWN, Stack, parse_pattern
+from core.counts import kind_counts, model_counts
+from core.kinds.gated_deltanet.kind import gdn_core_flops
+from core.kinds.gated_deltanet.layer import GDNLayer
+from core.kinds.gated_deltanet.spec import GDNWidths
+from core.kinds.mamba2.kind import ssd_core_flops
+from core.kinds.mamba2.layer import Mamba2Layer
+from core.kinds.mamba2.spec import Mamba2Widths
+from core.kinds.registry import kind_of
+
+transformers = pytest.importorskip("transformers")
+
+NEMOTRON_H_8B = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-"
+
+
+def meta_model(name):
+    """(the transformers model on the meta device, the token mixer of each of its layers in order, None for a block
+    that mixes no tokens)."""
+    if name == "Qwen3-Next-80B-A3B":
+        config = transformers.Qwen3NextConfig(intermediate_size=5120)
+        with torch.device("meta"):
+            model = transformers.Qwen3NextForCausalLM(config)
+        mixers = [getattr(layer, "linear_attn", None) or layer.self_attn for layer in model.model.layers]
+    elif name == "Qwen3.5-9B":
+        config = transformers.Qwen3_5TextConfig()
+        with torch.device("meta"):
+            model = transformers.Qwen3_5ForCausalLM(config)
+        mixers = [getattr(layer, "linear_attn", None) or layer.self_attn for layer in model.model.layers]
+    else:
+        config = transformers.NemotronHConfig(hybrid_override_pattern=NEMOTRON_H_8B, vocab_size=131072)
+        with torch.device("meta"):
+            model = transformers.NemotronHForCausalLM(config)
+        mixers = [layer.mixer if type(layer.mixer).__name__ in ("NemotronHMamba2Mixer", "NemotronHAttention") else None
+                  for layer in model.model.layers]
+    return model, mixers
+
+
+@pytest.mark.parametrize("name", ["Qwen3-Next-80B-A3B", "Qwen3.5-9B", "Nemotron-H-8B"])
+def test_each_preset_s_stack_is_its_model_built_on_the_meta_device(name):
+    preset = find_preset(name)
+    cfg = preset.apply(AttentionConfig())
+    arch = cfg.architecture()
+    model, mixers = meta_model(name)
+    mixers = [m for m in mixers if m is not None]  # MLP-only blocks mix no tokens and are not layers here
+    assert len(mixers) == arch.n_layers == cfg.n_layers
+    for i, (module, spec) in enumerate(zip(mixers, arch.layers, strict=True)):
+        attention = type(module).__name__.endswith("Attention")
+        assert (cfg.stack.pattern[i] == OWN) == attention, f"layer {i}"
+        assert kind_of(spec).params(arch.d_model, spec).total == sum(p.numel() for p in module.parameters()), f"layer {i}"
+    assert model_counts(arch, cfg).params == sum(p.numel() for m in mixers for p in m.parameters())
+    assert preset.params == sum(p.numel() for p in model.parameters())
+    kinds = kind_counts(arch, cfg)
+    assert sum(k.n_layers for k in kinds) == arch.n_layers and len(kinds) == 2
+
+
+def test_qwen3_next_caches_kv_for_its_12_attention_layers_and_a_fixed_state_for_36():
+    cfg = find_preset("Qwen3-Next-80B-A3B").apply(AttentionConfig(dtype="bfloat16", seq_len=32768))
+    glob, gdn = kind_counts(cfg.architecture(), cfg)
+    assert (glob.n_layers, gdn.n_layers) == (12, 36)
+    assert glob.kv_bytes_total == 12 * 2 * 2 * 256 * 2 * 32768  # K and V of 2 KV heads of 256, bf16
+    state = 32 * 128 * 128 * 4 + (2 * 16 * 128 + 32 * 128) * 3 * 2  # fp32 state, bf16 conv's last 3 inputs
+    assert gdn.state_bytes == gdn.kv_bytes_total == 36 * state
+
+
+def matmul_flops(fn):
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops()
+
+
+@torch.inference_mode()
+def test_the_core_flops_are_flop_counter_mode_s_count_of_the_torch_forms():
+    """The matmuls of the chunked and recurrent forms; the UT transform's two triangular solves (C^2 (d_k + d_v) a
+    chunk) are not matmuls to FlopCounterMode."""
+    spec = LayerSpec(4, 2, 16, widths=GDNWidths(16, 24, 4))
+    layer = GDNLayer(64, spec).eval()
+    B, T = 2, 150
+    x = torch.randn(B, T, 64)
+    chunks = -(-T // 64)
+    want = gdn_core_flops(4, 16, 24, B, T, "prefill") - B * 4 * chunks * 64 ** 2 * (16 + 24)
+    assert matmul_flops(layer.core_call(x, "prefill")) == want
+    # one recurrent step: three matmuls (S^T k, the rank-one update, S^T q); the decay is elementwise
+    assert matmul_flops(layer.core_call(x, "decode")) == gdn_core_flops(4, 16, 24, B, T, "decode") // 7 * 6
+    m2 = Mamba2Layer(64, LayerSpec(8, 2, 12, widths=Mamba2Widths(12, 16, 4))).eval()
+    assert matmul_flops(m2.core_call(x, "prefill")) == ssd_core_flops(8, 12, 16, B, T, "prefill")
+    assert matmul_flops(m2.core_call(x, "decode")) == ssd_core_flops(8, 12, 16, B, T, "decode") // 5 * 4
+
+
+def test_pattern_spellings_of_the_configs():
+    assert parse_pattern("3:1", "D", 8) == "DDDADDDA"
+    assert parse_pattern("M-M*-M", "M") == "MMAM"
+    assert parse_pattern("linear_attention, full_attention, linear_attention", "D") == "DAD"
+    assert parse_pattern("@3, 7", "K", 8) == "KKKAKKKA"
+    assert parse_pattern("dda", "D") == "DDA"
+
+
+@pytest.mark.parametrize("text, n, fix", [
+    ("DDXQ", None, "'Q', 'X' it does not know"),
+    ("3:1", None, "needs the number of layers"),
+    ("@9", 8, "from 0 to 7"),
+    ("linear_attention, sliding", None, "'sliding' are not known"),
+    ("", None, "is empty"),
+])
+def test_a_bad_pattern_is_refused_in_a_sentence(text, n, fix):
+    with pytest.raises(ValueError, match=fix):
+        parse_pattern(text, "D", n)
+
+
+def test_bad_stacks_and_widths_are_refused_in_a_sentence():
+    gdn = LayerSpec(32, 16, 128, widths=GDNWidths())
+    with pytest.raises(ValueError, match="keeps at least one of the configuration's own layers"):
+        Stack("DDD", (("D", gdn),))
+    with pytest.raises(ValueError, match="name no layer"):
+        Stack("DMA", (("D", gdn),))
+    with pytest.raises(ValueError, match="does not divide its n_heads"):
+        LayerSpec(32, 12, 128, widths=GDNWidths())  # 12 key heads cannot serve 32 value heads evenly
+    with pytest.raises(ValueError, match="head width is its k_head_dim"):
+        LayerSpec(32, 16, 64, widths=GDNWidths())
+    with pytest.raises(ValueError, match="has none of the standard layer's q/k norm"):
+        LayerSpec(32, 16, 128, qk_norm=True, widths=GDNWidths())
+    with pytest.raises(ValueError, match="conv_kernel must be a whole number from 2"):
+        Mamba2Widths(conv_kernel=1)
+    with pytest.raises(ValueError, match="state dtype 'int4' is not known"):
+        AttentionConfig(state_dtype="int4")
+    stack = Stack("DA", (("D", gdn),))
+    with pytest.raises(ValueError, match="turn the causal mask on"):
+        AttentionConfig(stack=stack)
+    cfg = AttentionConfig(d_model=4096, n_heads=32, stack=stack, causal=True, n_layers=12)
+    assert cfg.n_layers == 2  # the stack lists every layer
+    assert AttentionConfig.from_dict(cfg.to_dict()) == cfg
+
+
+def test_a_state_that_would_not_fit_is_refused_before_allocating():
+    from core.kinds.kernels import kernels_of
+
+    cfg = AttentionConfig(d_model=8192, n_heads=4096, n_kv_heads=4096, widths=GDNWidths(256, 256, 4), causal=True,
+                          seq_len=1 << 20, batch_size=64)
+    with pytest.raises(ValueError, match="lower seq_len, batch, d_model or the heads"):
+        kernels_of(cfg.layer_spec()).run_timing(cfg, torch.device("cpu"), cfg.layer_spec())
