@@ -170,13 +170,27 @@ def costs(cfg: AttentionConfig, ctx: CostContext | None = None) -> Costs:
         total = per_token * T * B
         r.add("kv_total", f"{total:,.0f} B", format_bytes(total), why + f", x {T:,} tokens x batch {B}",
               (total, trained * T * B))
-    if local and arch.kind != "encoder":
+    mixers = [k for k in kinds if k.layer_kind != "standard"]  # a hybrid stack's recurrent layers
+    if mixers and arch.kind != "encoder":
+        state = sum(k.state_bytes for k in mixers)
+        kv = mc.kv_bytes_total - state
+        r.add("kv_split", format_bytes(state), f"| {format_bytes(kv)}",
+              f"At seq_len {T:,}, batch {B}: the recurrent layers' fixed state {state:,} B ("
+              + ", ".join(f"{k.n_layers} {k.kind} {format_bytes(k.state_bytes)}" for k in mixers)
+              + f"), the attention layers' KV {kv:,} B. The state does not grow with T; the KV does "
+              "(the Long tab's Memory vs context chart draws both).", name="Cache: state | KV")
+        r.add("layers", " | ".join(str(k.n_layers) for k in kinds), "",
+              "; ".join(f"{k.kind}: {k.n_layers} layers, {format_count(k.params)} params, {format_count(k.flops)} "
+                        f"FLOPs, {format_bytes(k.kv_bytes_total)} cache" for k in kinds)
+              + f". The per-layer rows show layer {ctx.layer} ({kind.label(spec)}).",
+              name="Layers: " + " | ".join(k.kind for k in kinds))
+    elif local and arch.kind != "encoder":
         glob = next((k for k in kinds if k.window is None), None)
         g_kv = glob.kv_bytes_total if glob else 0
         l_kv = sum(k.kv_bytes_total for k in local)
         r.add("kv_split", format_bytes(l_kv), f"| {format_bytes(g_kv)}",
               f"local layers' cache {l_kv:,} B, global layers' {g_kv:,} B, at seq_len {T:,}")
-    if local:
+    if local and not mixers:
         glob = next((k for k in kinds if k.window is None), None)
         g_n = glob.n_layers if glob else 0
         l_n = sum(k.n_layers for k in local)

@@ -34,3 +34,11 @@ def format_count(n: float) -> str:
 def table_row(label: str, value: str, note: str = "") -> str:
     """One row of a text table: the label, the value right-aligned, a note after it."""
     return f"  {label:<28}{value:>18}  {note}".rstrip()
+
+
+def format_tokens(n: int) -> str:
+    """A context length as people say it: 32k for 32,768, 1M for 1,048,576, else the number (1,500)."""
+    for size, unit in ((2**20, "M"), (2**10, "k")):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return f"{n:,}"

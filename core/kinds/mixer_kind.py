@@ -65,6 +65,11 @@ class MixerKind(LayerKind):
 
     cache_name = "state"
     has_state = True
+    signed_maps = ("Implicit attention (Zimerman et al. 2024, 'Explaining modern gated-linear RNNs via a unified "
+                   "implicit attention formulation'): M[t, s] is the exact weight of token s's value in output t, "
+                   "o = M v. No softmax: rows need not sum to one and weights can be negative, so the map is "
+                   "diverging (colour-blind safe: blue negative, yellow positive, grey at 0) on a shared symmetric "
+                   "scale.")
     chunk: int = 64  # the chunked form's chunk length (fla's and transformers' default for the kind)
 
     # --- what a mixer's package supplies -------------------------------------------------------------------------
@@ -211,20 +216,31 @@ class MixerKind(LayerKind):
                           f"{m['state_format']} + conv {m['conv_state_values']:,}"),
                 table_row("decode core FLOPs", format_count(m["decode_core_flops"]), "one step, whatever T")]
 
+    @property
+    def own_cost_rows(self) -> tuple[tuple[str, str], ...]:  # type: ignore[override]
+        return ((f"{self.name}_state", f"{self.short} state / sequence"),)
+
     def cost_rows(self, cfg: AttentionConfig, spec: LayerSpec, d: int, where: str) -> list[CostRow]:
-        B, L = cfg.batch_size, cfg.n_layers
+        """Its state a sequence (this layer), and the shared rows' formulas said for a layer that caches no token."""
+        B = cfg.batch_size
         state = self.state_bytes(spec, cfg.state_format, cfg.dtype)
         rec, conv = self.recurrent_values(spec), self.conv_values(spec)
         tq = "T" if cfg.phase == "prefill" else "1"
         return [
-            CostRow("kv_token", "0 B", "no KV", f"A {self.title} layer caches nothing a token: it keeps a state of "
-                    f"{self.state_shape(spec)} = {rec:,} values in {cfg.state_format}, plus its convolution's last "
-                    f"inputs ({conv:,} values in {cfg.dtype}), whatever the context. {STATE_NOTE}"),
-            CostRow("kv_total", f"{state * B:,} B", format_bytes(state * B),
-                    f"The state of one layer x batch {B}: {format_bytes(state)} a sequence (all {L} layers of this "
-                    f"kind: {format_bytes(state * B * L)}); it does not grow with T."),
+            CostRow(f"{self.name}_state", f"{state:,} B", format_bytes(state),
+                    f"This {self.title} layer caches nothing a token: it keeps a state of {self.state_shape(spec)} = "
+                    f"{rec:,} values in {cfg.state_format}, plus its convolution's last k - 1 inputs ({conv:,} values "
+                    f"in {cfg.dtype}; transformers' cache keeps k: {self.conv_values(spec, True):,}), whatever the "
+                    f"context: {format_bytes(state)} a sequence, {format_bytes(state * B)} for the batch of {B}. "
+                    f"{STATE_NOTE}"),
+            CostRow("kv_token", "", "", "K and V a token of every attention layer, summed; a recurrent layer adds "
+                    "nothing a token (its state is fixed: the state row)"),
+            CostRow("kv_total", "", "", "every attention layer's K and V at batch x tokens, plus every recurrent "
+                    f"layer's fixed state x batch (in {cfg.state_format}; the conv's inputs in {cfg.dtype})"),
             CostRow("flops_proj", "", "", f"the projections' matmuls and the convolution, {tq} tokens"),
             CostRow("flops_core", "", "", self.core_formula(spec, cfg.phase)),
+            CostRow("intensity", "", "", "core FLOPs over the bytes of q, k, v and output this layer moves (its state "
+                    "is read and written once a chunk, not counted)"),
         ]
 
     def timing_forms(self, timing: dict[str, Any]) -> str:

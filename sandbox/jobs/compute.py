@@ -97,9 +97,9 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
     tokens = display_tokens(tokens_all, req.config.seq_len, MAX_DISPLAY_TOKENS)
     if not tokens:
         raise ValueError("the text has no tokens to show; type a few words.")
-    guard_display_maps(req.config.n_heads, len(tokens))  # before any weight or map is allocated
     spec = view_spec(req)
-    layer = (cache or LayerCache()).get(req.config, req.seed, spec)
+    guard_display_maps(spec.n_heads, len(tokens))  # before any weight or map is allocated
+    layer = (cache or LayerCache()).get(req.config.focus(view_layer(req)), req.seed, spec)
     with torch.inference_mode(), one_thread():
         x = embed_tokens(tokens, req.config.d_model, req.seed)  # (1, T, d)
         probs, sinks = layer.probs_and_sinks(x)  # (1, H, T, T), (1, H, T) or None
@@ -119,6 +119,12 @@ def view_layer(req: ComputeRequest) -> int:
 def view_spec(req: ComputeRequest) -> LayerSpec:
     """The design's layer on screen, local or global as the pattern says."""
     return req.config.layer_spec(view_layer(req))
+
+
+def timed_config(req: ComputeRequest) -> AttentionConfig:
+    """The configuration a timing runs: a hybrid stack's shown layer as its own layer (its kind counts the bytes and
+    the time); a real model's as it is."""
+    return req.config.focus(view_layer(req)) if req.model is None else req.config
 
 
 def duration_text(seconds: float) -> str:
@@ -141,7 +147,7 @@ def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[
     device = resolve_device(req.device)
     deadline = None
     if req.max_timing_s is not None:
-        seconds = estimate_timing_s(req.config, device, req.timing_budget_s)
+        seconds = estimate_timing_s(timed_config(req), device, req.timing_budget_s)
         if seconds > req.max_timing_s:
             raise TimingSkipped(f"timing skipped: this configuration needs {duration_text(seconds)} to measure on "
                                 f"{device.type.upper()}; press Measure now (Ctrl+M) to run it anyway.")
@@ -149,7 +155,7 @@ def compute_timing(req: ComputeRequest, request_id: int, should_stop: Callable[[
     overran = lambda: deadline is not None and time.monotonic() > deadline  # noqa: E731
     spec = view_spec(req) if req.model is None else None
     try:
-        result = run_timing(req.config, device, seed=req.seed, budget_s=req.timing_budget_s,
+        result = run_timing(timed_config(req), device, seed=req.seed, budget_s=req.timing_budget_s,
                             should_stop=lambda: should_stop() or overran(), spec=spec)
     except Cancelled:
         if overran() and not should_stop():

@@ -15,6 +15,7 @@ from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
 from core.costs import CostContext
+from core.kinds.strip import strip_cells
 from core.models.catalog import SHIPPED, only_pickle_weights, shipped_unavailable_reason
 from core.models.choices import ModelShape
 from core.models.kv.methods import KVMethod, kv_bytes_per_token
@@ -76,6 +77,7 @@ class ModelController(QObject):
         self.picker.kv_point_cleared.connect(self.clear_kv_point)
         self.picker.model_requested.connect(self._on_picker_model_requested)
         self.picker.view_changed.connect(self._on_picker_view_changed)
+        self.config_panel.layer_picked.connect(self.pick_layer)
         self.overview.head_clicked.connect(self._on_overview_head_clicked)
         runner.model_progress.connect(self.picker.set_loading)
         runner.model_loaded.connect(self._on_runner_model_loaded)
@@ -99,8 +101,16 @@ class ModelController(QObject):
         """Random weights: the layer spin follows the design's local and global layers (the state's layer with it, when
         fewer layers clamp it)."""
         if self.shape is None:
-            self.picker.set_design_layers(cfg.local_layers())
+            cells = strip_cells(cfg)
+            self.picker.set_design_layers(tuple(c.short for c in cells))
             self.state.update(layer=self.picker.layer.value())
+            if cfg.stack is not None:
+                self.config_panel.strip.set_cells(cells, self.picker.layer.value())
+
+    def pick_layer(self, index: int) -> None:
+        """A cell of the Layers strip: that layer's heads and timing (the layer spin follows)."""
+        if self.shape is None and self.picker.layer.isEnabled():
+            self.picker.layer.setValue(index)
 
     def heads_changed(self, cfg: AttentionConfig) -> None:
         """A change of heads replaces a frontier point (the two are not shown together)."""

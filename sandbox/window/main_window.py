@@ -37,6 +37,7 @@ from sandbox.tabs.export import ExportController
 from sandbox.tabs.export_render import ExportJob
 from sandbox.tabs.frontier import FrontierTab
 from sandbox.tabs.long import LongTab
+from sandbox.tabs.memory import MemoryTab
 from sandbox.tabs.models import ModelController, WindowCalls
 from sandbox.tabs.plan import PlanTab
 from sandbox.tabs.roles import RolesController
@@ -220,6 +221,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.frontier.panel, "Frontier")
         self.tabs.addTab(self.plan.panel, "Plan")
         self.tabs.addTab(self.long.panel, "Long")
+        self.memory = MemoryTab(self.state)
+        self.tabs.addTab(self.memory.panel, "Memory")
         for i, tip in TAB_TIPS.items():
             self.tabs.setTabToolTip(i, tip)
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -377,8 +380,15 @@ class MainWindow(QMainWindow):
         self.mosaic.sink_share = result.sink_share
         spec = result.layer_spec
         self.mosaic.sharing = kind_of(spec).kv_sharing(spec) if spec is not None else ""
-        self.mosaic_relaid = self.mosaic.set_data(result.probs, result.tokens, cfg.group_size,
-                                                  cols=self.models.shared_cols(result))
+        group = spec.group_size if spec is not None else cfg.group_size
+        signed = kind_of(spec).signed_maps if spec is not None else ""
+        if signed:  # a recurrent layer's implicit attention: signed weights on the diverging map
+            self.mosaic_relaid = self.mosaic.set_signed(result.probs, result.tokens, group, signed,
+                                                        cols=self.models.shared_cols(result))
+        else:
+            self.mosaic.set_probabilities()
+            self.mosaic_relaid = self.mosaic.set_data(result.probs, result.tokens, group,
+                                                      cols=self.models.shared_cols(result))
         self.roles.show(result)
         if result.model is not None:
             self.models.show(result)

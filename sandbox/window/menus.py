@@ -11,14 +11,15 @@ from PySide6.QtWidgets import QLineEdit, QMainWindow
 
 from widgets.common.shortcut_pass import ShortcutPass
 
-# The tabs' tooltips (by index; the View menu's Ctrl+1-8 shows each tab).
+# The tabs' tooltips (by index; the View menu's Ctrl+1-9 shows each tab).
 TAB_TIPS = {
     3: "A real model's every layer x every head; click a tile to open that head",
     5: "What each way of shrinking a real model's KV cache costs it, on its own weights",
     6: "Will the model fit on these GPUs, and how fast can it decode: memory plan and roofline",
     7: "One layer's attention over thousands of tokens, zoomable to single tokens, and a decode run that grows its cache",
+    8: "One sequence's cache against context: KV that grows, a hybrid stack's state that stays flat, a baseline beside",
 }
-TAB_NAMES = ("Heatmaps", "Compare", "Sweep", "Layers", "Roles", "Frontier", "Plan", "Long")
+TAB_NAMES = ("Heatmaps", "Compare", "Sweep", "Layers", "Roles", "Frontier", "Plan", "Long", "Memory")
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ import torch
 
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
-from core.kinds.gated_deltanet.layer import GDNLayer, chunked, implicit_attention, recurrent
+from core.kinds.gated_deltanet.layer import GDNLayer, chunked, recurrent
 from core.kinds.gated_deltanet.spec import GDNWidths
-from core.kinds.mamba2.layer import Mamba2Layer, ssd_chunked, ssd_matrix, ssd_recurrent
+from core.kinds.mamba2.layer import Mamba2Layer, ssd_chunked, ssd_recurrent
 from core.kinds.mamba2.spec import Mamba2Widths
 from core.kinds.registry import kind_of
 

@@ -29,6 +29,7 @@ from core.arch.config import (
 )
 from core.arch.presets import LAYOUT_DEFAULTS, load_presets
 from core.kinds.registry import kind_named
+from core.kinds.strip import strip_cells
 from core.kinds.switch import switch_key, switch_kind
 from core.models.choices import ModelShape
 from widgets.common.steady import LayoutFirewall, WholeLabel
@@ -40,6 +41,7 @@ from widgets.controls.kind_controls import KindControls
 from widgets.controls.layout_controls import LayoutControls
 from widgets.controls.preset_match import PresetMatch
 from widgets.controls.slider_spin import SliderSpin
+from widgets.controls.stack_strip import StackStrip
 from widgets.costs.mode_badge import ModeBadge
 
 D_MODEL_CHOICES = list(range(32, 16384 + 1, 32))
@@ -55,6 +57,7 @@ class ConfigPanel(QWidget):
     config_changed = Signal(object)  # AttentionConfig
     device_changed = Signal(str)
     notice = Signal(str)  # a slider was moved to stay valid, and why
+    layer_picked = Signal(int)  # a cell of the layers' strip was clicked: the layer the maps and timing show
 
     def __init__(self, cfg: AttentionConfig, devices: list[str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -122,6 +125,9 @@ class ConfigPanel(QWidget):
         form.addRow("n_heads", self.n_heads)
         form.addRow("n_kv_heads", self.n_kv_heads)
         form.addRow("n_layers", self.n_layers)
+        self.strip = StackStrip()
+        self.strip.picked.connect(self.layer_picked)
+        form.addRow("Layers", self.strip)
         row = QHBoxLayout()
         row.addWidget(self.bias)
         row.addWidget(self.bias_which)
@@ -220,7 +226,8 @@ class ConfigPanel(QWidget):
             dtype=self.dtype.currentText(), causal=self.causal.isChecked(),
             bias=self.bias_which.currentData() if self.bias.isChecked() else False,
             phase=self.phase.currentText(), softmax_scale=self._cfg.softmax_scale, **self.layout_controls.fields(),
-            widths=widths)
+            widths=widths, output_gate=self._cfg.output_gate, state_dtype=self._cfg.state_dtype,
+            stack=self._cfg.stack)  # a preset's gate, state format and hybrid stack: not sliders
 
     def _refresh_labels(self) -> None:
         cfg = self._cfg
@@ -230,6 +237,11 @@ class ConfigPanel(QWidget):
         for w in (self.bias, self.bias_which):  # the badge beside them stays
             w.setVisible("bias" not in hidden)
         self.kind_controls.show_note(cfg)  # its head count follows n_heads
+        stacked = cfg.stack is not None  # a hybrid stack lists its layers: n_layers is its length
+        self.n_layers.setEnabled(not stacked)
+        self.arch_form.setRowVisible(self.strip, stacked)
+        if stacked:
+            self.strip.set_cells(strip_cells(cfg), self.strip.current)
         self.layout_controls.set_hidden(hidden)
         self.kind_controls.d_model = cfg.d_model  # a first switch to a kind fits its widths to this width
         notes = cfg.head_dim_warnings()

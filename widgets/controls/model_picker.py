@@ -152,24 +152,24 @@ class ModelPicker(QWidget):
         self.kv_point.setVisible(bool(text))
         self.kv_clear.setVisible(bool(text))
 
-    def set_design_layers(self, local: tuple[bool, ...] | None) -> None:
-        """Random weights: with local and global layers (a window's pattern), the layer spin picks which
-        kind the heatmaps, per-layer costs and timing show; without, it stays at layer 0, disabled."""
+    def set_design_layers(self, kinds: tuple[str, ...] | None) -> None:
+        """Random weights: with layers of more than one kind (local and global under a window's pattern, or a hybrid
+        stack's mixers and attention), the layer spin picks which layer the heatmaps, per-layer costs and timing show;
+        without, it stays at layer 0, disabled. kinds: each layer's kind in a word."""
         if self._current != RANDOM:
             return
-        mixed = local is not None and any(local)
+        mixed = kinds is not None and len(set(kinds)) > 1
         self.layer.setEnabled(mixed)
-        top = len(local) - 1 if mixed and local else 0
+        top = len(kinds) - 1 if mixed and kinds else 0
         if self.layer.maximum() != top:
             with QSignalBlocker(self.layer):
                 self.layer.setRange(0, top)
         suffix = ""
-        if mixed and local:
-            kinds = "".join("L" if flag else "G" for flag in local[:64]) + ("…" if len(local) > 64 else "")
-            set_tip(self.layer, f"The layer the heatmaps, per-layer costs and timing show: layer "
-                                f"{self.layer.value()} is {'local' if local[self.layer.value()] else 'global'} "
-                                f"(L local, G global: {kinds}). PgUp/PgDn")
-            suffix = "  local" if local[self.layer.value()] else "  global"
+        if mixed and kinds:
+            shown = kinds[self.layer.value()]
+            set_tip(self.layer, f"The layer the heatmaps, per-layer costs and timing show: layer {self.layer.value()} "
+                                f"is {shown}. The Layers strip shows them all. PgUp/PgDn")
+            suffix = f"  {shown}"
         if self.layer.suffix() != suffix:  # setSuffix relays the box out even for the same text: at every slider step
             self.layer.setSuffix(suffix)
 

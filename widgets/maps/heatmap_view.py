@@ -130,7 +130,8 @@ class HeatmapMosaic(QWidget):
         self._fixed_cols: int | None = None  # the cols the caller fixed, if any
         self.group_size = 1
         self.sharing = ""  # how heads get K and V when it is neither their own nor a group's (MLA's latent)
-        self.diverging = False  # True: showing a difference of two pins
+        self.diverging = False  # True: showing a difference of two pins, or a signed implicit attention
+        self.signed_caption = ""  # a signed map's own legend ('': the pins' difference)
         self.diff_names = ("A", "B")  # the diff shows first minus second
         self.hover_prefix = ""  # side by side: "as trained · " or "changed · ", so a reading names its side
         self.custom_titles: list[str] | None = None
@@ -233,6 +234,23 @@ class HeatmapMosaic(QWidget):
         self.scale.hide()
         self.set_data(diff, tokens, group_size)
 
+    def set_signed(self, values: np.ndarray, tokens: list[str], group_size: int, caption: str,
+                   cols: int | None = None) -> bool:
+        """Signed maps (H, T, T) (a recurrent layer's implicit attention: rows need not sum to one and can be
+        negative) on the diverging map, 0 white, with caption as its legend; the colormap choice does not apply."""
+        self.diverging, self.signed_caption = True, caption
+        self.colormap.hide()
+        self.scale.hide()
+        return self.set_data(values, tokens, group_size, cols)
+
+    def set_probabilities(self) -> None:
+        """Back to probabilities after signed maps: the colormap and its scale again."""
+        if self.signed_caption:
+            self.diverging, self.signed_caption = False, ""
+            self.colormap.show()
+            self.scale.show()
+            self.bar.setPixmap(gradient_pixmap(self.colormap.currentText()))
+
     def _paint_image(self) -> None:
         if self.probs is None or self.layout_ is None:
             return
@@ -243,7 +261,10 @@ class HeatmapMosaic(QWidget):
                                 lut=mosaic_table(DIVERGING))
             self.image.setRect(rect)
             self.bar.setPixmap(gradient_pixmap(DIVERGING))
-            self.bar_text.setText(diverging_caption(m, *self.diff_names))
+            end = f"{m:.3f}" if m >= 0.01 else f"{m:.2e}"
+            self.bar_text.setText(f"-{end} → 0 → +{end}" if self.signed_caption else
+                                  diverging_caption(m, *self.diff_names))
+            self.bar_text.setToolTip(self.signed_caption)
             return
         index, self.vmax = render_probs(self.probs, self.layout_, self.per_head)  # the max found once (1.3 M values)
         self.image.setImage(index, autoLevels=False, levels=None, lut=mosaic_table(self.colormap.currentText()))
@@ -374,7 +395,9 @@ class HeatmapMosaic(QWidget):
                     f"'{self.tokens[key]}' · weight {w:.4f}")
         q_tok, k_tok = self.tokens[query], self.tokens[key]
         where = self.hover_prefix
-        if self.diverging:
+        if self.diverging and self.signed_caption:
+            what = f"weight {w:+.4f} (implicit attention: signed, rows need not sum to one)"
+        elif self.diverging:
             first, second = self.diff_names
             larger = first if w > 0 else second if w < 0 else "neither"
             what = f"{first} − {second} {w:+.4f} ({larger} larger)"

@@ -30,4 +30,6 @@ class GDNKernels(LayerKernels):
     def display_layer(self, cfg: AttentionConfig, seed: int, spec: LayerSpec) -> GDNLayer:
         check_display_bytes(GATED_DELTANET.params(cfg.d_model, spec).total * 4,
                             f"a Gated DeltaNet layer of d_model {cfg.d_model}", "the head widths")
-        return GDNLayer(cfg.d_model, spec, seed=seed).eval()
+        layer = GDNLayer(cfg.d_model, spec, seed=seed).eval()
+        layer.cfg = cfg  # what the display cache sizes it by (sandbox/jobs/compute.py LayerCache)
+        return layer

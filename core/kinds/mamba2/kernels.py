@@ -10,9 +10,9 @@ import torch
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.kinds.display_guard import check_display_bytes
+from core.kinds.kernel import LayerKernels
 from core.kinds.mamba2.kind import CHUNK, MAMBA2
 from core.kinds.mamba2.layer import Mamba2Layer
-from core.kinds.kernel import LayerKernels
 from core.kinds.mixer_timing import run_mixer_timing
 from core.timing.result import TimingResult
 
@@ -30,4 +30,6 @@ class Mamba2Kernels(LayerKernels):
     def display_layer(self, cfg: AttentionConfig, seed: int, spec: LayerSpec) -> Mamba2Layer:
         check_display_bytes(MAMBA2.params(cfg.d_model, spec).total * 4,
                             f"a Mamba-2 layer of d_model {cfg.d_model}", "the head widths")
-        return Mamba2Layer(cfg.d_model, spec, seed=seed).eval()
+        layer = Mamba2Layer(cfg.d_model, spec, seed=seed).eval()
+        layer.cfg = cfg  # what the display cache sizes it by (sandbox/jobs/compute.py LayerCache)
+        return layer

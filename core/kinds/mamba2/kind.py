@@ -4,7 +4,13 @@ scalar a step, written with dt x B^T and read with C; no KV cache."""
 from __future__ import annotations
 
 from core.arch.layer import LayerSpec
-from core.kinds.mamba2.counts import Mamba2Params, Mamba2Shape, conv_state_values, mamba2_params, ssm_state_values
+from core.kinds.mamba2.counts import (
+    Mamba2Params,
+    Mamba2Shape,
+    conv_state_values,
+    mamba2_params,
+    ssm_state_values,
+)
 from core.kinds.mamba2.spec import Mamba2Widths
 from core.kinds.mixer_kind import MixerKind, widths_of
 

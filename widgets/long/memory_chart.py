@@ -1,0 +1,80 @@
+"""Memory vs context: one sequence's cache against T on log axes (the KV that grows, the recurrent state that stays
+flat, their sum, a pure-attention baseline), the crossover marked, and the sentence core computed. Draws what
+core/long/memory_curve.py computed; the baseline is the user's choice of preset."""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from core.format import format_bytes, format_tokens
+from core.long.memory_curve import MemoryCurve
+
+COLOURS = {"kv": "#2563eb", "state": "#16a34a", "total": "#111827", "baseline": "#9ca3af"}
+
+
+class MemoryChart(QWidget):
+    baseline_changed = Signal(str)  # the baseline preset's name
+
+    def __init__(self, baselines: list[str], default: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setLogMode(x=True, y=True)
+        self.plot.setLabel("bottom", "context T, tokens (log)")
+        self.plot.setLabel("left", "cache a sequence (log)")
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.legend = self.plot.addLegend(offset=(10, 10))
+        self.baseline = QComboBox()
+        self.baseline.addItems(baselines)
+        self.baseline.setCurrentText(default)
+        self.baseline.setToolTip("The pure-attention model drawn beside this one (its whole cache a sequence, in the "
+                                 "same formats)")
+        self.baseline.currentTextChanged.connect(self.baseline_changed)
+        self.sentence = QLabel("")
+        self.sentence.setWordWrap(True)
+        self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Baseline"))
+        top.addWidget(self.baseline)
+        top.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.sentence)
+
+    def show_curve(self, curve: MemoryCurve, name: str, baseline: str) -> None:
+        self.plot.clear()
+        self.legend.clear()
+        xs = list(curve.contexts)
+
+        def line(ys: tuple[int, ...] | list[int], key: str, label: str, dashed: bool = False) -> None:
+            pen = pg.mkPen(COLOURS[key], width=3 if key == "total" else 2,
+                           style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
+            pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y > 0]  # a log axis has no zero
+            if pts:
+                self.plot.plot([p[0] for p in pts], [p[1] for p in pts], pen=pen, name=label)
+
+        line(curve.total, "total", f"{name}: all of it")
+        line(curve.kv, "kv", "its attention layers' KV (grows)")
+        if curve.state:
+            line([curve.state] * len(xs), "state", "its recurrent state (flat)")
+        line(curve.baseline, "baseline", baseline, dashed=True)
+        marks = ((curve.crossover_memory, "state = KV", 0.45), (curve.crossover_read, "state read = KV read", 0.3))
+        for t, what, where in marks:
+            if t is not None and xs[0] <= t <= xs[-1]:
+                mark = pg.InfiniteLine(pos=math.log10(t), angle=90, pen=pg.mkPen("#dc2626", style=Qt.PenStyle.DotLine),
+                                       label=f"{what}: T {format_tokens(t)}",
+                                       labelOpts={"position": where, "color": "#dc2626", "fill": (255, 255, 255, 220)})
+                self.plot.addItem(mark)
+        values = [v for v in (*curve.total, *curve.baseline, curve.state) if v > 0] or [1]
+        lo, hi = math.floor(math.log2(min(values))), math.ceil(math.log2(max(values)))
+        step = max(1, math.ceil((hi - lo) / 6))  # at most seven labels, each a power of two in bytes
+        axis = self.plot.getAxis("left")
+        axis.enableAutoSIPrefix(False)
+        axis.setTicks([[(k * math.log10(2), format_bytes(2**k)) for k in range(lo, hi + 1, step)], []])
+        self.plot.getAxis("bottom").setTicks([[(math.log10(x), format_tokens(x)) for x in xs[::2]], []])
+        self.sentence.setText(curve.sentence)
