@@ -6,6 +6,7 @@ from typing import Any
 
 from core.arch.config import AttentionConfig
 from core.arch.model import Architecture
+from core.arch.stack import OWN
 from core.counts import (
     flop_counts,
     kind_counts,
@@ -61,7 +62,7 @@ def layout_section(cfg: AttentionConfig) -> dict[str, Any]:
         "window": cfg.window,
         "layer_pattern": cfg.layer_pattern,
         "n_local_layers": sum(local),
-        "n_global_layers": len(local) - sum(local),
+        "n_global_layers": (cfg.stack.pattern.count(OWN) if cfg.stack is not None else len(local)) - sum(local),
         "sinks": cfg.sinks,
         "kv_dtype": cfg.kv_format,
         "softmax_scale": cfg.layer_spec().softmax_scale,
@@ -236,7 +237,8 @@ def format_report(report: dict[str, Any]) -> str:
         lines += ["", "By layer kind (all layers of the kind)"]
         for k in report["layer_kinds"]:
             lines.append(_row(f"{k['kind']} x {k['n_layers']}", f"{k['kv_bytes_total']:,}",
-                              f"KV {format_bytes(k['kv_bytes_total'])}, params {format_count(k['params'])}, "
+                              f"{'state' if k.get('state_bytes') else 'KV'} {format_bytes(k['kv_bytes_total'])}, "
+                              f"params {format_count(k['params'])}, "
                               f"FLOPs {format_count(k['flops'])}"))
     if t:
         lines += ["", f"Timing on {t['device_name']} ({t['device']}), SDPA backend {t['backend']}, {t['dtype']}"]

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from core.arch.layer import LayerSpec
 from core.kinds.gated_deltanet.kind import GATED_DELTANET
+from core.kinds.kda.kind import KDA
 from core.kinds.kind import LayerKind
+from core.kinds.lightning.kind import LIGHTNING
+from core.kinds.mamba1.kind import MAMBA1
 from core.kinds.mamba2.kind import MAMBA2
 from core.kinds.mla.kind import MLA
 from core.kinds.standard.kind import STANDARD
 
-KINDS: dict[str, LayerKind] = {kind.name: kind for kind in (STANDARD, MLA, GATED_DELTANET, MAMBA2)}
+KINDS: dict[str, LayerKind] = {kind.name: kind for kind in (STANDARD, MLA, GATED_DELTANET, MAMBA2, KDA, LIGHTNING, MAMBA1)}
 
 
 def kind_of(spec: LayerSpec) -> LayerKind:

@@ -23,11 +23,19 @@ class MemoryTab:
         names = baseline_names()
         self.panel = MemoryChart(names, DEFAULT_BASELINE if DEFAULT_BASELINE in names else names[0])
         self.panel.baseline_changed.connect(lambda _n: self.refresh())
+        self.panel.shown.connect(self._on_shown)
         state.changed.connect(self._on_state_changed)
-        self.refresh()
+        self.stale = True  # drawn when next on screen (a slider drag elsewhere costs nothing here)
+        self.curve = None
 
     def _on_state_changed(self, new: View, old: View) -> None:
         if new.config != old.config:
+            self.stale = True
+            if self.panel.isVisible():
+                self.refresh()
+
+    def _on_shown(self) -> None:
+        if self.stale:
             self.refresh()
 
     def refresh(self) -> None:
@@ -37,4 +45,5 @@ class MemoryTab:
         at = cfg.seq_len
         label = "this stack" if cfg.stack is not None else "this model"
         self.curve = memory_curve(cfg, baseline, name, at, label)
+        self.stale = False
         self.panel.show_curve(self.curve, label, name)

@@ -37,6 +37,25 @@ def meta_model(name):
         with torch.device("meta"):
             model = transformers.Qwen3_5ForCausalLM(config)
         mixers = [getattr(layer, "linear_attn", None) or layer.self_attn for layer in model.model.layers]
+    elif name == "Kimi-Linear-48B-A3B":  # its config.json's full_attn_layers 4, 8, ..., 24, 27 are 1-based
+        full = {3, 7, 11, 15, 19, 23, 26}
+        config = transformers.KimiLinearConfig(
+            layer_types=["full_attention" if i in full else "linear_attention" for i in range(27)])
+        with torch.device("meta"):
+            model = transformers.KimiLinearForCausalLM(config)
+        mixers = [layer.self_attn for layer in model.model.layers]
+    elif name == "MiniMax-Text-01":
+        config = transformers.MiniMaxConfig(
+            hidden_size=6144, num_hidden_layers=80, num_attention_heads=64, num_key_value_heads=8, head_dim=128,
+            intermediate_size=9216, num_local_experts=32, num_experts_per_tok=2, vocab_size=200064,
+            layer_types=["full_attention" if (i + 1) % 8 == 0 else "linear_attention" for i in range(80)])
+        with torch.device("meta"):
+            model = transformers.MiniMaxForCausalLM(config)
+        mixers = [layer.self_attn for layer in model.model.layers]
+    elif name == "Jamba-v0.1":
+        with torch.device("meta"):
+            model = transformers.JambaForCausalLM(transformers.JambaConfig())
+        mixers = [getattr(layer, "mamba", None) or layer.self_attn for layer in model.model.layers]
     else:
         config = transformers.NemotronHConfig(hybrid_override_pattern=NEMOTRON_H_8B, vocab_size=131072)
         with torch.device("meta"):
@@ -46,7 +65,8 @@ def meta_model(name):
     return model, mixers
 
 
-@pytest.mark.parametrize("name", ["Qwen3-Next-80B-A3B", "Qwen3.5-9B", "Nemotron-H-8B"])
+@pytest.mark.parametrize("name", ["Qwen3-Next-80B-A3B", "Qwen3.5-9B", "Nemotron-H-8B", "Kimi-Linear-48B-A3B",
+                                  "MiniMax-Text-01", "Jamba-v0.1"])
 def test_each_preset_s_stack_is_its_model_built_on_the_meta_device(name):
     preset = find_preset(name)
     cfg = preset.apply(AttentionConfig())
@@ -55,7 +75,8 @@ def test_each_preset_s_stack_is_its_model_built_on_the_meta_device(name):
     mixers = [m for m in mixers if m is not None]  # MLP-only blocks mix no tokens and are not layers here
     assert len(mixers) == arch.n_layers == cfg.n_layers
     for i, (module, spec) in enumerate(zip(mixers, arch.layers, strict=True)):
-        attention = type(module).__name__.endswith("Attention")
+        attention = type(module).__name__ in ("Qwen3NextAttention", "Qwen3_5Attention", "NemotronHAttention",
+                                              "KimiLinearAttention", "MiniMaxAttention", "JambaAttention")
         assert (cfg.stack.pattern[i] == OWN) == attention, f"layer {i}"
         assert kind_of(spec).params(arch.d_model, spec).total == sum(p.numel() for p in module.parameters()), f"layer {i}"
     assert model_counts(arch, cfg).params == sum(p.numel() for m in mixers for p in m.parameters())
@@ -71,6 +92,14 @@ def test_qwen3_next_caches_kv_for_its_12_attention_layers_and_a_fixed_state_for_
     assert glob.kv_bytes_total == 12 * 2 * 2 * 256 * 2 * 32768  # K and V of 2 KV heads of 256, bf16
     state = 32 * 128 * 128 * 4 + (2 * 16 * 128 + 32 * 128) * 3 * 2  # fp32 state, bf16 conv's last 3 inputs
     assert gdn.state_bytes == gdn.kv_bytes_total == 36 * state
+
+
+def test_jamba_s_kv_at_256k_tokens_is_the_4_gb_its_paper_gives():
+    """Jamba's paper: its KV cache at 256K tokens, 16-bit, is 4GB (4 attention layers of 8 KV heads of 128)."""
+    cfg = find_preset("Jamba-v0.1").apply(AttentionConfig(dtype="bfloat16", seq_len=256 * 1024))
+    glob, mamba = kind_counts(cfg.architecture(), cfg)
+    assert glob.kv_bytes_total == 4 * 2 * 8 * 128 * 2 * 262144 == 4 * 2**30
+    assert mamba.state_bytes == 28 * (8192 * 16 * 4 + 8192 * 3 * 2)  # fp32 SSM state, bf16 conv inputs
 
 
 def matmul_flops(fn):
@@ -95,6 +124,35 @@ def test_the_core_flops_are_flop_counter_mode_s_count_of_the_torch_forms():
     m2 = Mamba2Layer(64, LayerSpec(8, 2, 12, widths=Mamba2Widths(12, 16, 4))).eval()
     assert matmul_flops(m2.core_call(x, "prefill")) == ssd_core_flops(8, 12, 16, B, T, "prefill")
     assert matmul_flops(m2.core_call(x, "decode")) == ssd_core_flops(8, 12, 16, B, T, "decode") // 5 * 4
+
+
+@torch.inference_mode()
+def test_kda_lightning_and_mamba1_core_flops_are_flop_counter_mode_s_count_of_their_matmuls():
+    """KDA's decayed k k^T and q k^T products are elementwise (4 C^2 d a chunk) and its solves C^2 2d: the rest are
+    matmuls; lightning's core is all matmuls; Mamba-1's scan reads its state with one (2 N of its 7 N a token)."""
+    from core.kinds.kda.kind import kda_core_flops
+    from core.kinds.kda.layer import KDALayer
+    from core.kinds.kda.spec import KDAWidths
+    from core.kinds.lightning.kind import lightning_core_flops
+    from core.kinds.lightning.layer import LightningLayer
+    from core.kinds.lightning.spec import LightningWidths
+    from core.kinds.mamba1.kind import scan_core_flops
+    from core.kinds.mamba1.layer import Mamba1Layer
+    from core.kinds.mamba1.spec import Mamba1Widths
+
+    B, T = 2, 512
+    x = torch.randn(B, T, 64)
+    kda = KDALayer(64, LayerSpec(4, 4, 16, widths=KDAWidths(16, 4))).eval()
+    chunks = T // 64
+    assert matmul_flops(kda.core_call(x, "prefill")) == kda_core_flops(4, 16, B, T, "prefill") - B * 4 * chunks * 6 * 64 * 64 * 16
+    assert matmul_flops(kda.core_call(x, "decode")) == kda_core_flops(4, 16, B, T, "decode") // 7 * 6
+    light = LightningLayer(64, LayerSpec(4, 4, 16, widths=LightningWidths(16))).eval()
+    assert matmul_flops(light.core_call(x, "prefill")) == lightning_core_flops(4, 16, B, T, "prefill")
+    assert matmul_flops(light.core_call(x, "decode")) == lightning_core_flops(4, 16, B, T, "decode") // 5 * 4
+    m1 = Mamba1Layer(64, LayerSpec(1, 1, 96, widths=Mamba1Widths(96, 8, 4, 4))).eval()
+    x = x[:, :40]
+    assert matmul_flops(m1.core_call(x, "prefill")) == scan_core_flops(96, 8, B, 40, "prefill") // 7 * 2
+    assert matmul_flops(m1.core_call(x, "decode")) == scan_core_flops(96, 8, B, 40, "decode") // 7 * 2
 
 
 def test_pattern_spellings_of_the_configs():

@@ -8,6 +8,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from core.format import format_bytes, format_tokens
@@ -18,6 +19,7 @@ COLOURS = {"kv": "#2563eb", "state": "#16a34a", "total": "#111827", "baseline": 
 
 class MemoryChart(QWidget):
     baseline_changed = Signal(str)  # the baseline preset's name
+    shown = Signal()  # the tab came on screen (its chart is drawn only while seen)
 
     def __init__(self, baselines: list[str], default: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -45,6 +47,10 @@ class MemoryChart(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.sentence)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.shown.emit()
 
     def show_curve(self, curve: MemoryCurve, name: str, baseline: str) -> None:
         self.plot.clear()

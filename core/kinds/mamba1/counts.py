@@ -24,6 +24,7 @@ class Mamba1Shape:
     conv_bias: bool = True
     proj_bias: bool = False
     inner_norms: bool = True  # Jamba's RMSNorms on dt, B and C
+    inner: int | None = None  # d_inner given outright (a layer kind's widths); None: expand x d_model
 
     def __post_init__(self) -> None:
         for name in ("d_model", "state_size", "expand", "dt_rank", "conv_kernel"):
@@ -33,7 +34,7 @@ class Mamba1Shape:
 
     @property
     def d_inner(self) -> int:
-        return self.expand * self.d_model
+        return self.inner if self.inner is not None else self.expand * self.d_model
 
 
 @dataclass(frozen=True)
