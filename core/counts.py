@@ -26,9 +26,13 @@ class KVCacheBytes:
     bytes_total: int  # times B*T
     bytes_total_mha: int  # the same with K = H
     ratio_vs_mha: float  # K / H
+    state_bytes: int = 0  # of bytes_total, the recurrent layers' fixed state (a mixer's or a hybrid stack's)
 
     def to_dict(self) -> dict[str, int | float]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.state_bytes:  # a plain model's JSON reads as before
+            out.pop("state_bytes")
+        return out
 
 
 def layer_param_counts(d: int, spec: LayerSpec) -> LayerParams:
@@ -152,7 +156,15 @@ def kv_cache_bytes(cfg: AttentionConfig) -> KVCacheBytes:
         bytes_total=mc.kv_bytes_total,
         bytes_total_mha=mm.kv_bytes_total,
         ratio_vs_mha=mc.kv_bytes_total / mm.kv_bytes_total if mm.kv_bytes_total else 0.0,
+        state_bytes=model_state_bytes(arch, cfg),
     )
+
+
+def model_state_bytes(arch: Architecture, cfg: AttentionConfig) -> int:
+    """Every recurrent layer's fixed state for the batch (0 for a model of attention layers only, or an encoder)."""
+    if arch.kind == "encoder":
+        return 0
+    return sum(kind_of(s).state_bytes(s, cfg.state_format, cfg.dtype) * n for s, n in arch.groups()) * cfg.batch_size
 
 
 def timing_bytes(cfg: AttentionConfig, materialises_scores: bool = False) -> int:

@@ -15,6 +15,7 @@ from core.counts import (
     layer_kv_bytes_per_token,
     layer_param_counts,
     model_counts,
+    model_state_bytes,
     param_counts,
 )
 from core.files import schema
@@ -93,9 +94,11 @@ def kv_section(arch: Architecture, cfg: AttentionConfig, layer: int) -> dict[str
     mha = Architecture(arch.d_model, tuple(kind_of(s).baseline(s) for s in arch.layers), arch.kind)
     mc, mm = model_counts(arch, cfg), model_counts(mha, cfg)
     per_layer = 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(arch.layers[layer], cfg.kv_format)
+    state = model_state_bytes(arch, cfg)
     return {"bytes_per_token_per_layer": per_layer, "bytes_per_token": mc.kv_bytes_per_token,
             "bytes_total": mc.kv_bytes_total, "bytes_total_mha": mm.kv_bytes_total,
-            "ratio_vs_mha": mc.kv_bytes_total / mm.kv_bytes_total if mm.kv_bytes_total else 0.0}
+            "ratio_vs_mha": mc.kv_bytes_total / mm.kv_bytes_total if mm.kv_bytes_total else 0.0,
+            **({"state_bytes": state} if state else {})}
 
 
 def build_report(cfg: AttentionConfig, timing: dict[str, Any] | None = None, arch: Architecture | None = None,

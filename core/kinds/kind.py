@@ -233,6 +233,10 @@ class LayerKind(ABC):
         """One layer's cache per token on one GPU of the TP group (all of it when it is not split)."""
         return self.cache_bytes_per_token(spec, kv_format)
 
+    def gpu_state_bytes(self, spec: LayerSpec, tp: int, state_format: str, conv_format: str) -> int:
+        """One layer's fixed state a sequence on one GPU of the TP group (0 for a KV cache)."""
+        return 0
+
     # --- what running and timing cost (the runs themselves are the kind's kernels: core/kinds/kernels.py) --------
     @abstractmethod
     def timing_bytes(self, cfg: AttentionConfig, materialises_scores: bool) -> int:

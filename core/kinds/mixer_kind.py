@@ -156,6 +156,16 @@ class MixerKind(LayerKind):
         conv = conv_format if conv_format is not None else kv_format
         return values_bytes(self.recurrent_values(spec), kv_format) + values_bytes(self.conv_values(spec), conv)
 
+    def check_tp(self, spec: LayerSpec, tp: int) -> None:
+        """Engines shard a mixer's heads (and their states) over the TP group: the heads must divide evenly."""
+        if spec.n_heads % tp:
+            raise ValueError(f"a TP degree of {tp} does not divide the {self.title} layer's {spec.n_heads} heads, so "
+                             f"its states cannot be shared out evenly; choose a degree that divides {spec.n_heads}.")
+
+    def gpu_state_bytes(self, spec: LayerSpec, tp: int, state_format: str, conv_format: str) -> int:
+        """Its state shared out by heads: a TP group of t GPUs keeps 1/t of it each."""
+        return -(-self.state_bytes(spec, state_format, conv_format) // tp)
+
     def decode_core_flops(self, d: int, spec: LayerSpec, batch: int, keys: int) -> int:
         return self.core_flops(spec, batch, keys, "decode")
 

@@ -19,7 +19,7 @@ import math
 from collections import Counter
 from dataclasses import asdict, dataclass
 
-from core.arch.formats import KV_FORMATS, check_kv_format
+from core.arch.formats import KV_FORMATS, STATE_FORMATS, check_kv_format
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
 from core.kinds.registry import kind_of
@@ -60,6 +60,7 @@ class PlanInput:
     reserve: float = RESERVE
     active_params: int | None = None  # a mixture of experts': the parameters one token runs (None: all of them)
     weights: WeightParts | None = None  # the model's parts and their checkpoint formats, when known
+    state_dtype: str = "float32"  # a recurrent layer's state, as engines keep it (its conv inputs: bfloat16)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kv_dtype", kv_format_of(self.kv_dtype))  # 'fp8' -> 'fp8_e4m3'
@@ -104,7 +105,7 @@ def check_plan(p: PlanInput) -> None:
     _whole(p.params, "the parameter count", 1, 10**14)
     if p.active_params is not None:
         _whole(p.active_params, "the active parameter count", 1, p.params)
-    heads = {s.n_heads for s in p.arch.layers}
+    heads = {s.n_heads for s in p.arch.layers if not kind_of(s).has_state}  # a recurrent layer checks its own below
     for H in heads:
         if H % p.tp:
             raise ValueError(f"a TP degree of {p.tp} does not divide {H} query heads; choose one of "
@@ -130,6 +131,8 @@ def check_plan(p: PlanInput) -> None:
     check_kv_format(p.kv_dtype, 32)  # the name itself (32 values fill a block of every format)
     for s in set(p.arch.layers):
         kind_of(s).check_kv_format(s, p.kv_dtype)
+    if p.state_dtype not in STATE_FORMATS:
+        raise ValueError(f"state dtype {shown(p.state_dtype)} is not known; choose one of {', '.join(STATE_FORMATS)}.")
     if isinstance(p.reserve, bool) or not (isinstance(p.reserve, (int, float)) and 0 <= p.reserve <= 0.99):
         raise ValueError(f"the runtime allowance is a fraction of memory from 0 to 0.99, not {shown(p.reserve)}.")
 
@@ -161,12 +164,24 @@ def stages(n_layers: int, pp: int) -> list[range]:
     return out
 
 
+CONV_FORMAT = "bfloat16"  # a recurrent layer's convolution inputs, in the model's dtype as vLLM keeps them
+
+
+def stage_state_bytes(p: PlanInput, layers: range, batch: int) -> int:
+    """The fixed state of a stage's recurrent layers (a hybrid stack's) on one GPU, for the batch."""
+    if p.arch.kind == "encoder":
+        return 0
+    specs = Counter(p.arch.layers[i] for i in layers)
+    return sum(n * kind_of(s).gpu_state_bytes(s, p.tp, p.state_dtype, CONV_FORMAT) for s, n in specs.items()) * batch
+
+
 def stage_kv_bytes(p: PlanInput, layers: range, context: int, batch: int) -> int:
+    """A stage's cache on one GPU: its attention layers' KV at context, and its recurrent layers' fixed state."""
     if p.arch.kind == "encoder":
         return 0
     specs = Counter(p.arch.layers[i] for i in layers)  # a model has a few distinct layers: each counted once
     return sum(n * gpu_kv_bytes_per_token(s, p.tp, p.kv_dtype) * cached_tokens(context, s.window)
-               for s, n in specs.items()) * batch
+               for s, n in specs.items()) * batch + stage_state_bytes(p, layers, batch)
 
 
 def gpu_kv_bytes(p: PlanInput, context: int | None = None, batch: int | None = None) -> int:
@@ -204,7 +219,7 @@ def reserve_bytes(p: PlanInput) -> int:
 @dataclass(frozen=True)
 class Plan:
     weights: int  # bytes per GPU
-    kv_cache: int
+    kv_cache: int  # the attention layers' KV and the recurrent layers' state
     reserve: int
     capacity: int
     fits: bool
@@ -214,6 +229,7 @@ class Plan:
     kv_replication: int  # copies of each KV head (or of the latent) in a TP group
     pp: int
     layers_per_stage: int
+    state: int = 0  # of kv_cache, the recurrent layers' fixed state (a hybrid stack's), on the GPU that caches most
 
     @property
     def free(self) -> int:
@@ -253,8 +269,11 @@ def plan(p: PlanInput) -> Plan:
     split = [h for h in (kv_heads_per_gpu(s, p.tp) for s in p.arch.layers) if h is not None]
     heads = min(split) if split else None
     copies = max(replication(s, p.tp) for s in p.arch.layers)
+    parts = stages(p.arch.n_layers, p.pp)
+    fullest = max(parts, key=lambda r: stage_kv_bytes(p, r, p.context, p.batch))
     return Plan(weights, kv, reserve, p.gpu.memory_bytes, weights + kv + reserve <= p.gpu.memory_bytes,
-                max_context(p), max_batch(p), heads, copies, p.pp, max(len(r) for r in stages(p.arch.n_layers, p.pp)))
+                max_context(p), max_batch(p), heads, copies, p.pp, max(len(r) for r in parts),
+                stage_state_bytes(p, fullest, p.batch))
 
 
 @dataclass(frozen=True)

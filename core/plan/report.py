@@ -26,7 +26,7 @@ from core.plan.fit import (
 from core.plan.roofline import layer_kinds, roofline
 from core.plan.weights import PART_NAMES, WeightParts
 
-PER_GPU = ("weights", "kv_cache", "reserve", "free", "capacity")
+PER_GPU = ("weights", "kv_cache", "reserve", "free", "capacity", "state")
 
 SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 

@@ -17,6 +17,7 @@ from core.timing.change import timing_ratio
 
 # (label, section, key, kind, lower_is_better). kind: count, bytes, gb, ms, rate, bits, percent, loss, text.
 # Rows of the "model" section (a real model's context and fidelity) appear only when a pin has them.
+OPTIONAL_KEYS = {"state_bytes"}  # figures only some reports have (a recurrent layer's state): rows shown when one does
 METRICS = [
     ("model", "model", "name", "text", None),
     ("changed", "model", "changed", "text", None),
@@ -40,6 +41,7 @@ METRICS = [
     ("FLOPs, all layers", "layers", "flops_total", "count", True),
     ("KV cache / token", "kv_cache", "bytes_per_token", "bytes", True),
     ("KV cache, B x T x L", "kv_cache", "bytes_total", "bytes", True),
+    ("of which recurrent state", "kv_cache", "state_bytes", "bytes", True),
     *(row for kind in KINDS.values() for row in kind.compare_rows),  # the figures only one layer kind has
     ("layer time", "timing", "median_ms", "ms", True),
     ("core time", "timing", "core_median_ms", "ms", True),
@@ -211,8 +213,8 @@ class TableRow:
 def comparison(reports: list[dict[str, Any]], baseline: int) -> list[TableRow]:
     rows = []
     for label, section, key, kind, lower in METRICS:
-        if (section in ("model", "plan") or key in KIND_ROWS) and all(metric_value(r, section, key) is None
-                                                                     for r in reports):
+        optional = section in ("model", "plan") or key in KIND_ROWS or key in OPTIONAL_KEYS
+        if optional and all(metric_value(r, section, key) is None for r in reports):
             continue  # no pin holds a real model's (a layer kind's own, a plan's) figure of this kind
         if section == "layout" and (all(r.get("layout") is None for r in reports)
                                     or all(metric_value(r, section, key) is None for r in reports)):

@@ -250,7 +250,9 @@ class PlanTab:
         per, i = j["per_gpu"], j["inputs"]
         parts = " · ".join(f"{name} {gib(per[k])}" for k, name in
                            (("weights", "weights"), ("kv_cache", "KV cache"), ("reserve", "allowance"), ("free", "free")))
-        lines = [f"Per GPU: {parts} of {gib(per['capacity'])}.", *weights_sentence(j), heads_sentence(j)]
+        state = (f" The KV cache includes the recurrent layers' fixed state, {gib(per['state'])} (float32, whatever the "
+                 "context)." if per.get("state") else "")
+        lines = [f"Per GPU: {parts} of {gib(per['capacity'])}.{state}", *weights_sentence(j), heads_sentence(j)]
         if i["pp"] > 1:
             lines.append(f"{i['n_gpus']} GPUs at TP {i['tp']}: {i['pp']} pipeline stages of up to "
                          f"{j['layers_per_stage']} layers each (the GPUs beyond one TP group split the layers).")

@@ -206,3 +206,42 @@ def test_a_state_that_would_not_fit_is_refused_before_allocating():
                           seq_len=1 << 20, batch_size=64)
     with pytest.raises(ValueError, match="lower seq_len, batch, d_model or the heads"):
         kernels_of(cfg.layer_spec()).run_timing(cfg, torch.device("cpu"), cfg.layer_spec())
+
+
+def test_the_planner_keeps_each_gpu_s_share_of_the_state_beside_the_kv():
+    from core.plan.fit import PlanInput, gpu_kv_bytes, plan, reserve_bytes, weight_bytes
+    from core.plan.gpus import find_gpu
+
+    preset = find_preset("Qwen3-Next-80B-A3B")
+    arch = preset.apply(AttentionConfig()).architecture()
+    p = PlanInput(arch, preset.params, find_gpu("h200"), n_gpus=2, tp=2, batch=64, context=32768)
+    r = plan(p)
+    per_sequence = 32 * 128 * 128 * 4 + (2 * 16 * 128 + 32 * 128) * 3 * 2  # fp32 state, bf16 conv inputs
+    assert r.state == 36 * per_sequence * 64 // 2  # value heads shared out over TP 2
+    assert r.kv_cache == 12 * 2 * 1 * 256 * 2 * 32768 * 64 + r.state  # one KV head of 256 a GPU, bf16
+    room = p.gpu.memory_bytes - weight_bytes(p) - reserve_bytes(p)
+    assert r.max_batch == room // gpu_kv_bytes(p, batch=1)  # a sequence's KV and its state
+    fp8_state = plan(PlanInput(arch, preset.params, find_gpu("h200"), n_gpus=2, tp=2, batch=64, context=32768,
+                               state_dtype="fp8_e4m3"))
+    assert fp8_state.state == 36 * (32 * 128 * 128 + (2 * 16 * 128 + 32 * 128) * 3 * 2) * 64 // 2
+    gdn = arch.layers[0]
+    with pytest.raises(ValueError, match="does not divide the Gated DeltaNet layer's 32 heads"):
+        kind_of(gdn).check_tp(gdn, 3)
+    jamba = find_preset("Jamba-v0.1")
+    PlanInput(jamba.apply(AttentionConfig()).architecture(), jamba.params, find_gpu("h200"), n_gpus=8, tp=8)
+    with pytest.raises(ValueError, match="state dtype 'int4' is not known"):
+        PlanInput(arch, preset.params, find_gpu("h200"), state_dtype="int4")
+
+
+def test_the_compare_table_shows_the_state_beside_the_kv():
+    from core.report import build_report
+    from core.study.compare import comparison
+
+    hybrid = build_report(find_preset("Qwen3-Next-80B-A3B").apply(AttentionConfig(dtype="bfloat16", seq_len=4096)))
+    plain = build_report(find_preset("Llama 3 8B").apply(AttentionConfig(dtype="bfloat16", seq_len=4096)))
+    rows = {row.label: row for row in comparison([hybrid, plain], 0)}
+    state = 36 * (32 * 128 * 128 * 4 + (2 * 16 * 128 + 32 * 128) * 3 * 2)
+    assert hybrid["kv_cache"]["state_bytes"] == state and "state_bytes" not in plain["kv_cache"]
+    assert hybrid["kv_cache"]["bytes_total"] == 12 * 2 * 2 * 256 * 2 * 4096 + state
+    assert "of which recurrent state" in rows
+    assert "of which recurrent state" not in {r.label for r in comparison([plain, plain], 0)}

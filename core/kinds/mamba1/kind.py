@@ -56,6 +56,13 @@ class Mamba1Kind(MixerKind):
         heads = max(w.d_inner // 128, 1)
         return LayerSpec(heads, heads, 128)
 
+    def check_tp(self, spec: LayerSpec, tp: int) -> None:
+        """Engines shard its channels over the TP group: d_inner must divide evenly."""
+        inner = widths_of(spec, Mamba1Widths).d_inner
+        if inner % tp:
+            raise ValueError(f"a TP degree of {tp} does not divide the Mamba-1 layer's {inner} channels; choose a "
+                             f"degree that divides {inner}.")
+
     def counts(self, d: int, spec: LayerSpec) -> Mamba1Params:
         return mamba1_params(shape(d, spec))
 
