@@ -30,7 +30,7 @@ def plan_input(d: dict[str, Any], cfg: AttentionConfig, arch: Architecture | Non
     weights = WeightParts.from_json(d["weights"]) if d.get("weights") is not None else None
     return PlanInput(arch or cfg.architecture(d.get("kind", "causal")), d["params"], gpu_of(d), d["n_gpus"], d["tp"],
                      d["weights_dtype"], d["kv_dtype"], d["batch"], d["context"], d["reserve"], d.get("active_params"),
-                     weights)
+                     weights, cfg.state_format)
 
 
 def check_pin_plan(d: Any, where: str, cfg: AttentionConfig, arch: Architecture | None) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def plan_inputs(cfg: AttentionConfig, params: int, gpu, n_gpus: int, tp: int, we
     """The plan of cfg's model (its layers, as the app counts them) at this workload; kind encoder: no cache. arch:
     a real model's layers as they are (a change to one layer changes that layer only), in place of cfg's."""
     return PlanInput(arch or cfg.architecture(kind), params, gpu, n_gpus, tp, weights_dtype, kv_dtype, batch, context,
-                     reserve, active_params, weights)
+                     reserve, active_params, weights, cfg.state_format)
 
 
 def trained_context_note(j: dict[str, Any], name: str, trained_tokens: int) -> str:

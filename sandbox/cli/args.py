@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import NoReturn
 
 from core.arch.config import DTYPE_BYTES, PHASES, AttentionConfig
-from core.arch.formats import KV_FORMATS
+from core.arch.formats import KV_FORMATS, STATE_FORMATS
 from core.arch.presets import find_preset
 from core.kinds.kind import CliFlag, LayerKind
 from core.kinds.registry import KINDS
@@ -76,6 +76,9 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
                    help="learned attention sinks, one logit per head (gpt-oss)")
     g.add_argument("--kv-dtype", metavar="FORMAT", help="the KV cache's format: " + ", ".join(KV_FORMATS)
                                                        + " (default: --dtype); timing still runs in --dtype")
+    g.add_argument("--state-dtype", metavar="FORMAT", choices=STATE_FORMATS,
+                   help="a recurrent layer's state (Gated DeltaNet, Mamba ...): " + ", ".join(STATE_FORMATS)
+                        + " (default float32, as engines keep it)")
     g.add_argument("--attention", choices=list(KINDS),
                    help="the layer kind: " + "; ".join(f"{k.name} ({k.cli_help})" for k in KINDS.values()))
     for flag in WIDTH_FLAGS.values():
@@ -108,6 +111,7 @@ FLAG_FIELDS = {
     "layer_pattern": "layer_pattern",
     "sinks": "sinks",
     "kv_dtype": "kv_dtype",
+    "state_dtype": "state_dtype",
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.format import format_noun
 from core.inputs.tokens import MAX_DISPLAY_TOKENS
+from core.kinds.registry import kind_of
 from sandbox.jobs.types import HeatmapResult
 
 
@@ -21,13 +22,16 @@ def describe_view(result: HeatmapResult, model_name: str | None) -> str:
         return (f"{model_name}, {where}: {format_noun(cfg.n_heads, 'head')} × {format_noun(total, 'token')} of {source}{cut}, {shown}. "
                 "Timing runs these shapes with random weights.")
     source = "the induction probe" if result.probe == "induction" else "your text"
-    parts = [f"{format_noun(cfg.n_heads, 'head')} × {format_noun(n, 'token')} of {source}"]
+    spec = result.layer_spec
+    maps = format_noun(len(result.probs), "head")  # the maps drawn: a stack's layer has heads of its own
+    if spec is not None and kind_of(spec).has_state:
+        maps = f"layer {result.view_layer}, {kind_of(spec).short}: {format_noun(len(result.probs), 'map')}"
+    parts = [f"{maps} × {format_noun(n, 'token')} of {source}"]
     if total > n:
         limit = "seq_len" if n == cfg.seq_len else f"the {MAX_DISPLAY_TOKENS}-token display limit"
         parts.append(f"showing {n} of {total} tokens ({limit})")
     if cfg.seq_len > n:
         parts.append(f"timing runs the full seq_len {cfg.seq_len:,} on random inputs")
-    spec = result.layer_spec
     if spec is not None and spec.window is not None:
         parts.append(f"layer {result.view_layer} is local: each query sees the "
                      f"{spec.window:,} keys up to itself (the band)")

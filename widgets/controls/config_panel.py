@@ -226,8 +226,8 @@ class ConfigPanel(QWidget):
             dtype=self.dtype.currentText(), causal=self.causal.isChecked(),
             bias=self.bias_which.currentData() if self.bias.isChecked() else False,
             phase=self.phase.currentText(), softmax_scale=self._cfg.softmax_scale, **self.layout_controls.fields(),
-            widths=widths, output_gate=self._cfg.output_gate, state_dtype=self._cfg.state_dtype,
-            stack=self._cfg.stack)  # a preset's gate, state format and hybrid stack: not sliders
+            widths=widths, output_gate=self._cfg.output_gate,
+            stack=self._cfg.stack)  # a preset's gate and hybrid stack: not sliders
 
     def _refresh_labels(self) -> None:
         cfg = self._cfg

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.arch.config import AttentionConfig
-from core.arch.formats import KV_FORMAT_NOTES, KV_FORMATS
-from core.kinds.registry import kind_named
+from core.arch.formats import KV_FORMAT_NOTES, KV_FORMATS, STATE_FORMATS
+from core.kinds.registry import kind_named, kind_of
 from core.kinds.standard.band import MAX_WINDOW
 from widgets.common.steady import LayoutFirewall
 from widgets.common.wheel import FocusCombo
@@ -87,6 +87,14 @@ class LayoutControls(QGroupBox):
         for name in KV_FORMATS:
             self.kv_dtype.addItem(name, name)
             self.kv_dtype.setItemData(self.kv_dtype.count() - 1, KV_FORMAT_NOTES[name], 3)
+        self.state_dtype = FocusCombo()  # a recurrent layer's state (a hybrid stack's, or a mixer's own)
+        for name in STATE_FORMATS:
+            self.state_dtype.addItem(name, name)
+        self.state_dtype.setToolTip(
+            "How a recurrent layer (Gated DeltaNet, Mamba ...) keeps its state: float32 as vLLM and transformers do by "
+            "default; bfloat16 halves it and fp8 quarters it, and whether a state survives that is debated (MiniMax-M2's "
+            "team named it as one reason to go back to full attention). Its convolution's inputs stay in the compute "
+            "dtype.")
         self.split = QLabel("")  # "52 local (W 1024) + 10 global layers"
         for name in ("lock", "qk_norm", "pattern", "sinks", "kv_dtype"):
             getattr(self, name).setToolTip(TIPS[name])
@@ -129,6 +137,8 @@ class LayoutControls(QGroupBox):
         self.sinks_row.setLayout(srow)
         form.addRow("", self.sinks_row)
         form.addRow("KV cache", self.kv_dtype)
+        form.addRow("State", self.state_dtype)
+        form.setRowVisible(self.state_dtype, False)  # shown for a model with recurrent layers
         for row in (hrow, top, srow):  # rows in widgets of their own (hidden for MLA): no extra margins
             row.setContentsMargins(0, 0, 0, 0)
 
@@ -140,6 +150,7 @@ class LayoutControls(QGroupBox):
         self.head_dim.value_changed.connect(self._on_any)
         self.window.value_changed.connect(self._on_any)
         self.kv_dtype.currentIndexChanged.connect(self._on_any)
+        self.state_dtype.currentIndexChanged.connect(self._on_any)
         self.pattern.activated.connect(self._on_any)
         line = self.pattern.lineEdit()
         if line is not None:
@@ -189,12 +200,13 @@ class LayoutControls(QGroupBox):
             "layer_pattern": self.pattern.currentText() if self.window_on.isChecked() else "global",
             "sinks": self.sinks.isChecked(),
             "kv_dtype": self.kv_dtype.currentData(),
+            "state_dtype": None if self.state_dtype.currentData() == "float32" else self.state_dtype.currentData(),
         }
 
     def write(self, cfg: AttentionConfig) -> None:
         """Show cfg. A field cfg leaves unset keeps the control's last value (a window switched off keeps its
         W and pattern for when it is switched on again; a tied head width keeps the user's own width)."""
-        widgets = (self.lock, self.qk_norm, self.window_on, self.pattern, self.sinks, self.kv_dtype)
+        widgets = (self.lock, self.qk_norm, self.window_on, self.pattern, self.sinks, self.kv_dtype, self.state_dtype)
         blockers = [QSignalBlocker(w) for w in widgets]
         self.lock.setChecked(cfg.head_dim_tied)
         if not cfg.head_dim_tied:
@@ -211,6 +223,10 @@ class LayoutControls(QGroupBox):
             self.pattern.setCurrentText(cfg.layer_pattern)
         self.sinks.setChecked(cfg.sinks)
         self.kv_dtype.setCurrentIndex(0 if cfg.kv_dtype is None else self.kv_dtype.findText(cfg.kv_dtype))
+        self.state_dtype.setCurrentIndex(self.state_dtype.findData(cfg.state_format))
+        recurrent = any(kind_of(s).has_state for s in set(cfg.architecture().layers))
+        if self.form.isRowVisible(self.state_dtype) != recurrent:
+            self.form.setRowVisible(self.state_dtype, recurrent)
         del blockers
         self._enable_window()
         self.show_summary(cfg)
