@@ -16,6 +16,11 @@ from core.kinds.standard.kind import STANDARD
 KINDS: dict[str, LayerKind] = {kind.name: kind for kind in (STANDARD, MLA, GATED_DELTANET, MAMBA2, KDA, LIGHTNING, MAMBA1)}
 
 
+# The kinds a configuration's own layer may be switched to (the attention type control, --attention): a recurrent
+# mixer joins a model through a hybrid stack's preset (core/arch/stack.py), beside attention layers.
+OWN_LAYER_KINDS: dict[str, LayerKind] = {name: kind for name, kind in KINDS.items() if not kind.has_state}
+
+
 def kind_of(spec: LayerSpec) -> LayerKind:
     """The kind that counts, caches, runs, times and draws spec."""
     return KINDS[spec.kind]

@@ -11,7 +11,7 @@ from core.arch.config import DTYPE_BYTES, PHASES, AttentionConfig
 from core.arch.formats import KV_FORMATS, STATE_FORMATS
 from core.arch.presets import find_preset
 from core.kinds.kind import CliFlag, LayerKind
-from core.kinds.registry import KINDS
+from core.kinds.registry import KINDS, OWN_LAYER_KINDS
 from core.kinds.widths import KindWidths
 
 PROG = "attention-sandbox"
@@ -79,8 +79,9 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--state-dtype", metavar="FORMAT", choices=STATE_FORMATS,
                    help="a recurrent layer's state (Gated DeltaNet, Mamba ...): " + ", ".join(STATE_FORMATS)
                         + " (default float32, as engines keep it)")
-    g.add_argument("--attention", choices=list(KINDS),
-                   help="the layer kind: " + "; ".join(f"{k.name} ({k.cli_help})" for k in KINDS.values()))
+    g.add_argument("--attention", choices=list(OWN_LAYER_KINDS),
+                   help="the layer kind: " + "; ".join(f"{k.name} ({k.cli_help})" for k in OWN_LAYER_KINDS.values())
+                        + " (recurrent layers come with the hybrid presets)")
     for flag in WIDTH_FLAGS.values():
         g.add_argument(f"--{flag.flag}", type=int, metavar="N", help=flag.help)
     g.add_argument("--phase", choices=PHASES, help="prefill (default) or decode")

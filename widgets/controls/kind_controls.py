@@ -11,7 +11,7 @@ from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QWidget
 
 from core.arch.config import AttentionConfig
-from core.kinds.registry import KINDS, kind_named
+from core.kinds.registry import OWN_LAYER_KINDS, kind_named
 from core.kinds.widths import KindWidths
 from widgets.common.style import set_style
 from widgets.common.wheel import FocusCombo, FocusSpin
@@ -23,9 +23,10 @@ class KindControls(QGroupBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Attention type", parent)
         self.kind = FocusCombo()
-        for kind in KINDS.values():
+        for kind in OWN_LAYER_KINDS.values():
             self.kind.addItem(kind.picker, kind.name)
-        self.kind.setToolTip(" ".join(kind.about for kind in KINDS.values()))
+        self.kind.setToolTip(" ".join(kind.about for kind in OWN_LAYER_KINDS.values())
+                             + " Recurrent layers (Gated DeltaNet, Mamba ...) come with the hybrid presets.")
         self.d_model = 768  # the width a first switch to a kind fits its widths to
         self._last: dict[str, KindWidths] = {}  # each kind's widths to come back to
         form = QFormLayout(self)
@@ -34,7 +35,7 @@ class KindControls(QGroupBox):
         self.rows: dict[str, QWidget] = {}  # a kind's spin boxes, shown while it is chosen
         self.spins: dict[str, dict[str, FocusSpin]] = {}
         self.notes: dict[str, QLabel] = {}
-        for kind in KINDS.values():
+        for kind in OWN_LAYER_KINDS.values():
             if kind.widths_type is not None:
                 self.rows[kind.name] = self._width_rows(kind.name, kind.widths_type)
                 form.addRow(self.rows[kind.name])

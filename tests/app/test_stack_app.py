@@ -1,0 +1,65 @@
+"""Hybrid stacks in the window: the Layers strip picks the layer the maps show, a recurrent layer's maps are its
+implicit attention on the diverging scale, the costs split state and KV, and the Memory tab reads core's curve;
+each figure against an independent reference (the display layer's own matrix, the counts, the curve)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from core.arch.config import AttentionConfig
+from core.arch.presets import find_preset
+from core.counts import kind_counts
+from core.format import format_bytes
+from core.inputs.embedding import embed_tokens
+from core.kinds.kernels import kernels_of
+from core.long.memory_curve import memory_curve
+from tests.app.test_mla_app import pick_preset
+
+TEXT = "one two three four five six seven eight"
+START = AttentionConfig(d_model=64, n_heads=4, seq_len=64, n_layers=2, causal=True, dtype="bfloat16")
+
+
+def test_the_strip_picks_a_gdn_layer_whose_maps_are_its_implicit_attention(make_window, qtbot):
+    w = make_window(text=TEXT, config=START)
+    pick_preset(w, "Qwen3-Next-80B-A3B")
+    panel, cfg = w.config_panel, w.config()
+    assert cfg.n_layers == 48 and not panel.n_layers.isEnabled()
+    assert panel.strip.isVisibleTo(panel) and len(panel.strip.cells) == 48
+    assert [c.short for c in panel.strip.cells[:4]] == ["GDN", "GDN", "GDN", "global"]
+    panel.strip.picked.emit(1)
+    qtbot.waitUntil(lambda: w.last_heatmaps is not None and w.last_heatmaps.view_layer == 1
+                    and w.last_heatmaps.config == w.config(), timeout=60_000)
+    hm = w.last_heatmaps
+    spec = cfg.layer_spec(1)
+    assert hm.layer_spec == spec and hm.probs.shape[0] == 32  # the value heads
+    layer = kernels_of(spec).display_layer(cfg.focus(1), hm.seed, spec)
+    with torch.inference_mode():
+        want = layer.probs_and_sinks(embed_tokens(hm.tokens, cfg.d_model, hm.seed))[0][0].numpy()
+    np.testing.assert_allclose(hm.probs, want, atol=1e-6)
+    assert hm.probs.min() < 0 and w.mosaic.diverging and not w.mosaic.colormap.isVisible()
+    assert "implicit attention" in w.mosaic.bar_text.toolTip()
+    assert w.models.picker.layer.suffix().strip() == "GDN" and "layer 1, GDN: 32 maps" in w.info.text()
+    panel.strip.picked.emit(3)  # the attention layer: probabilities again
+    qtbot.waitUntil(lambda: w.last_heatmaps.view_layer == 3, timeout=60_000)
+    assert not w.mosaic.diverging and w.mosaic.colormap.isVisibleTo(w.mosaic)
+    np.testing.assert_allclose(w.last_heatmaps.probs.sum(-1), 1.0, atol=1e-5)
+
+
+def test_the_costs_split_state_and_kv_and_the_memory_tab_reads_core_s_curve(make_window, qtbot):
+    w = make_window(text=TEXT, config=START)
+    pick_preset(w, "Nemotron-H-8B")
+    cfg = w.config()
+    glob, mamba = kind_counts(cfg.architecture(), cfg)
+    m = w.metrics
+    assert m.values["kv_split"].text() == format_bytes(mamba.state_bytes)
+    assert m.shorts["kv_split"].text() == f"| {format_bytes(glob.kv_bytes_total)}"
+    assert m.values["layers"].text() == "4 | 24"
+    w.tabs.setCurrentWidget(w.memory.panel)
+    qtbot.waitUntil(lambda: w.memory.curve is not None and not w.memory.stale, timeout=10_000)
+    base = find_preset("Llama 3 8B").apply(cfg.with_(stack=None, widths=None, output_gate=False))
+    want = memory_curve(cfg, base, "Llama 3 8B", cfg.seq_len, "this stack")
+    assert w.memory.panel.sentence.text() == want.sentence
+    assert w.memory.curve.state == mamba.state_bytes // cfg.batch_size
+    w.memory.panel.baseline.setCurrentText("Llama 3 70B")
+    assert "Llama 3 70B" in w.memory.panel.sentence.text()
