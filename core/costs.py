@@ -171,6 +171,8 @@ def costs(cfg: AttentionConfig, ctx: CostContext | None = None) -> Costs:
         r.add("kv_total", f"{total:,.0f} B", format_bytes(total), why + f", x {T:,} tokens x batch {B}",
               (total, trained * T * B))
     mixers = [k for k in kinds if k.layer_kind != "standard"]  # a hybrid stack's recurrent layers
+    if mixers and arch.kind != "encoder" and "kv_total" in r.rows:  # the total holds the state too: its name says so
+        r.rows["kv_total"] = replace(r.rows["kv_total"], name="Cache (KV + state), B x T x L")
     if mixers and arch.kind != "encoder":
         state = sum(k.state_bytes for k in mixers)
         kv = mc.kv_bytes_total - state

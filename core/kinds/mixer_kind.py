@@ -257,9 +257,15 @@ class MixerKind(LayerKind):
         forms = timing.get(self.timing_forms_key) if self.timing_forms_key else None
         if not forms:
             return ""
-        out = [f"{self.short} prefill {forms['prefill_ms']:.3g} ms, decode step {forms['decode_ms']:.3g} ms"]
+        out = [f"{self.short} prefill {ms(forms['prefill_ms'])}, decode step {ms(forms['decode_ms'])}"]
         if forms.get("softmax_prefill_ms"):
-            out.append(f"the softmax layer of the same width: prefill {forms['softmax_prefill_ms']:.3g} ms "
-                       f"(x{forms['prefill_ms'] / forms['softmax_prefill_ms']:.2g}), decode "
-                       f"{forms['softmax_decode_ms']:.3g} ms (x{forms['decode_ms'] / forms['softmax_decode_ms']:.2g})")
+            out.append(f"the softmax layer of the same width: prefill {ms(forms['softmax_prefill_ms'])} ({self.short} / "
+                       f"softmax = {forms['prefill_ms'] / forms['softmax_prefill_ms']:.2g}x), decode step "
+                       f"{ms(forms['softmax_decode_ms'])} ({self.short} / softmax = "
+                       f"{forms['decode_ms'] / forms['softmax_decode_ms']:.2g}x)")
         return "; ".join(out)
+
+
+def ms(value: float) -> str:
+    """1632.4 -> '1,632 ms', 14.31 -> '14.3 ms', 0.697 -> '0.697 ms'."""
+    return f"{value:,.0f} ms" if value >= 100 else f"{value:.3g} ms"

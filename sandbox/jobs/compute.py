@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 import torch
 
 from core.arch.config import AttentionConfig
@@ -18,6 +19,7 @@ from core.display import display_bytes, display_layer
 from core.inputs.embedding import embed_tokens
 from core.inputs.tokens import display_tokens, simple_tokenize
 from core.kinds.display_guard import guard_display_maps
+from core.kinds.registry import kind_of
 from core.kinds.standard.layer import MAX_DISPLAY_TOKENS
 from core.models.forward_cache import ForwardCache
 from core.models.head_roles import head_scores, induction_probe_text
@@ -105,7 +107,11 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
         probs, sinks = layer.probs_and_sinks(x)  # (1, H, T, T), (1, H, T) or None
     probs_np = probs[0].numpy().copy()
     sink_np = sinks[0].numpy().copy() if sinks is not None else None
+    signed = kind_of(spec).has_state  # implicit attention: signed, unnormalised weights that the roles' scores (made
+    # for probabilities) would misread
     shown = head_scores(probs_np, tokens, repeat if repeat and len(tokens) == len(tokens_all) else None)
+    if signed:
+        shown = {role: np.zeros_like(v) for role, v in shown.items()}  # no badges: no role is claimed
     roles = {role: v[None, :] for role, v in shown.items()}  # one layer: (1, H)
     return HeatmapResult(request_id, req.config, tokens, probs_np, len(tokens_all), req.seed, None, roles, shown,
                          req.probe, sink_np, spec, view_layer(req))

@@ -3,6 +3,7 @@ plain model's KV) beside a pure-attention baseline the user picks, redrawn when 
 
 from __future__ import annotations
 
+from core.arch.config import AttentionConfig
 from core.arch.presets import find_preset, load_presets
 from core.long.memory_curve import memory_curve
 from sandbox.state.app_state import AppState
@@ -41,7 +42,9 @@ class MemoryTab:
     def refresh(self) -> None:
         cfg = self.state.view.config
         name = self.panel.baseline.currentText()
-        baseline = find_preset(name).apply(cfg.with_(stack=None, widths=None, output_gate=False))
+        workload = AttentionConfig(seq_len=cfg.seq_len, batch_size=cfg.batch_size, dtype=cfg.dtype, kv_dtype=cfg.kv_dtype,
+                                   causal=True)  # the baseline's layers are the preset's; the formats are the user's
+        baseline = find_preset(name).apply(workload)
         at = cfg.seq_len
         label = "this stack" if cfg.stack is not None else "this model"
         self.curve = memory_curve(cfg, baseline, name, at, label)

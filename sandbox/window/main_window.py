@@ -431,8 +431,12 @@ class MainWindow(QMainWindow):
     def _show_timing(self, outcome: TimingOutcome) -> None:
         c = outcome.config
         decodes = self.models.shape is None or self.models.shape.kind == "causal"
+        spec = outcome.layer_spec
+        what = c.mode_label  # the layer measured: a hybrid stack's recurrent layer names its own kind
+        if spec is not None and kind_of(spec).has_state:
+            what = kind_of(spec).label(spec)
         self.timing.show_timing(outcome.result.to_report(),
-                                f"{c.mode_label}, T={c.seq_len:,}, B={c.batch_size}, {c.phase}",
+                                f"{what}, T={c.seq_len:,}, B={c.batch_size}, {c.phase}",
                                 c.batch_size, c.seq_len, decodes)
         self.pacer.after_work()  # 4-9 ms of set-up: its paint goes in a turn of its own
 

@@ -26,7 +26,11 @@ def describe_view(result: HeatmapResult, model_name: str | None) -> str:
     maps = format_noun(len(result.probs), "head")  # the maps drawn: a stack's layer has heads of its own
     if spec is not None and kind_of(spec).has_state:
         maps = f"layer {result.view_layer}, {kind_of(spec).short}: {format_noun(len(result.probs), 'map')}"
+    elif cfg.stack is not None:
+        maps = f"layer {result.view_layer}, {cfg.mode_label}: {maps}"
     parts = [f"{maps} × {format_noun(n, 'token')} of {source}"]
+    if spec is not None and kind_of(spec).has_state and cfg.stack is not None:
+        parts.append(f"every {kind_of(spec).short} layer of the stack draws these same random weights")
     if total > n:
         limit = "seq_len" if n == cfg.seq_len else f"the {MAX_DISPLAY_TOKENS}-token display limit"
         parts.append(f"showing {n} of {total} tokens ({limit})")

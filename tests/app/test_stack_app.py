@@ -57,9 +57,21 @@ def test_the_costs_split_state_and_kv_and_the_memory_tab_reads_core_s_curve(make
     assert m.values["layers"].text() == "4 | 24"
     w.tabs.setCurrentWidget(w.memory.panel)
     qtbot.waitUntil(lambda: w.memory.curve is not None and not w.memory.stale, timeout=10_000)
-    base = find_preset("Llama 3 8B").apply(cfg.with_(stack=None, widths=None, output_gate=False))
+    base = find_preset("Llama 3 8B").apply(AttentionConfig(seq_len=cfg.seq_len, dtype=cfg.dtype, causal=True))
     want = memory_curve(cfg, base, "Llama 3 8B", cfg.seq_len, "this stack")
     assert w.memory.panel.sentence.text() == want.sentence
     assert w.memory.curve.state == mamba.state_bytes // cfg.batch_size
     w.memory.panel.baseline.setCurrentText("Llama 3 70B")
     assert "Llama 3 70B" in w.memory.panel.sentence.text()
+
+
+def test_the_memory_tab_follows_any_configuration_while_on_screen(make_window, qtbot):
+    """An MLA layer of 6 heads on d_model 64 is valid; its baseline is the preset's own layers, never this layer's
+    heads without their widths (that once raised in the tab's slot)."""
+    from core.kinds.mla.spec import MLADims
+
+    w = make_window(text=TEXT, config=START)
+    w.tabs.setCurrentWidget(w.memory.panel)
+    w.config_panel.set_config(START.with_(n_heads=6, n_kv_heads=6, widths=MLADims(0, 32, 8, 4, 6)))
+    qtbot.waitUntil(lambda: not w.memory.stale, timeout=10_000)
+    assert "this model caches" in w.memory.panel.sentence.text() and "every byte is KV" in w.memory.panel.sentence.text()

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from core.format import format_bytes, format_tokens
 from core.long.memory_curve import MemoryCurve
 
-COLOURS = {"kv": "#2563eb", "state": "#16a34a", "total": "#111827", "baseline": "#9ca3af"}
+COLOURS = {"kv": "#2563eb", "state": "#16a34a", "total": "#111827", "baseline": "#6b7280"}
 
 
 class MemoryChart(QWidget):
@@ -69,12 +69,12 @@ class MemoryChart(QWidget):
         if curve.state:
             line([curve.state] * len(xs), "state", "its recurrent state (flat)")
         line(curve.baseline, "baseline", baseline, dashed=True)
-        marks = ((curve.crossover_memory, "state = KV", 0.45), (curve.crossover_read, "state read = KV read", 0.3))
+        marks = ((curve.crossover_memory, "state = KV", 0.12), (curve.crossover_read, "state read = KV read", 0.04))
         for t, what, where in marks:
             if t is not None and xs[0] <= t <= xs[-1]:
                 mark = pg.InfiniteLine(pos=math.log10(t), angle=90, pen=pg.mkPen("#dc2626", style=Qt.PenStyle.DotLine),
                                        label=f"{what}: T {format_tokens(t)}",
-                                       labelOpts={"position": where, "color": "#dc2626", "fill": (255, 255, 255, 220)})
+                                       labelOpts={"position": where, "color": "#dc2626"})
                 self.plot.addItem(mark)
         values = [v for v in (*curve.total, *curve.baseline, curve.state) if v > 0] or [1]
         lo, hi = math.floor(math.log2(min(values))), math.ceil(math.log2(max(values)))
