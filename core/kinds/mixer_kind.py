@@ -106,6 +106,12 @@ class MixerKind(LayerKind):
         """The state's shape in words: "32 heads x 128 x 128"."""
 
     # --- LayerKind, answered once for every mixer ---------------------------------------------------------------
+    @property
+    def group_tag(self) -> str:  # type: ignore[override]
+        """'k3': the key head a value head reads (Gated DeltaNet), 'g3': the group of B and C (Mamba-2)."""
+        name = self.widths_type.kv_name if self.widths_type is not None else ""  # type: ignore[attr-defined]
+        return {"key heads": "k", "groups": "g"}.get(name, "kv")
+
     def widths(self, spec: LayerSpec) -> Any:
         assert self.widths_type is not None
         return widths_of(spec, self.widths_type)  # type: ignore[arg-type]
@@ -236,7 +242,12 @@ class MixerKind(LayerKind):
         state = self.state_bytes(spec, cfg.state_format, cfg.dtype)
         rec, conv = self.recurrent_values(spec), self.conv_values(spec)
         tq = "T" if cfg.phase == "prefill" else "1"
+        w = self.widths(spec)
         return [
+            CostRow("head_dim", str(spec.head_dim), w.head_field,
+                    f"This {self.title} layer's head width is its {w.head_field} = {spec.head_dim}; "
+                    f"{format_noun(spec.n_heads, 'head')}, {spec.n_kv_heads} {w.kv_name}. The configuration's own "
+                    "layer (the sliders') keeps its head_dim."),
             CostRow(f"{self.name}_state", f"{state:,} B", format_bytes(state),
                     f"This {self.title} layer caches nothing a token: it keeps a state of {self.state_shape(spec)} = "
                     f"{rec:,} values in {cfg.state_format}, plus its convolution's last k - 1 inputs ({conv:,} values "

@@ -384,7 +384,8 @@ class MainWindow(QMainWindow):
         signed = kind_of(spec).signed_maps if spec is not None else ""
         if signed:  # a recurrent layer's implicit attention: signed weights on the diverging map
             self.mosaic_relaid = self.mosaic.set_signed(result.probs, result.tokens, group, signed,
-                                                        cols=self.models.shared_cols(result))
+                                                        cols=self.models.shared_cols(result),
+                                                        tag=kind_of(spec).group_tag)
         else:
             self.mosaic.set_probabilities()
             self.mosaic_relaid = self.mosaic.set_data(result.probs, result.tokens, group,

@@ -128,6 +128,9 @@ class ConfigPanel(QWidget):
         self.strip = StackStrip()
         self.strip.picked.connect(self.layer_picked)
         form.addRow("Layers", self.strip)
+        self.strip_legend = QLabel("")  # the strip's colours, by kind
+        self.strip_legend.setStyleSheet("color: #374151;")
+        form.addRow("", self.strip_legend)
         row = QHBoxLayout()
         row.addWidget(self.bias)
         row.addWidget(self.bias_which)
@@ -240,8 +243,12 @@ class ConfigPanel(QWidget):
         stacked = cfg.stack is not None  # a hybrid stack lists its layers: n_layers is its length
         self.n_layers.setEnabled(not stacked)
         self.arch_form.setRowVisible(self.strip, stacked)
+        self.arch_form.setRowVisible(self.strip_legend, stacked)
         if stacked:
             self.strip.set_cells(strip_cells(cfg), self.strip.current)
+            legend = self.strip.legend() + "  (click a layer)"
+            if self.strip_legend.text() != legend:
+                self.strip_legend.setText(legend)
         self.layout_controls.set_hidden(hidden)
         self.kind_controls.d_model = cfg.d_model  # a first switch to a kind fits its widths to this width
         notes = cfg.head_dim_warnings()

@@ -260,4 +260,6 @@ def summary(cfg: AttentionConfig) -> str:
     parts.append(f"{local} local W {cfg.window:,} + {cfg.n_layers - local} global" if local else "all global")
     parts += ["sinks"] if cfg.sinks else []
     parts.append(f"KV {cfg.kv_format}")
+    if cfg.stack is not None:
+        parts.append(f"state {cfg.state_format}")
     return ", ".join(parts)

@@ -3,6 +3,8 @@ pick the layer the heatmaps and the timing show. Draws what core/kinds/strip.py 
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
@@ -34,6 +36,11 @@ class StackStrip(QWidget):
             self.setToolTip(f"{len(cells)} layers: {strip_summary(cells)}. Click a layer (or ←/→) to show its heads "
                             "and time it; " + ", ".join(legend) + " as coloured.")
             self.update()
+
+    def legend(self) -> str:
+        """The strip's colours, as rich text: '■ GDN ■ global'."""
+        seen = {c.short: c.colour for c in self.cells}
+        return "  ".join(f"<span style='color:{colour}'>■</span> {html.escape(name)}" for name, colour in seen.items())
 
     def cell_rect(self, i: int) -> QRect:
         n = max(len(self.cells), 1)

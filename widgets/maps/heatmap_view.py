@@ -235,13 +235,15 @@ class HeatmapMosaic(QWidget):
         self.set_data(diff, tokens, group_size)
 
     def set_signed(self, values: np.ndarray, tokens: list[str], group_size: int, caption: str,
-                   cols: int | None = None) -> bool:
+                   cols: int | None = None, tag: str = "kv") -> bool:
         """Signed maps (H, T, T) (a recurrent layer's implicit attention: rows need not sum to one and can be
-        negative) on the diverging map, 0 white, with caption as its legend; the colormap choice does not apply."""
+        negative) on the diverging map, 0 at its middle, with caption as its legend; the colormap choice does not
+        apply, the shared or per-head scale does. tag names a head's group in its title ('k': key head, 'g': group)."""
         self.diverging, self.signed_caption = True, caption
         self.colormap.hide()
-        self.scale.hide()
-        return self.set_data(values, tokens, group_size, cols)
+        self.scale.show()
+        titles = [f"h{h}" + (f" · {tag}{h // group_size}" if group_size > 1 else "") for h in range(len(values))]
+        return self.set_data(values, tokens, group_size, cols, titles)
 
     def set_probabilities(self) -> None:
         """Back to probabilities after signed maps: the colormap and its scale again."""
@@ -256,14 +258,18 @@ class HeatmapMosaic(QWidget):
             return
         rect = QRectF(0, 0, self.layout_.width, self.layout_.height)
         if self.diverging:
-            idx, m = diverging_index(self.probs)
+            shown = self.probs
+            if self.signed_caption and self.per_head:  # each head on its own symmetric scale: -its max to +its max
+                top = np.abs(self.probs).reshape(len(self.probs), -1).max(axis=1)  # (H,)
+                shown = self.probs / np.where(top > 0, top, 1.0)[:, None, None]
+            idx, m = diverging_index(shown)
             self.image.setImage(render_index(idx, self.layout_), autoLevels=False, levels=None,
                                 lut=mosaic_table(DIVERGING))
             self.image.setRect(rect)
             self.bar.setPixmap(gradient_pixmap(DIVERGING))
             end = f"{m:.3f}" if m >= 0.01 else f"{m:.2e}"
-            self.bar_text.setText(f"-{end} → 0 → +{end}" if self.signed_caption else
-                                  diverging_caption(m, *self.diff_names))
+            signed_text = "-max → 0 → +max (each head)" if self.per_head else f"-{end} → 0 → +{end}"
+            self.bar_text.setText(signed_text if self.signed_caption else diverging_caption(m, *self.diff_names))
             self.bar_text.setToolTip(self.signed_caption)
             return
         index, self.vmax = render_probs(self.probs, self.layout_, self.per_head)  # the max found once (1.3 M values)
