@@ -69,7 +69,9 @@ class AttentionConfig:
         if self.stack is not None:
             if not isinstance(self.stack, Stack):
                 raise ValueError(f"stack must be a hybrid stack or none, not {short_repr(self.stack)}.")
-            object.__setattr__(self, "n_layers", self.stack.n_layers)  # the stack lists every layer
+            if self.n_layers != self.stack.n_layers:
+                raise ValueError(f"the hybrid stack lists {self.stack.n_layers} layers, not {short_int(self.n_layers)}; "
+                                 "leave n_layers at the stack's length (drop --layers), or clear the stack.")
         if self.state_dtype is not None and self.state_dtype not in STATE_FORMATS:
             raise ValueError(f"state dtype {short_repr(self.state_dtype)} is not known; choose one of "
                              f"{', '.join(STATE_FORMATS)}.")
@@ -230,6 +232,8 @@ class AttentionConfig:
     def focus(self, index: int) -> AttentionConfig:
         """This configuration with layer index as its own layer (a stack's mixer is then the layer its sliders, timing
         and maps describe); itself when index is already its own."""
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < self.n_layers:
+            raise ValueError(f"layer {short_repr(index)} is not one of this model's; choose 0 to {self.n_layers - 1}.")
         spec = self.layer_spec(index)
         if self.stack is None or self.stack.pattern[index] == OWN:
             return self

@@ -12,6 +12,7 @@ from typing import Any
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
 from core.arch.stack import Stack, parse_pattern
+from core.kinds.mixer_widths import MixerWidths
 from core.kinds.widths_types import split_widths
 
 # The fields a preset may set; workload fields (seq_len, batch, dtype, KV dtype, phase) stay the user's.
@@ -77,7 +78,9 @@ def preset_stack(data: dict[str, Any], n_layers: int) -> Stack:
     """A preset's stack: its one mixer (a layer spec with its kind's widths) and its pattern in the config's spelling
     (core/arch/stack.py parse_pattern)."""
     spec = LayerSpec.from_dict(data["mixer"])
-    letter = type(spec.widths).letter  # type: ignore[attr-defined]
+    if not isinstance(spec.widths, MixerWidths):
+        raise ValueError("a preset's stack mixer must be a recurrent layer, under its kind's key.")
+    letter = spec.widths.letter
     return Stack(parse_pattern(data["pattern"], letter, n_layers), ((letter, spec),))
 
 

@@ -14,10 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.arch.layer import LayerSpec
+from core.kinds.mixer_widths import MixerWidths
 
 OWN = "A"  # the configuration's own layer
 MAX_STACK = 4096  # as Architecture's MAX_LAYERS
-_RATIO = re.compile(r"^\s*(\d{1,4})\s*:\s*1\s*$")
+MAX_WIDTH = 2**24  # a layer's n_heads x head_dim, as Architecture's bound
+_RATIO = re.compile(r"^\s*(\d+)\s*:\s*1\s*$")
+LAYER_TYPE_WORDS = ("linear_attention", "mamba", "full_attention", "attention")
 
 
 @dataclass(frozen=True)
@@ -31,15 +34,27 @@ class Stack:
         letters = dict(self.mixers)
         if len(letters) != len(self.mixers) or OWN in letters:
             raise ValueError(f"a stack's mixers need one letter each, other than {OWN} (the configuration's own).")
+        if not self.mixers:
+            raise ValueError("a stack needs at least one mixer (a recurrent layer) beside the configuration's own.")
         for letter, spec in self.mixers:
-            if not (isinstance(letter, str) and len(letter) == 1 and letter.isalpha() and letter.isupper()):
-                raise ValueError(f"a stack's mixer letter must be one capital letter, not {letter!r:.20}.")
+            if not (isinstance(letter, str) and len(letter) == 1 and "A" <= letter <= "Z"):
+                raise ValueError(f"a stack's mixer letter must be one capital letter A to Z, not {letter!r:.20}.")
             if not isinstance(spec, LayerSpec):
                 raise ValueError("a stack's mixer must be a layer spec.")
+            if not isinstance(spec.widths, MixerWidths):
+                raise ValueError(f"a stack's mixer {letter} must be a recurrent layer (Gated DeltaNet, KDA, lightning "
+                                 "attention, Mamba-2 or Mamba-1, under its kind's key); attention layers are the "
+                                 "configuration's own (A).")
+            if spec.n_heads * spec.head_dim > MAX_WIDTH:
+                raise ValueError(f"the stack's mixer {letter} is too wide: n_heads x head_dim ({spec.n_heads:,} x "
+                                 f"{spec.head_dim:,}) is at most {MAX_WIDTH:,}.")
         unknown = sorted(set(self.pattern) - set(letters) - {OWN})
         if unknown:
             raise ValueError(f"the stack's pattern has letter(s) {', '.join(map(repr, unknown[:5]))} that name no "
                              f"layer; use {OWN} (this configuration's layer) or {', '.join(letters) or 'a mixer'}.")
+        if not set(self.pattern) - {OWN}:
+            raise ValueError("the stack's pattern names no mixer layer; give at least one of "
+                             f"{', '.join(letters)}, or clear the stack.")
         if OWN not in self.pattern:
             raise ValueError(f"a stack keeps at least one of the configuration's own layers ({OWN}); to make every "
                              "layer a mixer, switch the attention type instead.")
@@ -59,6 +74,9 @@ class Stack:
     def from_dict(cls, data: Any) -> Stack:
         if not isinstance(data, dict) or not isinstance(data.get("mixers"), dict):
             raise ValueError("a stack must be an object of its pattern (one letter a layer) and its mixers by letter.")
+        unknown = sorted(repr(k)[:20] for k in set(data) - {"pattern", "mixers"})
+        if unknown:
+            raise ValueError(f"unknown stack field(s): {', '.join(unknown)}; a stack has a pattern and its mixers.")
         if len(data["mixers"]) > 26:
             raise ValueError("a stack has at most 26 mixers, one a letter.")
         return cls(data.get("pattern"), tuple((k, LayerSpec.from_dict(v)) for k, v in data["mixers"].items()))
@@ -80,15 +98,20 @@ def parse_pattern(text: object, letter: str, n_layers: int | None = None) -> str
     if len(text) > 200_000:
         raise ValueError("the stack's pattern is far longer than any model's; give at most 4,096 layers.")
     raw = text.strip()
+    if not raw.isascii():
+        raise ValueError("the stack's pattern is plain ASCII: letters, N:1, @ indices or layer_types words.")
     ratio = _RATIO.match(raw)
+    if ratio or raw.startswith("@"):
+        if isinstance(n_layers, bool) or not isinstance(n_layers, int) or not 1 <= n_layers <= MAX_STACK:
+            raise ValueError(f"an N:1 or @ pattern needs the number of layers, a whole number from 1 to {MAX_STACK}; "
+                             "set n_layers.")
     if ratio:
-        if n_layers is None:
-            raise ValueError("an N:1 pattern needs the number of layers; set n_layers.")
-        period = int(ratio.group(1)) + 1
-        return "".join(OWN if (i + 1) % period == 0 else letter for i in range(n_layers))
+        n = int(ratio.group(1)[:6])
+        if not 1 <= n < MAX_STACK:
+            raise ValueError(f"a pattern N:1 needs N from 1 to {MAX_STACK - 1} mixer layers per own layer.")
+        return "".join(OWN if (i + 1) % (n + 1) == 0 else letter for i in range(n_layers))  # type: ignore[arg-type]
     if raw.startswith("@"):
-        if n_layers is None:
-            raise ValueError("a pattern of attention indices needs the number of layers; set n_layers.")
+        assert n_layers is not None
         try:
             at = {int(x) for x in re.split(r"[\s,]+", raw[1:].strip()) if x}
         except ValueError:
@@ -96,8 +119,9 @@ def parse_pattern(text: object, letter: str, n_layers: int | None = None) -> str
         if not at or min(at) < 0 or max(at) >= n_layers:
             raise ValueError(f"attention indices must lie from 0 to {n_layers - 1} (0-based).")
         return "".join(OWN if i in at else letter for i in range(n_layers))
-    names = [w.strip().lower() for w in raw.split(",")]
-    if len(names) > 1 and all(re.fullmatch(r"[a-z_]+", w) for w in names):
+    names = [w.strip().lower() for w in raw.split(",") if w.strip()]
+    if names and all(re.fullmatch(r"[a-z_]+", w) for w in names) and any("_" in w or w in LAYER_TYPE_WORDS
+                                                                        for w in names):
         words = {"linear_attention": letter, "mamba": letter, "full_attention": OWN, "attention": OWN}
         bad = sorted({w for w in names if w not in words})
         if bad:

@@ -251,6 +251,14 @@ class LayerKind(ABC):
         """Float32 bytes of the weights display_layer holds."""
         return (cfg.n_heads + cfg.kv_heads) * cfg.head_dim * (cfg.d_model + 1) * 4
 
+    def display_maps(self, spec: LayerSpec) -> int:
+        """The maps its display draws: one a head."""
+        return spec.n_heads
+
+    def display_work_bytes(self, spec: LayerSpec, tokens: int) -> int:
+        """What computing its maps holds beyond the maps themselves (display_guard counts those); 0: nothing more."""
+        return 0
+
     def memory_hint(self) -> str:
         """What else to lower when a run does not fit, beyond seq_len, batch and d_model ('' for nothing)."""
         return ""

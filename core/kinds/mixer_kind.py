@@ -184,7 +184,18 @@ class MixerKind(LayerKind):
         state = B * self.state_values(spec) * 4 * 2
         softmax = 4 * B * T * spec.n_heads * spec.head_dim * b
         scores = B * spec.n_heads * T * T * 4 if materialises_scores else 0
-        return weights + acts + state + softmax + scores
+        return weights + acts + state + softmax + scores + self.work_bytes(spec, B, T)
+
+    def work_bytes(self, spec: LayerSpec, batch: int, tokens: int) -> int:
+        """What the torch forms hold beyond the activations: the chunked form's float32 q, k, v and gates per head and
+        its C x C decay, system and scores for every chunk at once (the scan over chunks runs after)."""
+        chunks = -(-tokens // self.chunk)
+        C, H = self.chunk, spec.n_heads
+        return batch * H * chunks * (3 * C * C + 6 * C * spec.head_dim) * 4
+
+    def display_work_bytes(self, spec: LayerSpec, tokens: int) -> int:
+        """What computing its implicit attention holds at once for tokens, in float64: a few T x T maps a head."""
+        return 4 * spec.n_heads * tokens * tokens * 8
 
     def estimate_timing_s(self, cfg: AttentionConfig, device_type: str, budget_s: float, include_qkv: bool) -> float:
         """Prefill and decode of the mixer and of the softmax layer beside it, each at least 7 calls or the budget;

@@ -43,8 +43,7 @@ def run_mixer_timing(cfg: AttentionConfig, device: torch.device, spec: LayerSpec
                      **_: Any) -> TimingResult:
     """Measure cfg's mixer layer spec on device (kernel: what runs its core, as the device row names it). Raises
     ValueError before allocating when it would not fit."""
-    guard_bytes(kind.timing_bytes(cfg, False), device, free_bytes,
-                hint="lower seq_len, batch, d_model or the heads")
+    guard_bytes(kind.timing_bytes(cfg, False), device, free_bytes, hint="the heads or their widths")
     kw = {"budget_s": budget_s, "should_stop": should_stop}
     done = [0]
 

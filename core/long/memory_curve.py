@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.arch.config import AttentionConfig
-from core.counts import kind_counts, model_counts
+from core.arch.layer import LayerSpec
 from core.format import format_bytes, format_tokens
+from core.kinds.registry import kind_of
 
 CONTEXTS = tuple(2**k for k in range(8, 21))  # 256 .. 1,048,576 tokens: the chart's points (log axes)
 MAX_T = 2**30
@@ -30,38 +31,57 @@ class MemoryCurve:
         return tuple(k + self.state for k in self.kv)
 
 
+class Split:
+    """One sequence's cache of a model at any T: its distinct layers counted once (a 4,096-layer stack has a few)."""
+
+    def __init__(self, cfg: AttentionConfig) -> None:
+        arch = cfg.architecture()
+        self.kv_layers: list[tuple[LayerSpec, int, int]] = []  # (spec, layers, bytes a token a layer)
+        self.state = 0
+        if arch.kind == "encoder":
+            return
+        for spec, n in arch.groups():
+            kind = kind_of(spec)
+            if kind.has_state:
+                self.state += n * kind.state_bytes(spec, cfg.state_format, cfg.dtype)
+            else:
+                self.kv_layers.append((spec, n, kind.cache_bytes_per_token(spec, cfg.kv_format)))
+
+    def kv(self, T: int) -> int:
+        """The attention layers' K and V at T tokens (a window caps a local layer's)."""
+        return sum(n * per_token * kind_of(spec).cached_tokens(spec, T) for spec, n, per_token in self.kv_layers)
+
+    def first_t(self, above: int) -> int | None:
+        """The least T whose KV exceeds above bytes (the KV only grows with T), or None below MAX_T."""
+        if self.kv(MAX_T) <= above:
+            return None
+        lo, hi = 1, MAX_T
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.kv(mid) > above:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+
 def split_at(cfg: AttentionConfig, T: int) -> tuple[int, int]:
     """(KV bytes, state bytes) of one sequence of T tokens under cfg's formats."""
-    one = cfg.with_(seq_len=T, batch_size=1)
-    arch = one.architecture()
-    state = sum(k.state_bytes for k in kind_counts(arch, one))
-    return model_counts(arch, one).kv_bytes_total - state, state
-
-
-def first_t(cfg: AttentionConfig, above: int) -> int | None:
-    """The least T whose KV exceeds above bytes (the KV only grows with T), or None below MAX_T."""
-    if split_at(cfg, MAX_T)[0] <= above:
-        return None
-    lo, hi = 1, MAX_T
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if split_at(cfg, mid)[0] > above:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    s = Split(cfg)
+    return s.kv(T), s.state
 
 
 def memory_curve(cfg: AttentionConfig, baseline: AttentionConfig, baseline_name: str, at: int = 32768,
                  name: str = "this stack") -> MemoryCurve:
     """cfg's per-sequence cache against T beside baseline's, and the sentence that reads it at T = at."""
-    kv = tuple(split_at(cfg, T)[0] for T in CONTEXTS)
-    state = split_at(cfg, CONTEXTS[0])[1]
-    base = tuple(sum(split_at(baseline, T)) for T in CONTEXTS)
-    mem = first_t(cfg, state) if state else None
-    read = first_t(cfg, 2 * state) if state else None
-    kv_at, _ = split_at(cfg, at)
-    base_at = sum(split_at(baseline, at))
+    own, other = Split(cfg), Split(baseline)
+    kv = tuple(own.kv(T) for T in CONTEXTS)
+    state = own.state
+    base = tuple(other.kv(T) + other.state for T in CONTEXTS)
+    mem = own.first_t(state) if state else None
+    read = own.first_t(2 * state) if state else None
+    kv_at = own.kv(at)
+    base_at = other.kv(at) + other.state
     total = kv_at + state
     share = f"{total / base_at:.0%}" if base_at else "-"
     text = (f"At {format_tokens(at)} tokens {name} caches {format_bytes(total)} a sequence "

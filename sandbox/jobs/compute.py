@@ -18,7 +18,7 @@ from core.device import resolve_device
 from core.display import display_bytes, display_layer
 from core.inputs.embedding import embed_tokens
 from core.inputs.tokens import display_tokens, simple_tokenize
-from core.kinds.display_guard import guard_display_maps
+from core.kinds.display_guard import check_display_bytes, guard_display_maps
 from core.kinds.registry import kind_of
 from core.kinds.standard.layer import MAX_DISPLAY_TOKENS
 from core.models.forward_cache import ForwardCache
@@ -100,7 +100,10 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
     if not tokens:
         raise ValueError("the text has no tokens to show; type a few words.")
     spec = view_spec(req)
-    guard_display_maps(spec.n_heads, len(tokens))  # before any weight or map is allocated
+    kind = kind_of(spec)
+    guard_display_maps(kind.display_maps(spec), len(tokens))  # before any weight or map is allocated
+    check_display_bytes(kind.display_work_bytes(spec, len(tokens)), f"{kind.title}'s implicit attention over "
+                        f"{len(tokens)} tokens", "the text's length")
     layer = (cache or LayerCache()).get(req.config.focus(view_layer(req)), req.seed, spec)
     with torch.inference_mode(), one_thread():
         x = embed_tokens(tokens, req.config.d_model, req.seed)  # (1, T, d)

@@ -14,6 +14,7 @@ from core.counts import kind_counts, model_counts
 from core.kinds.gated_deltanet.kind import gdn_core_flops
 from core.kinds.gated_deltanet.layer import GDNLayer
 from core.kinds.gated_deltanet.spec import GDNWidths
+from core.kinds.mamba1.spec import Mamba1Widths
 from core.kinds.mamba2.kind import ssd_core_flops
 from core.kinds.mamba2.layer import Mamba2Layer
 from core.kinds.mamba2.spec import Mamba2Widths
@@ -193,9 +194,10 @@ def test_bad_stacks_and_widths_are_refused_in_a_sentence():
         AttentionConfig(state_dtype="int4")
     stack = Stack("DA", (("D", gdn),))
     with pytest.raises(ValueError, match="turn the causal mask on"):
-        AttentionConfig(stack=stack)
-    cfg = AttentionConfig(d_model=4096, n_heads=32, stack=stack, causal=True, n_layers=12)
-    assert cfg.n_layers == 2  # the stack lists every layer
+        AttentionConfig(stack=stack, n_layers=2)
+    with pytest.raises(ValueError, match="lists 2 layers, not 12"):  # the stack lists every layer
+        AttentionConfig(d_model=4096, n_heads=32, stack=stack, causal=True, n_layers=12)
+    cfg = AttentionConfig(d_model=4096, n_heads=32, stack=stack, causal=True, n_layers=2)
     assert AttentionConfig.from_dict(cfg.to_dict()) == cfg
 
 
@@ -204,7 +206,7 @@ def test_a_state_that_would_not_fit_is_refused_before_allocating():
 
     cfg = AttentionConfig(d_model=8192, n_heads=4096, n_kv_heads=4096, widths=GDNWidths(256, 256, 4), causal=True,
                           seq_len=1 << 20, batch_size=64)
-    with pytest.raises(ValueError, match="lower seq_len, batch, d_model or the heads"):
+    with pytest.raises(ValueError, match="lower seq_len, batch_size or d_model, or the heads or their widths"):
         kernels_of(cfg.layer_spec()).run_timing(cfg, torch.device("cpu"), cfg.layer_spec())
 
 
@@ -245,3 +247,70 @@ def test_the_compare_table_shows_the_state_beside_the_kv():
     assert hybrid["kv_cache"]["bytes_total"] == 12 * 2 * 2 * 256 * 2 * 4096 + state
     assert "of which recurrent state" in rows
     assert "of which recurrent state" not in {r.label for r in comparison([plain, plain], 0)}
+
+
+def test_a_stack_holds_recurrent_mixers_only_and_refuses_what_it_cannot_describe():
+    gdn = LayerSpec(32, 16, 128, widths=GDNWidths())
+    from core.kinds.mla.spec import MLADims
+
+    for mixer, why in ((LayerSpec(8, 2, 64, window=128), "must be a recurrent layer"),
+                       (LayerSpec(8, 8, 192, widths=MLADims()), "must be a recurrent layer")):
+        with pytest.raises(ValueError, match=why):
+            Stack("BA", (("B", mixer),))
+    with pytest.raises(ValueError, match="at least one mixer"):
+        Stack("AA", ())
+    with pytest.raises(ValueError, match="names no mixer layer"):
+        Stack("AA", (("D", gdn),))
+    with pytest.raises(ValueError, match="one capital letter A to Z"):
+        Stack("ΔA", (("Δ", gdn),))
+    with pytest.raises(ValueError, match="is too wide"):
+        Stack("DA", (("D", LayerSpec(65536, 1, 65536, widths=GDNWidths(65536, 65536, 4))),))
+    with pytest.raises(ValueError, match="unknown stack field"):
+        Stack.from_dict({"pattern": "DA", "mixers": {"D": gdn.to_dict()}, "foo": 1})
+    cfg = find_preset("Qwen3-Next-80B-A3B").apply(AttentionConfig())
+    with pytest.raises(ValueError, match="lists 48 layers, not 3"):
+        cfg.with_(n_layers=3)
+    for bad in (48, -1, True, 1.0, None):
+        with pytest.raises(ValueError, match="choose 0 to 47"):
+            cfg.focus(bad)
+    assert cfg.focus(0).layer_spec() == cfg.layer_spec(0) and cfg.focus(3) is cfg
+
+
+@pytest.mark.parametrize("args, fix", [
+    (("3:1", "D", 0), "a whole number from 1 to 4096"),
+    (("3:1", "D", 10**7), "a whole number from 1 to 4096"),
+    (("@0", "D", -1), "a whole number from 1 to 4096"),
+    (("99999:1", "D", 8), "N from 1 to 4095"),
+    (("ß", "D", None), "plain ASCII"),
+])
+def test_pattern_edges_are_refused_in_a_sentence(args, fix):
+    with pytest.raises(ValueError, match=fix):
+        parse_pattern(*args)
+    assert parse_pattern("linear_attention,full_attention,", "D") == "DA"  # a trailing comma, as a list's
+
+
+def test_the_memory_curve_is_the_counts_and_its_crossover_is_where_the_kv_passes_the_state():
+    from core.long.memory_curve import CONTEXTS, memory_curve
+
+    cfg = find_preset("Jamba-v0.1").apply(AttentionConfig(dtype="bfloat16"))
+    base = find_preset("Llama 3 8B").apply(AttentionConfig(dtype="bfloat16"))
+    curve = memory_curve(cfg, base, "Llama 3 8B")
+    for T, kv in zip(CONTEXTS, curve.kv, strict=True):
+        one = cfg.with_(seq_len=T)
+        assert kv + curve.state == model_counts(one.architecture(), one).kv_bytes_total
+    T = curve.crossover_memory
+    kv_at = lambda t: model_counts(cfg.with_(seq_len=t).architecture(), cfg.with_(seq_len=t)).kv_bytes_total - curve.state  # noqa: E731
+    assert kv_at(T) > curve.state >= kv_at(T - 1)
+    assert kv_at(curve.crossover_read) > 2 * curve.state >= kv_at(curve.crossover_read - 1)
+    assert f"below T = {T:,}" in curve.sentence
+
+
+def test_the_display_refuses_maps_whose_work_would_not_fit_before_computing():
+    from sandbox.jobs.compute import ComputeRequest, compute_heatmaps
+
+    cfg = AttentionConfig(d_model=64, n_heads=1, n_kv_heads=1, widths=Mamba1Widths(8, 65536, 4, 4), causal=True,
+                          seq_len=256)
+    req = ComputeRequest(config=cfg, text=" ".join(["word"] * 256))
+    with pytest.raises(ValueError, match="implicit attention over 256 tokens need"):
+        compute_heatmaps(req, 1)
+    assert kind_of(cfg.layer_spec()).display_maps(cfg.layer_spec()) == 8

@@ -51,6 +51,16 @@ class KDAKind(MixerKind):
     chunk = CHUNK
     cli_help = "KDA, Kimi Linear's linear layers: --heads heads"
 
+    def work_bytes(self, spec: LayerSpec, batch: int, tokens: int) -> int:
+        """The chunked form's per-channel decay and its two products, C x C x d a head, for one chunk at a time, beside
+        the float32 q, k, v and gates of every chunk."""
+        C, H, d = CHUNK, spec.n_heads, spec.head_dim
+        return 3 * batch * H * C * C * d * 4 + batch * H * -(-tokens // C) * C * 5 * d * 4
+
+    def display_work_bytes(self, spec: LayerSpec, tokens: int) -> int:
+        """One head at a time: its T x T x d decay and two products, in float64."""
+        return 3 * tokens * tokens * spec.head_dim * 8 + 4 * spec.n_heads * tokens * tokens * 8
+
     def counts(self, d: int, spec: LayerSpec) -> KDAParams:
         return kda_params(shape(d, spec))
 

@@ -63,6 +63,18 @@ class Mamba1Kind(MixerKind):
             raise ValueError(f"a TP degree of {tp} does not divide the Mamba-1 layer's {inner} channels; choose a "
                              f"degree that divides {inner}.")
 
+    def display_maps(self, spec: LayerSpec) -> int:
+        return min(MAPS, widths_of(spec, Mamba1Widths).d_inner)
+
+    def display_work_bytes(self, spec: LayerSpec, tokens: int) -> int:
+        """One channel at a time: its T x T x N decay and products, in float64."""
+        return 3 * tokens * tokens * widths_of(spec, Mamba1Widths).state_size * 8
+
+    def work_bytes(self, spec: LayerSpec, batch: int, tokens: int) -> int:
+        """The scan's step: exp(dt A), dt B x and the written state, d_inner x N a sequence, with their temporaries."""
+        w = widths_of(spec, Mamba1Widths)
+        return 6 * batch * w.d_inner * w.state_size * 4
+
     def counts(self, d: int, spec: LayerSpec) -> Mamba1Params:
         return mamba1_params(shape(d, spec))
 
