@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.arch.model import Architecture
+from core.kinds.registry import kind_of
 from core.plan.engines.llamacpp import (
     MAX_CTX,
     MAX_SEQUENCES,
@@ -37,6 +38,11 @@ def engine_plan(name: str, p: PlanInput, model: str = "MODEL", *, utilization: f
     """The engine's figures for the plan (a ValueError with a sentence for a format or option it does not take)."""
     if p.arch.kind == "encoder":
         raise ValueError("an encoder keeps no KV cache: there is nothing for an engine to allocate.")
+    recurrent = sorted({kind_of(s).title for s in p.arch.layers if kind_of(s).has_state})
+    if recurrent:  # their state pools (vLLM's Mamba pages, SGLang's MambaPool, llama.cpp's recurrent memory) differ
+        raise ValueError(f"this model has recurrent layers ({', '.join(recurrent)}) whose state an engine keeps in a "
+                         "pool of its own, which is not modelled here yet; plan it without an engine (the plan counts "
+                         "the state beside the KV).")
     if not isinstance(model, str) or not model.strip() or model.startswith("-"):
         model = "MODEL"  # a name an engine would read as a flag is not passed on
     if name == "vllm":
