@@ -37,11 +37,27 @@ def cell(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
+def row_table(runs: list[dict[str, Any]]) -> str:
+    """A benchmark whose result is {"rows": [...]} (one row a measurement): one table row per run and measurement."""
+    columns = list(dict.fromkeys(k for r in runs for row in r["result"]["rows"] for k in row))
+    head = ["date", "commit", "load before", *columns]
+    out = ["| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n"]
+    for r in runs:
+        for row in r["result"]["rows"]:
+            cells = [r["date"], r["commit"], cell(r.get("load_before", "")), *(cell(row.get(c, "")) for c in columns)]
+            out.append("| " + " | ".join(cells) + " |\n")
+    return "".join(out)
+
+
 def render(records: list[dict[str, Any]]) -> str:
     parts = [HEADER]
     for bench in sorted({r["bench"] for r in records}):
         runs = sorted((r for r in records if r["bench"] == bench), key=lambda r: (r["date"], r.get("file", "")),
                       reverse=True)
+        if all(isinstance(r["result"], dict) and isinstance(r["result"].get("rows"), list) for r in runs):
+            command = " ".join([f"python bench/{bench}.py", *runs[0]["args"], "--json"])
+            parts.append(f"\n## {bench}\n\n`{command}` on {runs[0]['machine']}\n\n{row_table(runs)}")
+            continue
         columns = list(dict.fromkeys(k for r in runs for k in figures(r["result"])))
         command = " ".join([f"python bench/{bench}.py", *runs[0]["args"], "--json"])
         parts.append(f"\n## {bench}\n\n`{command}` on {runs[0]['machine']}\n\n")
