@@ -21,6 +21,7 @@ from core.arch.layer import LayerSpec
 from core.kinds.gated_deltanet.kind import CHUNK
 from core.kinds.gated_deltanet.spec import GDNWidths
 from core.kinds.mixer_kind import widths_of
+from core.kinds.short_conv import causal_conv, conv_step
 
 
 def l2norm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
@@ -117,9 +118,7 @@ class GDNLayer(nn.Module):
     def mixing_inputs(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """x (B, T, d) -> q, k, v, g, beta as heads() gives them, and z (B, T, H_v, d_v)."""
         mixed, z, b, a = self.split_projections(x)
-        T = x.shape[1]
-        conv = F.silu(self.conv1d(mixed.transpose(1, 2))[..., :T]).transpose(1, 2)  # causal: (B, T, conv_dim)
-        return (*self.heads(conv, b, a), z)
+        return (*self.heads(causal_conv(self.conv1d, mixed), b, a), z)
 
     def finish(self, o: torch.Tensor, z: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
         """o (B, H_v, T, d_v) and z (B, T, H_v, d_v) -> out_proj(norm(o) x silu(z)) (B, T, d)."""
@@ -151,11 +150,7 @@ class GDNLayer(nn.Module):
     def decode_step(self, x_new: torch.Tensor, conv_state: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         """One token per sequence: x_new (B, 1, d) against the kept states (updated in place) -> (B, 1, d)."""
         mixed, z, b, a = self.split_projections(x_new)  # mixed (B, 1, conv_dim)
-        window = torch.cat([conv_state, mixed.transpose(1, 2).to(conv_state.dtype)], dim=-1)  # (B, conv_dim, k)
-        conv_state.copy_(window[..., 1:])
-        taps = self.conv1d.weight[:, 0, :].to(window.dtype)  # (conv_dim, k)
-        conv = F.silu((window * taps).sum(-1)).unsqueeze(1).to(x_new.dtype)  # (B, 1, conv_dim)
-        q, k, v, g, beta = self.heads(conv, b, a)
+        q, k, v, g, beta = self.heads(conv_step(self.conv1d, conv_state, mixed), b, a)
         o, new = recurrent(q, k, v, g, beta, state)
         state.copy_(new)
         return self.finish(o, z, x_new.dtype)

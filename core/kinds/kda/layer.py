@@ -20,6 +20,7 @@ from core.arch.layer import LayerSpec
 from core.kinds.kda.kind import CHUNK
 from core.kinds.kda.spec import KDAWidths
 from core.kinds.mixer_kind import widths_of
+from core.kinds.short_conv import causal_conv, conv_step
 
 
 def l2norm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
@@ -109,10 +110,8 @@ class KDALayer(nn.Module):
         return l2norm(q) * self.d ** -0.5, l2norm(k), v, g, beta
 
     def mixing_inputs(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        T = x.shape[1]
         mixed = torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], dim=-1)  # (B, T, 3 H d)
-        conv = F.silu(self.conv1d(mixed.transpose(1, 2))[..., :T]).transpose(1, 2)  # causal: (B, T, 3 H d)
-        return self.heads(conv, x)
+        return self.heads(causal_conv(self.conv1d, mixed), x)
 
     def finish(self, o: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """o (B, H, T, d) -> o_proj(norm(o) x sigmoid(g_b(g_a(x)))) (B, T, d_model)."""
@@ -133,11 +132,7 @@ class KDALayer(nn.Module):
 
     def decode_step(self, x_new: torch.Tensor, conv_state: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         mixed = torch.cat([self.q_proj(x_new), self.k_proj(x_new), self.v_proj(x_new)], dim=-1)  # (B, 1, 3 H d)
-        window = torch.cat([conv_state, mixed.transpose(1, 2).to(conv_state.dtype)], dim=-1)  # (B, 3 H d, k)
-        conv_state.copy_(window[..., 1:])
-        taps = self.conv1d.weight[:, 0, :].to(window.dtype)  # (3 H d, k)
-        conv = F.silu((window * taps).sum(-1)).unsqueeze(1).to(x_new.dtype)  # (B, 1, 3 H d)
-        q, k, v, g, beta = self.heads(conv, x_new)
+        q, k, v, g, beta = self.heads(conv_step(self.conv1d, conv_state, mixed), x_new)
         o, new = kda_recurrent(q, k, v, g, beta, state)
         state.copy_(new)
         return self.finish(o, x_new)

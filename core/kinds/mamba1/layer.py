@@ -20,6 +20,7 @@ from core.arch.layer import LayerSpec
 from core.kinds.mamba1.kind import MAPS
 from core.kinds.mamba1.spec import Mamba1Widths
 from core.kinds.mixer_kind import widths_of
+from core.kinds.short_conv import causal_conv, conv_step
 
 
 class Mamba1Layer(nn.Module):
@@ -71,9 +72,8 @@ class Mamba1Layer(nn.Module):
 
     def mixing_inputs(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """x (B, T, d) -> the scan's input xc (B, T, D), dt (B, T, D), B and C (B, T, N), and the gate z (B, T, D)."""
-        T = x.shape[1]
         xs, z = self.in_proj(x).chunk(2, dim=-1)  # (B, T, D) each
-        xc = F.silu(self.conv1d(xs.transpose(1, 2))[..., :T]).transpose(1, 2)  # causal: (B, T, D)
+        xc = causal_conv(self.conv1d, xs)  # (B, T, D)
         return (xc, *self.selective(xc), z)
 
     def finish(self, y: torch.Tensor, xc: torch.Tensor, z: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -91,10 +91,7 @@ class Mamba1Layer(nn.Module):
 
     def decode_step(self, x_new: torch.Tensor, conv_state: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         xs, z = self.in_proj(x_new).chunk(2, dim=-1)  # (B, 1, D) each
-        window = torch.cat([conv_state, xs.transpose(1, 2).to(conv_state.dtype)], dim=-1)  # (B, D, k)
-        conv_state.copy_(window[..., 1:])
-        taps = self.conv1d.weight[:, 0, :].to(window.dtype)  # (D, k)
-        xc = F.silu((window * taps).sum(-1) + self.conv1d.bias.to(window.dtype)).unsqueeze(1).to(x_new.dtype)
+        xc = conv_step(self.conv1d, conv_state, xs)  # (B, 1, D)
         dt, b, c = self.selective(xc)
         y, new = selective_scan(xc.float(), dt, b, c, -self.A_log.float().exp(), state)
         state.copy_(new)

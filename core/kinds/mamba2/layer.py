@@ -20,6 +20,7 @@ from core.arch.layer import LayerSpec
 from core.kinds.mamba2.kind import CHUNK
 from core.kinds.mamba2.spec import Mamba2Widths
 from core.kinds.mixer_kind import widths_of
+from core.kinds.short_conv import causal_conv, conv_step
 
 
 class GroupedGatedRMSNorm(nn.Module):
@@ -96,9 +97,7 @@ class Mamba2Layer(nn.Module):
     def mixing_inputs(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """x (B, T, d) -> x, B, C, dt, log a as heads() gives them, and z (B, T, d_inner)."""
         z, xbc, dt = self.split(x)
-        T = x.shape[1]
-        xbc = F.silu(self.conv1d(xbc.transpose(1, 2))[..., :T]).transpose(1, 2)  # causal: (B, T, conv_dim)
-        return (*self.heads(xbc, dt), z)
+        return (*self.heads(causal_conv(self.conv1d, xbc), dt), z)
 
     def finish(self, y: torch.Tensor, xs: torch.Tensor, z: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
         """y (B, H, T, P) plus the D skip of xs, then the gated norm and out_proj -> (B, T, d)."""
@@ -120,11 +119,7 @@ class Mamba2Layer(nn.Module):
     def decode_step(self, x_new: torch.Tensor, conv_state: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         """One token per sequence: x_new (B, 1, d) against the kept states (updated in place) -> (B, 1, d)."""
         z, xbc, dt = self.split(x_new)
-        window = torch.cat([conv_state, xbc.transpose(1, 2).to(conv_state.dtype)], dim=-1)  # (B, conv_dim, k)
-        conv_state.copy_(window[..., 1:])
-        taps = self.conv1d.weight[:, 0, :].to(window.dtype)  # (conv_dim, k)
-        xbc = F.silu((window * taps).sum(-1) + self.conv1d.bias.to(window.dtype)).unsqueeze(1)  # (B, 1, conv_dim)
-        xs, b, c, dt, la = self.heads(xbc, dt)
+        xs, b, c, dt, la = self.heads(conv_step(self.conv1d, conv_state, xbc), dt)
         y, new = ssd_recurrent(xs, b, c, dt, la, state)
         state.copy_(new)
         return self.finish(y, xs, z, x_new.dtype)
