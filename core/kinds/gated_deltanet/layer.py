@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.arch.layer import LayerSpec
+from core.kinds.delta_rule import delta_recurrent
 from core.kinds.gated_deltanet.kind import CHUNK
 from core.kinds.gated_deltanet.spec import GDNWidths
 from core.kinds.mixer_kind import widths_of
@@ -196,17 +197,8 @@ def chunked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, 
 
 def recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
               state: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """The delta rule one token at a time (shapes as chunked): decay, read S^T k, write the correction, read S^T q."""
-    B, H, T, dk = k.shape
-    S = torch.zeros(B, H, dk, v.shape[-1], device=q.device) if state is None else state.float()
-    out = torch.empty_like(v)
-    for t in range(T):
-        S = S * g[:, :, t].exp()[..., None, None]
-        kt = k[:, :, t].unsqueeze(-2)  # (B, H, 1, d_k)
-        delta = (v[:, :, t].unsqueeze(-2) - kt @ S) * beta[:, :, t][..., None, None]  # (B, H, 1, d_v)
-        S = S + kt.transpose(-1, -2) @ delta
-        out[:, :, t] = (q[:, :, t].unsqueeze(-2) @ S).squeeze(-2)
-    return out, S
+    """The delta rule one token at a time (shapes as its chunked form; core/kinds/delta_rule.py)."""
+    return delta_recurrent(q, k, v, g, beta, state)
 
 
 def implicit_attention(q: torch.Tensor, k: torch.Tensor, g: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.arch.layer import LayerSpec
+from core.kinds.delta_rule import delta_recurrent
 from core.kinds.kda.kind import CHUNK
 from core.kinds.kda.spec import KDAWidths
 from core.kinds.mixer_kind import widths_of
@@ -187,17 +188,8 @@ def kda_chunked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
 
 def kda_recurrent(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor, beta: torch.Tensor,
                   state: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """The per-channel delta rule one token at a time (shapes as kda_chunked)."""
-    B, H, T, dk = k.shape
-    S = torch.zeros(B, H, dk, v.shape[-1], device=q.device) if state is None else state.float()
-    out = torch.empty_like(v)
-    for t in range(T):
-        S = S * g[:, :, t].exp().unsqueeze(-1)  # each key channel's row decays at its own rate
-        kt = k[:, :, t].unsqueeze(-2)  # (B, H, 1, d_k)
-        delta = (v[:, :, t].unsqueeze(-2) - kt @ S) * beta[:, :, t][..., None, None]  # (B, H, 1, d_v)
-        S = S + kt.transpose(-1, -2) @ delta
-        out[:, :, t] = (q[:, :, t].unsqueeze(-2) @ S).squeeze(-2)
-    return out, S
+    """The delta rule one token at a time (shapes as its chunked form; core/kinds/delta_rule.py)."""
+    return delta_recurrent(q, k, v, g, beta, state)
 
 
 def kda_implicit_attention(q: torch.Tensor, k: torch.Tensor, g: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
