@@ -66,8 +66,8 @@ def test_the_costs_split_state_and_kv_and_the_memory_tab_reads_core_s_curve(make
 
 
 def test_the_memory_tab_follows_any_configuration_while_on_screen(make_window, qtbot):
-    """An MLA layer of 6 heads on d_model 64 is valid; its baseline is the preset's own layers, never this layer's
-    heads without their widths (that once raised in the tab's slot)."""
+    """An MLA layer of 6 heads on d_model 64 is valid; the tab's baseline is the preset's own layers, never this
+    layer's heads without their widths (6 heads do not divide d_model 64)."""
     from core.kinds.mla.spec import MLADims
 
     w = make_window(text=TEXT, config=START)

@@ -59,7 +59,7 @@ class ForgetGate(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         g = (self.f_b_proj(self.f_a_proj(x)).float() + self.dt_bias.float()).view(*x.shape[:2], -1, self.head_dim)
-        return -self.A_log.float().exp() * F.softplus(g)  # (B, T, H*d) -> (B, T, H, d)
+        return -self.A_log.float().exp() * F.softplus(g)  # g: (B, T, H*d) viewed as (B, T, H, d)
 
 
 class KDALayer(nn.Module):
@@ -168,7 +168,7 @@ def kda_chunked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     beta = F.pad(beta, (0, pad))
     n = (T + pad) // chunk
     q, k, v, g = (t.reshape(B, H, n, chunk, t.shape[-1]) for t in (q, k, v, g))  # (B, H, n, C, .)
-    beta = beta.reshape(B, H, n, chunk)
+    beta = beta.reshape(B, H, n, chunk)  # (B, H, T') -> (B, H, n, C)
     G = g.cumsum(-2)  # (B, H, n, C, d): the log decay from a chunk's start, a channel
     kb, vb = k * beta.unsqueeze(-1), v * beta.unsqueeze(-1)
     S = torch.zeros(B, H, dk, dv, device=q.device) if state is None else state.float()

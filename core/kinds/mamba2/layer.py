@@ -90,7 +90,8 @@ class Mamba2Layer(nn.Module):
         x, b, c = torch.split(xbc.float(), [self.inner, self.G * self.N, self.G * self.N], dim=-1)
         x = x.view(Bsz, T, self.H, self.P).transpose(1, 2)  # (B, H, T, P)
         rep = self.H // self.G
-        b, c = (t.view(Bsz, T, self.G, self.N).repeat_interleave(rep, dim=2).transpose(1, 2) for t in (b, c))
+        b, c = (t.view(Bsz, T, self.G, self.N).repeat_interleave(rep, dim=2).transpose(1, 2)
+                for t in (b, c))  # (B, T, G N) -> (B, T, G, N) -> (B, T, H, N) -> (B, H, T, N)
         dt = F.softplus(dt.float() + self.dt_bias.float()).transpose(1, 2)  # (B, H, T)
         return x, b, c, dt, dt * -torch.exp(self.A_log.float())[:, None]
 
