@@ -108,7 +108,7 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
                    "n_layers": p.arch.n_layers, "kind": p.arch.kind,
                    "windowed": all(s.window is not None for s in p.arch.layers)},  # every cache stops at its window
         "gpu": p.gpu.to_json(),
-        "per_gpu": {k: out[k] for k in PER_GPU},
+        "per_gpu": {k: out[k] for k in PER_GPU if k != "state" or out[k]},  # a recurrent stack's state, when any
         "fits": r.fits,
         "max_context": r.max_context,
         "max_batch": r.max_batch,

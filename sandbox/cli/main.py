@@ -81,11 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def preset_fields(fields: dict[str, object]) -> dict[str, object]:
-    """A preset's fields as a file keeps them: a kind's widths under the kind's name."""
-    out = {k: v for k, v in fields.items() if k != "widths"}
+    """A preset's fields as a file keeps them: a kind's widths under the kind's name, a hybrid stack as its pattern
+    and mixers."""
+    out = {k: v for k, v in fields.items() if k not in ("widths", "stack")}
     widths = fields.get("widths")
     if widths is not None:
         out[widths.kind] = widths.to_dict()  # type: ignore[attr-defined]
+    stack = fields.get("stack")
+    if stack is not None:
+        out["stack"] = stack.to_dict()  # type: ignore[attr-defined]
     return out
 
 

@@ -48,6 +48,10 @@ def test_list_presets_as_json(capsys):
     presets = json.loads(out)
     llama = next(p for p in presets if p["key"] == "llama-3-8b")
     assert code == 0 and (llama["d_model"], llama["n_heads"], llama["n_kv_heads"], llama["n_layers"]) == (4096, 32, 8, 32)
+    hybrid = next(p for p in presets if p["key"] == "qwen3-next-80b-a3b")  # a stack as a file keeps it
+    from core.arch.stack import Stack
+
+    assert Stack.from_dict(hybrid["stack"]).pattern == "DDDA" * 12 and hybrid["n_layers"] == 48
 
 
 def test_inspect_out_that_cannot_be_written_is_one_sentence(capsys):
