@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication
 
 from core.arch.presets import load_presets
 from core.counts import param_counts
+from core.kinds.registry import kind_of
 from core.models.source import shipped_unavailable_reason
 from core.timing.layer import estimate_timing_s
 from sandbox.tabs.export_render import ExportJob
@@ -119,14 +120,18 @@ def wait_shown(app: QApplication, w: MainWindow, timeout_s: float = 5.0) -> None
 def view_matches(w: MainWindow) -> bool:
     """The heatmaps and the numbers on screen belong to the configuration the controls show."""
     cfg = w.config()
-    if w.metrics.values["params"].text() != f"{param_counts(cfg).total:,}":
+    spec = w.models.view_spec(cfg)  # the layer on screen: a hybrid stack's mixer, or the configuration's own
+    kind = kind_of(spec) if spec is not None else None
+    want = kind.params(cfg.d_model, spec).total if kind is not None and spec is not None else param_counts(cfg).total
+    if w.metrics.values["params"].text() != f"{want:,}":
         return False
     if w.last_error:  # a refused input shows its message instead of heatmaps
         return True
     hm = w.last_heatmaps
     if hm is None or not w.view_is_current():
         return False
-    return w.mosaic.probs is hm.probs and hm.probs.shape[0] == cfg.n_heads
+    maps = kind.display_maps(spec) if kind is not None and spec is not None else cfg.n_heads
+    return w.mosaic.probs is hm.probs and hm.probs.shape[0] == maps
 
 
 class Soak:

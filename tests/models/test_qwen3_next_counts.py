@@ -46,23 +46,22 @@ def test_the_state_a_sequence_keeps():
 @pytest.mark.parametrize("fields", [{}, {"hidden_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 4,
                                          "head_dim": 64, "attention_bias": True}])
 def test_qwen3_next_s_gated_full_layers(fields):
-    from core.kinds.gated_attention.counts import (
-        GatedAttentionShape,
-        gated_attention_params,
-        kv_values_per_token,
-    )
+    """The standard layer with its output gate: q_proj makes the queries and the gate (2 H h rows)."""
+    from core.arch.layer import LayerSpec
+    from core.kinds.standard.counts import standard_params
 
     config = transformers.Qwen3NextConfig(**fields)
     with torch.device("meta"):
         layer = qwen3_next.Qwen3NextAttention(config, 3)
-    shape = GatedAttentionShape(config.hidden_size, config.num_attention_heads, config.num_key_value_heads,
-                                config.head_dim, True, config.attention_bias)
+    spec = LayerSpec(config.num_attention_heads, config.num_key_value_heads, config.head_dim,
+                     bias=config.attention_bias, qk_norm=True, output_gate=True)  # its bias is on all four
+    counts = standard_params(config.hidden_size, spec)
     counted: dict[str, int] = {}
     for name, p in layer.named_parameters():
         part = "qk_norm" if name.split(".")[0] in ("q_norm", "k_norm") else name.split(".")[0]
         counted[part] = counted.get(part, 0) + p.numel()
-    counts = gated_attention_params(shape)
-    assert counted == {k: v for k, v in counts.to_dict().items() if k != "total"}
+    assert counted["q_proj"] == counts.q + counts.gate  # queries and the gate
+    assert (counted["k_proj"], counted["v_proj"], counted["qk_norm"]) == (counts.k, counts.v, counts.qk_norm)
+    assert counted["o_proj"] == counts.o
     assert counts.total == sum(p.numel() for p in layer.parameters())
-    assert layer.q_proj.weight.shape[0] == 2 * config.num_attention_heads * config.head_dim  # queries and the gate
-    assert kv_values_per_token(shape) == 2 * config.num_key_value_heads * config.head_dim
+    assert layer.q_proj.weight.shape[0] == 2 * config.num_attention_heads * config.head_dim
