@@ -101,10 +101,12 @@ class ModelController(QObject):
         """Random weights: the layer spin follows the design's local and global layers (the state's layer with it, when
         fewer layers clamp it)."""
         if self.shape is None:
-            cells = strip_cells(cfg)
-            self.picker.set_design_layers(tuple(c.short for c in cells))
+            cells = strip_cells(cfg) if cfg.stack is not None else None  # a stack's kinds; else local or global flags
+            kinds = (tuple(c.short for c in cells) if cells is not None
+                     else tuple("local" if flag else "global" for flag in cfg.local_layers()))
+            self.picker.set_design_layers(kinds)
             self.state.update(layer=self.picker.layer.value())
-            if cfg.stack is not None:
+            if cells is not None:
                 self.config_panel.strip.set_cells(cells, self.picker.layer.value())
 
     def pick_layer(self, index: int) -> None:
