@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.arch.layer import LayerSpec
 from core.format import format_bytes, format_count, format_noun, table_row
@@ -65,6 +65,10 @@ class MixerKind(LayerKind):
 
     cache_name = "state"
     has_state = True
+    # the engines whose model files serve a layer of this kind (vLLM's, SGLang's, llama.cpp's hybrid model lists)
+    engines: tuple[str, ...] = ("vllm", "sglang", "llama.cpp")
+    engine_state_formats: ClassVar[dict[str, str]] = {}  # an engine that keeps this kind's state in one format whatever it is told
+    sglang_slots_per_request = 3  # SGLang's state slots a running request takes with its radix cache on
     signed_maps = ("Implicit attention (Zimerman et al. 2024, 'Explaining modern gated-linear RNNs via a unified "
                    "implicit attention formulation'): M[t, s] is the exact weight of token s's value in output t, "
                    "o = M v. No softmax: rows need not sum to one and weights can be negative, so the map is "
@@ -171,6 +175,15 @@ class MixerKind(LayerKind):
     def gpu_state_bytes(self, spec: LayerSpec, tp: int, state_format: str, conv_format: str) -> int:
         """Its state shared out by heads: a TP group of t GPUs keeps 1/t of it each."""
         return -(-self.state_bytes(spec, state_format, conv_format) // tp)
+
+    def engine_conv_values(self, spec: LayerSpec, tp: int) -> int:
+        """The convolution's k - 1 inputs one GPU of a TP group keeps, its channels shared out evenly (vLLM's
+        MambaStateShapeCalculator, SGLang's state shapes)."""
+        return -(-self.conv_values(spec) // tp)
+
+    def engine_recurrent_values(self, spec: LayerSpec, tp: int) -> int:
+        """The recurrent state one GPU of a TP group keeps: its heads' share."""
+        return -(-self.recurrent_values(spec) // tp)
 
     def decode_core_flops(self, d: int, spec: LayerSpec, batch: int, keys: int) -> int:
         return self.core_flops(spec, batch, keys, "decode")

@@ -106,7 +106,8 @@ def plan_json(p: PlanInput, cfg: AttentionConfig) -> dict[str, Any]:
         "inputs": {"params": p.params, "active_params": p.active_params, "n_gpus": p.n_gpus, "tp": p.tp, "pp": p.pp, "weights_dtype": p.weights_dtype,
                    "kv_dtype": p.kv_dtype, "batch": p.batch, "context": p.context, "reserve_fraction": p.reserve,
                    "n_layers": p.arch.n_layers, "kind": p.arch.kind,
-                   "windowed": all(s.window is not None for s in p.arch.layers)},  # every cache stops at its window
+                   "windowed": all(s.window is not None for s in p.arch.layers),  # every cache stops at its window
+                   **({"state_dtype": p.state_dtype} if out["state"] else {})},  # a recurrent stack's state format
         "gpu": p.gpu.to_json(),
         "per_gpu": {k: out[k] for k in PER_GPU if k != "state" or out[k]},  # a recurrent stack's state, when any
         "fits": r.fits,
@@ -243,16 +244,24 @@ def engine_sentence(j: dict[str, Any]) -> str:
         return ""
     if e.get("refusal"):
         return e["refusal"]
-    context = j["inputs"]["context"]
+    context, state = j["inputs"]["context"], e.get("state")
     if e["engine"] == "vllm":
+        pages = (f" A request also takes one page of each group of recurrent layers, {state['layers']} layers' state "
+                 f"({gib(state['sequence_bytes'])} a sequence on a GPU, each layer's padded to the attention page of "
+                 f"{e['block_size']} tokens)." if state else "")
         return (f"As vLLM allocates it ({e['gpu_memory_utilization']:.0%} of each GPU, less the weights and "
                 f"{gib(e['overhead_bytes'])} of overhead): {e['tokens']:,} tokens of KV cache, "
-                f"{e['max_concurrency']:.2f} requests of {context:,} tokens at once.")
+                f"{e['max_concurrency']:.2f} requests of {context:,} tokens at once.{pages}")
     if e["engine"] == "sglang":
+        slots = (f" Its state pool holds {e['mamba_slots']:,} requests' recurrent state ({gib(state['sequence_bytes'])} "
+                 f"each on a GPU), enough for {e['max_running_requests']:,} running requests." if state else "")
         return (f"As SGLang allocates it (mem_fraction_static {e['mem_fraction_static']:g}): a pool of "
-                f"{e['tokens']:,} tokens, {e['max_concurrency']:.2f} requests of {context:,} tokens at once.")
-    return (f"As llama.cpp allocates it: {gib(e['bytes'])} of KV cache for {j['inputs']['batch']} sequence(s) of "
-            f"{context:,} tokens (a sliding layer keeps its window and n_ubatch {e['n_ubatch']}).")
+                f"{e['tokens']:,} tokens, {e['max_concurrency']:.2f} requests of {context:,} tokens at once.{slots}")
+    recurrent = e.get("recurrent")
+    held = (f"{gib(e['bytes'] - recurrent['bytes'])} of KV cache and {gib(recurrent['bytes'])} of recurrent state"
+            if recurrent else f"{gib(e['bytes'])} of KV cache")
+    return (f"As llama.cpp allocates it: {held} for {j['inputs']['batch']} sequence(s) of {context:,} tokens (a "
+            f"sliding layer keeps its window and n_ubatch {e['n_ubatch']}).")
 
 
 def engine_lines(j: dict[str, Any], with_command: bool = True) -> list[str]:
@@ -265,7 +274,8 @@ def engine_lines(j: dict[str, Any], with_command: bool = True) -> list[str]:
         how = (f"gpu_memory_utilization {e['gpu_memory_utilization']:g}, overhead {gib(e['overhead_bytes'])}; blocks "
                f"of {e['block_size']} tokens, {e['groups']} group(s) of {e['group_size']} layers")
     elif e["engine"] == "sglang":
-        how = f"mem_fraction_static {e['mem_fraction_static']:g}; {e['cell_bytes']:,} B a token of every layer"
+        layers = "attention layer" if e.get("state") else "layer"
+        how = f"mem_fraction_static {e['mem_fraction_static']:g}; {e['cell_bytes']:,} B a token of every {layers}"
     else:
         how = f"n_ubatch {e['n_ubatch']}; {gib(e['bytes'])} of cache in all, every GPU's layers together"
     name = {"vllm": "vLLM", "sglang": "SGLang"}.get(e["engine"], e["engine"])

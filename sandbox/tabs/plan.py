@@ -250,8 +250,8 @@ class PlanTab:
         per, i = j["per_gpu"], j["inputs"]
         parts = " · ".join(f"{name} {gib(per[k])}" for k, name in
                            (("weights", "weights"), ("kv_cache", "KV cache"), ("reserve", "allowance"), ("free", "free")))
-        state = (f" The KV cache includes the recurrent layers' fixed state, {gib(per['state'])} (float32, whatever the "
-                 "context)." if per.get("state") else "")
+        state = (f" The KV cache includes the recurrent layers' fixed state, {gib(per['state'])} ("
+                 f"{i.get('state_dtype', 'float32')}, whatever the context)." if per.get("state") else "")
         lines = [f"Per GPU: {parts} of {gib(per['capacity'])}.{state}", *weights_sentence(j), heads_sentence(j)]
         if i["pp"] > 1:
             lines.append(f"{i['n_gpus']} GPUs at TP {i['tp']}: {i['pp']} pipeline stages of up to "

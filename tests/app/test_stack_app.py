@@ -75,3 +75,27 @@ def test_the_memory_tab_follows_any_configuration_while_on_screen(make_window, q
     w.config_panel.set_config(START.with_(n_heads=6, n_kv_heads=6, widths=MLADims(0, 32, 8, 4, 6)))
     qtbot.waitUntil(lambda: not w.memory.stale, timeout=10_000)
     assert "this model caches" in w.memory.panel.sentence.text() and "every byte is KV" in w.memory.panel.sentence.text()
+
+
+def test_the_plan_tab_shows_each_engine_s_state_pool_for_a_hybrid_stack(make_window):
+    """vLLM's grown attention block, SGLang's state slots and llama.cpp's recurrent memory reach the Plan tab from the
+    engines' rules (tests/core/test_engine_state_pools.py checks the figures against the engines' source)."""
+    from tests.app.test_plan_app import open_plan
+
+    w = make_window()
+    p = open_plan(w, "Qwen3-Next-80B-A3B")
+    p.gpu.setCurrentIndex(p.gpu.findText("NVIDIA H200 SXM"))
+    p.n_gpus.setValue(4)
+    p.tp.setCurrentIndex(p.tp.findData(4))
+    p.engine.setCurrentIndex(p.engine.findData("vllm"))
+    e = w.plan.last["engine"]
+    assert e["block_size"] == 528 and e["state"]["layers"] == 36  # at TP 4 (test_engine_state_pools.py)
+    assert f"Setting attention block size to {e['block_size']} tokens" in p.engine_text.text()
+    assert "one page of each group of recurrent layers, 36 layers' state" in p.verdict.text()
+    assert "--mamba-ssm-cache-dtype float32" in p.command
+    p.engine.setCurrentIndex(p.engine.findData("sglang"))
+    e = w.plan.last["engine"]
+    assert f"max_mamba_cache_size: {e['mamba_slots']}" in p.engine_text.text()
+    assert f"Its state pool holds {e['mamba_slots']:,} requests' recurrent state" in p.verdict.text()
+    p.engine.setCurrentIndex(p.engine.findData("llama.cpp"))
+    assert "llama_memory_recurrent: size =   75.38 MiB" in p.engine_text.text() and " -np 1 " in p.command

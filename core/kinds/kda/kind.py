@@ -49,6 +49,10 @@ class KDAKind(MixerKind):
     forms_tip = ("A KDA layer: prefill in the chunked form (chunks of 64, the decay per channel), decode as one "
                  "recurrent step; beside them the softmax layer of the same heads and width, in the same run.")
     chunk = CHUNK
+    # vLLM keeps KDA's recurrent state in float32 whatever --mamba-ssm-cache-dtype says
+    # (vllm/model_executor/layers/mamba/mamba_utils.py, MambaStateDtypeCalculator.kda_state_dtype)
+    engine_state_formats = {"vllm": "float32"}  # noqa: RUF012 (the base's ClassVar)
+    sglang_slots_per_request = 1  # SGLang turns its radix cache off for Kimi Linear (server_args.py): one slot a request
     cli_help = "KDA, Kimi Linear's linear layers: --heads heads"
 
     def work_bytes(self, spec: LayerSpec, batch: int, tokens: int) -> int:

@@ -46,6 +46,7 @@ class LightningKind(MixerKind):
     forms_tip = ("A lightning attention layer: prefill blockwise (blocks of 256), decode as one recurrent step; beside "
                  "them the softmax layer of the same heads and width, in the same run.")
     chunk = BLOCK
+    engines = ("vllm",)  # MiniMax-Text-01: vLLM's MiniMaxText01 model file; neither SGLang nor llama.cpp serves it
     cli_help = "lightning attention, MiniMax-01's linear layers: --heads heads"
 
     def counts(self, d: int, spec: LayerSpec) -> LightningParams:

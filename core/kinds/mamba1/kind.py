@@ -44,6 +44,7 @@ class Mamba1Kind(MixerKind):
     forms_tip = ("A Mamba-1 layer: prefill as a sequential selective scan (the CPU has no chunked form of it), decode "
                  "as one step; beside them the softmax layer of the same width, in the same run.")
     chunk = 1
+    engines = ("vllm", "llama.cpp")  # SGLang lists no Mamba-1 model (python/sglang/srt/configs/hybrid_arch.py)
     cli_help = "Mamba-1, Jamba's mixers (no heads)"
 
     def kv_sharing(self, spec: LayerSpec) -> str:

@@ -72,6 +72,14 @@ class Mamba2Kind(MixerKind):
     def conv_values(self, spec: LayerSpec, full_kernel: bool = False) -> int:
         return conv_state_values(shape(1, spec), full_kernel)
 
+    def engine_conv_values(self, spec: LayerSpec, tp: int) -> int:
+        """Engines count G groups that t does not divide as t groups (vLLM's mamba2_state_shape with
+        extra_groups_for_head_shards, G + t - G; SGLang's Mamba2StateShape.create the same), each GPU then keeping
+        (d_inner + 2 G' N) / t channels of k - 1 inputs."""
+        s = shape(1, spec)
+        groups = s.n_groups if s.n_groups % tp == 0 else tp
+        return -(-(s.d_inner + 2 * groups * s.state_size) // tp) * (s.conv_kernel - 1)
+
     def core_flops(self, spec: LayerSpec, batch: int, tokens: int, phase: str) -> int:
         w = widths_of(spec, Mamba2Widths)
         return ssd_core_flops(spec.n_heads, w.head_dim, w.state_size, batch, tokens, phase)

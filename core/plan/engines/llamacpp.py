@@ -10,6 +10,14 @@ The rule, from llama.cpp's source (ggml-org/llama.cpp):
   K and no V (PR #19067, "support V-less cache").
 - it logs, once for the layers without a window and once for the sliding ones:
   "llama_kv_cache: size = %7.2f MiB (%6u cells, %3d layers, %2u/%u seqs), K (%s): %7.2f MiB, V (%s): %7.2f MiB".
+
+A hybrid stack's recurrent layers (src/llama-memory-hybrid.cpp, src/llama-memory-recurrent.cpp, src/llama-hparams.cpp):
+- the KV cache holds the attention layers only; llama_memory_recurrent holds one cell a sequence
+  (max(1, n_seq_max), -np) for every recurrent layer: a row R of n_embd_r() values, the convolution's k - 1 inputs,
+  and a row S of n_embd_s(), the state, both GGML_TYPE_F32 whatever -ctk says; the context does not change it.
+- llama-server picks 4 sequences when -np is not given ("n_parallel is set to auto"): a plan's command names -np.
+- it logs "llama_memory_recurrent: size = %7.2f MiB (%6u cells, %3d layers, %2u seqs %2u rs_seq), R (%s): %7.2f MiB,
+  S (%s): %7.2f MiB", its layers being the model's n_layer.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from core.arch.formats import kv_format_bytes
 from core.arch.model import Architecture
 from core.kinds.registry import kind_of
 from core.plan.engines.pages import cdiv
+from core.plan.engines.state import EngineState
 
 PAD = 256
 N_UBATCH = 512  # -ub's default
@@ -51,6 +60,34 @@ class LlamaCppCache:
         return {**asdict(self), "bytes": self.bytes}
 
 
+@dataclass(frozen=True)
+class LlamaCppRecurrent:
+    cells: int  # one a sequence
+    n_layer: int  # the model's layers, as its log counts them
+    r_bytes: int  # every recurrent layer's convolution rows
+    s_bytes: int  # every recurrent layer's state rows
+
+    @property
+    def bytes(self) -> int:
+        return self.r_bytes + self.s_bytes
+
+    def log(self) -> str:
+        mib = 2**20
+        return (f"llama_memory_recurrent: size = {self.bytes / mib:7.2f} MiB ({self.cells:6d} cells, "
+                f"{self.n_layer:3d} layers, {self.cells:2d} seqs {0:2d} rs_seq), R (f32): {self.r_bytes / mib:7.2f} MiB, "
+                f"S (f32): {self.s_bytes / mib:7.2f} MiB")
+
+    def to_json(self) -> dict[str, object]:
+        return {**asdict(self), "bytes": self.bytes}
+
+
+def llamacpp_recurrent(arch: Architecture, state: EngineState, n_seq: int) -> LlamaCppRecurrent:
+    """The recurrent memory llama.cpp allocates for n_seq sequences (state: the layers as it keeps them, in f32)."""
+    cells = max(1, n_seq)
+    return LlamaCppRecurrent(cells, arch.n_layers, state.layers * cells * state.conv_bytes,
+                             state.layers * cells * state.recurrent_bytes)
+
+
 def pad(n: int) -> int:
     return cdiv(n, PAD) * PAD
 
@@ -69,7 +106,8 @@ def llamacpp_caches(arch: Architecture, kv_format: str, n_ctx: int, n_ubatch: in
     base = pad(n_ctx)
     by_window: dict[int | None, list] = {}
     for s in arch.layers:
-        by_window.setdefault(s.window, []).append(s)
+        if not kind_of(s).has_state:  # a recurrent layer keeps its state in llamacpp_recurrent's memory
+            by_window.setdefault(s.window, []).append(s)
     out = []
     for window, layers in sorted(by_window.items(), key=lambda item: item[0] is not None):
         cells = base if window is None else pad(min(base, window * n_seq + n_ubatch))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.arch.model import Architecture
+from core.plan.engines.state import EngineState, engine_state
 from core.plan.engines.vllm import (
     GPU_MEMORY_UTILIZATION,
     MAX_NUM_BATCHED_TOKENS,
@@ -30,6 +31,7 @@ SERVE_ARGS: dict[str, tuple[type, tuple[str, ...]]] = {
     "--tensor-parallel-size": (int, ()), "--pipeline-parallel-size": (int, ()), "--max-model-len": (int, ()),
     "--kv-cache-dtype": (str, ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2")),
     "--gpu-memory-utilization": (float, ()),
+    "--mamba-ssm-cache-dtype": (str, ("auto", "float32")),  # vllm/config/cache.py MambaDType
 }
 
 
@@ -40,6 +42,7 @@ class VllmPlan:
     cache: VllmCache
     max_model_len: int
     command: list[str]
+    state: EngineState | None = None  # a hybrid stack's recurrent layers as vLLM keeps them
 
     @property
     def refusal(self) -> str:
@@ -54,13 +57,25 @@ class VllmPlan:
                     f"{self.max_model_len:,} tokens; lower the context, raise memory use, or use more GPUs.")
         return ""
 
+    def log(self) -> list[str]:
+        """The lines vLLM logs at start-up about its cache (vllm/model_executor/models/config.py's for a hybrid
+        stack's pages, then vllm/v1/core/kv_cache_utils.py's)."""
+        c, out = self.cache, []
+        if self.state is not None and c.block_size < self.max_model_len:
+            if c.block_size > c.backend_block_size:
+                out.append(f"Setting attention block size to {c.block_size} tokens to ensure that attention page size "
+                           "is >= mamba page size.")
+            if c.padding_percent > 0:
+                out.append(f"Padding mamba page size by {c.padding_percent:.2f}% to ensure that mamba page size and "
+                           "attention page size are exactly equal.")
+        return out + [f"Available KV cache memory: {c.available_bytes / 2**30:.2f} GiB",
+                      f"GPU KV cache size: {c.tokens:,} tokens",
+                      f"Maximum concurrency for {self.max_model_len:,} tokens per request: {c.max_concurrency:.2f}x"]
+
     def to_json(self) -> dict[str, Any]:
+        state = {"state": self.state.to_json(), "note": self.state.note} if self.state is not None else {}
         return {"engine": "vllm", "gpu_memory_utilization": self.utilization, "overhead_bytes": self.overhead_bytes,
-                **self.cache.to_json(), "max_model_len": self.max_model_len,
-                "log": [f"Available KV cache memory: {self.cache.available_bytes / 2**30:.2f} GiB",
-                        f"GPU KV cache size: {self.cache.tokens:,} tokens",
-                        f"Maximum concurrency for {self.max_model_len:,} tokens per request: "
-                        f"{self.cache.max_concurrency:.2f}x"],
+                **self.cache.to_json(), "max_model_len": self.max_model_len, **state, "log": self.log(),
                 "refusal": self.refusal, "command": self.command}
 
 
@@ -86,18 +101,23 @@ def vllm_plan(p: PlanInput, model: str = "MODEL", utilization: float = GPU_MEMOR
     available = int(p.gpu.memory_bytes * utilization) - weight_bytes(p) - overhead_bytes
     first = stages(p.arch.n_layers, p.pp)[0]  # a pipeline's first stage holds the most layers
     stage = Architecture(p.arch.d_model, tuple(p.arch.layers[i] for i in first), p.arch.kind)
-    cache = vllm_cache(stage, p.tp, p.kv_dtype, available, p.context, max_num_batched_tokens)
-    return VllmPlan(utilization, overhead_bytes, cache, p.context, vllm_command(p, model, utilization, dtype))
+    state = engine_state(stage, p.tp, "vllm", p.state_dtype)
+    cache = vllm_cache(stage, p.tp, p.kv_dtype, available, p.context, max_num_batched_tokens, state=state)
+    return VllmPlan(utilization, overhead_bytes, cache, p.context, vllm_command(p, model, utilization, dtype, state),
+                    state)
 
 
-def vllm_command(p: PlanInput, model: str, utilization: float, kv_dtype: str | None) -> list[str]:
-    """`vllm serve` with the plan's parallelism, context, cache format and memory fraction (vLLM's own flag names:
-    vllm/engine/arg_utils.py)."""
+def vllm_command(p: PlanInput, model: str, utilization: float, kv_dtype: str | None,
+                 state: EngineState | None = None) -> list[str]:
+    """`vllm serve` with the plan's parallelism, context, cache formats and memory fraction (vLLM's own flag names:
+    vllm/engine/arg_utils.py). A float32 recurrent state is asked for: vLLM's "auto" keeps it in the model's bf16."""
     cmd = ["vllm", "serve", model, "--tensor-parallel-size", str(p.tp)]
     if p.pp > 1:
         cmd += ["--pipeline-parallel-size", str(p.pp)]
     cmd += ["--max-model-len", str(p.context)]
     if kv_dtype is not None:
         cmd += ["--kv-cache-dtype", kv_dtype]
+    if state is not None and state.asked_format == "float32":
+        cmd += ["--mamba-ssm-cache-dtype", "float32"]
     cmd += ["--gpu-memory-utilization", f"{utilization:g}"]
     return cmd
