@@ -135,6 +135,7 @@ class LayerKind(ABC):
     cache_name: str = "KV cache"  # what its cache is called ("latent cache")
     signed_maps: str = ""  # its maps are signed weights, not probabilities: why, as the legend says it ('': softmax)
     group_tag: str = "kv"  # a head's group as a map's title names it ("kv3": the KV head it shares)
+    builds_on: tuple[str, ...] = ()  # the kinds whose package this one extends (DSA: MLA's), and may import
     has_state: bool = False  # it keeps a fixed state a sequence instead of a cache that grows (a recurrent mixer)
     vllm_block_size: int | None = None  # vLLM's block for its attention backend (None: vLLM's default of 16)
     projection_rows: tuple[tuple[str, str], ...]  # (key, name) of each projection its params() rows give, in order

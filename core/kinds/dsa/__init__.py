@@ -1,0 +1,1 @@
+"""DeepSeek sparse attention (MLA with a lightning indexer) as a layer kind."""
