@@ -10,6 +10,7 @@ import torch
 
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
+from core.kinds.selection import KeySelection
 from core.timing.result import TimingResult
 
 
@@ -23,3 +24,8 @@ class LayerKernels(ABC):
     @abstractmethod
     def display_layer(self, cfg: AttentionConfig, seed: int, spec: LayerSpec) -> Any:
         """What draws the layer's heatmaps: an object whose probs_and_sinks(x) gives (B, H, T, T) probabilities."""
+
+    def key_selection(self, layer: Any, x: torch.Tensor) -> KeySelection | None:
+        """For a layer that reads a selection of its causal keys: which it read of x (1, T, d), by what score, and
+        its dense maps (None: it reads every key its mask allows)."""
+        return None

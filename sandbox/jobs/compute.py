@@ -19,6 +19,7 @@ from core.display import display_bytes, display_layer
 from core.inputs.embedding import embed_tokens
 from core.inputs.tokens import display_tokens, simple_tokenize
 from core.kinds.display_guard import check_display_bytes, guard_display_maps
+from core.kinds.kernels import kernels_of
 from core.kinds.registry import kind_of
 from core.kinds.standard.layer import MAX_DISPLAY_TOKENS
 from core.models.forward_cache import ForwardCache
@@ -108,6 +109,7 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
     with torch.inference_mode(), one_thread():
         x = embed_tokens(tokens, req.config.d_model, req.seed)  # (1, T, d)
         probs, sinks = layer.probs_and_sinks(x)  # (1, H, T, T), (1, H, T) or None
+        selection = kernels_of(spec).key_selection(layer, x)  # a sparse layer's keys read (None: all of them)
     probs_np = probs[0].numpy().copy()
     sink_np = sinks[0].numpy().copy() if sinks is not None else None
     signed = kind_of(spec).has_state  # implicit attention: signed, unnormalised weights that the roles' scores (made
@@ -117,7 +119,7 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
         shown = {role: np.zeros_like(v) for role, v in shown.items()}  # no badges: no role is claimed
     roles = {role: v[None, :] for role, v in shown.items()}  # one layer: (1, H)
     return HeatmapResult(request_id, req.config, tokens, probs_np, len(tokens_all), req.seed, None, roles, shown,
-                         req.probe, sink_np, spec, view_layer(req))
+                         req.probe, sink_np, spec, view_layer(req), selection)
 
 
 def view_layer(req: ComputeRequest) -> int:

@@ -11,6 +11,7 @@ import numpy as np
 
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
+from core.kinds.selection import KeySelection
 from core.study.sweep import SweepPoint, SweepResult, SweepRow
 from core.timing.result import TimingResult
 from sandbox.jobs.long_types import LongJob
@@ -55,6 +56,7 @@ class HeatmapResult:
     sink_share: np.ndarray | None = None  # (H, T): the mass each row gives to its head's sink (None: no sinks)
     layer_spec: LayerSpec | None = None  # the layer shown (design mode)
     view_layer: int = 0  # its index (design mode)
+    selection: KeySelection | None = None  # a sparse layer's keys read and its dense maps (None: it reads them all)
 
 
 @dataclass(frozen=True)

@@ -378,6 +378,7 @@ class MainWindow(QMainWindow):
             self.weights_note.setVisible(result.model is None)  # random weights say what they can show
         # Side by side, trained and changed heads share one grid (and, linked, one zoom).
         self.mosaic.sink_share = result.sink_share
+        self.mosaic.selection = result.selection
         spec = result.layer_spec
         self.mosaic.sharing = kind_of(spec).kv_sharing(spec) if spec is not None else ""
         group = spec.group_size if spec is not None else cfg.group_size

@@ -99,3 +99,41 @@ def test_the_plan_tab_shows_each_engine_s_state_pool_for_a_hybrid_stack(make_win
     assert f"Its state pool holds {e['mamba_slots']:,} requests' recurrent state" in p.verdict.text()
     p.engine.setCurrentIndex(p.engine.findData("llama.cpp"))
     assert "llama_memory_recurrent: size =   75.38 MiB" in p.engine_text.text() and " -np 1 " in p.command
+
+
+def test_a_sparse_layer_s_maps_grey_the_keys_its_indexer_skipped_and_show_its_dense_twin(make_window, qtbot):
+    """DeepSeek-V3.2 at a width and top-k a CPU draws in a blink: the keys each query read are the display layer's own
+    top-k, recomputed here; the grey cells are exactly the causal keys it skipped; the dense toggle shows the layer's
+    maps with every causal key read; the hover names a key read or skipped and its index score."""
+    import dataclasses
+
+    from widgets.maps.mosaic import SKIPPED_INDEX, render_probs
+
+    w = make_window(text=TEXT, config=START)
+    pick_preset(w, "DeepSeek-V3.2")
+    cfg = w.config()
+    cfg = cfg.with_(d_model=256, n_heads=4, n_kv_heads=None, widths=dataclasses.replace(
+        cfg.widths, q_lora_rank=64, kv_lora_rank=64, index_n_heads=8, index_topk=3))
+    w.config_panel.set_config(cfg)
+    qtbot.waitUntil(lambda: w.last_heatmaps is not None and w.last_heatmaps.config == w.config(), timeout=60_000)
+    hm = w.last_heatmaps
+    spec = w.config().layer_spec()
+    layer = kernels_of(spec).display_layer(w.config(), hm.seed, spec)
+    x = embed_tokens(hm.tokens, w.config().d_model, hm.seed)
+    with torch.inference_mode():
+        read, dense = layer.selected(x)[0].numpy(), layer.dense_probs(x)[0].numpy()
+    T = len(hm.tokens)
+    assert np.array_equal(hm.selection.read, read) and read.sum(1).tolist() == [min(t + 1, 3) for t in range(T)]
+    np.testing.assert_allclose(hm.selection.dense, dense, atol=1e-6)
+    skipped = np.tril(np.ones((T, T), dtype=bool)) & ~read
+    assert np.array_equal(hm.probs[:, skipped], np.zeros((4, skipped.sum()), np.float32))
+    image = w.mosaic.image.image
+    lay = w.mosaic.layout_
+    assert (image == SKIPPED_INDEX).sum() == skipped.sum() * 4 * lay.upsample ** 2
+    q, k = map(int, np.argwhere(skipped)[0])
+    assert "skipped: not among this query's selected keys · index score" in w.mosaic.describe(0, q, k)
+    assert "Grey: causal keys this layer does not read (each query reads its top 3" in w.mosaic.legend.text()
+    w.mosaic.dense.setChecked(True)
+    assert (w.mosaic.image.image == SKIPPED_INDEX).sum() == 0
+    assert np.array_equal(w.mosaic.image.image, render_probs(dense, lay)[0])
+    assert w.mosaic.describe(0, q, k).startswith(f"head 0 · query #{q}") and "dense weight" in w.mosaic.describe(0, q, k)

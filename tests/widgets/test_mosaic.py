@@ -226,3 +226,26 @@ def test_small_tiles_keep_every_n_th_token_label_rather_than_none(qtbot):
     token_px = m.layout_.upsample / px
     assert token_px < MIN_TICK_PX  # not every token fits here
     assert left.style["showValues"] and "t0" in labels and 0 < len(labels) < 9 * 11
+
+
+def test_a_sparse_layer_s_skipped_keys_are_grey_in_every_tile_and_nothing_else_is():
+    from widgets.maps.mosaic import SKIPPED, SKIPPED_INDEX, render_probs
+
+    H, T = 5, 9
+    probs = _probs(H, T)
+    rng = np.random.default_rng(1)
+    skipped = np.tril(rng.random((T, T)) < 0.4, -1)  # some causal keys below the diagonal
+    lay = plan_layout(H, T, 1)
+    plain, _ = render_probs(probs, lay)
+    marked, _ = render_probs(probs, lay, skipped=skipped)
+    assert SKIPPED_INDEX not in plain
+    assert (marked == SKIPPED_INDEX).sum() == skipped.sum() * H * lay.upsample ** 2
+    changed = marked != plain
+    assert np.array_equal(changed, marked == SKIPPED_INDEX)  # only the skipped cells differ
+    for h in range(H):
+        x, y = lay.origin(h)
+        for q, k in zip(*np.nonzero(skipped), strict=True):
+            assert marked[y + q * lay.upsample, x + k * lay.upsample] == SKIPPED_INDEX
+    table = colour_table(lut("viridis"))
+    assert tuple(table[SKIPPED_INDEX]) == tuple(SKIPPED) and len(table) == 256
+    assert not any((table[:LEVELS] == SKIPPED).all(axis=1))  # no colormap level reads as a skipped key

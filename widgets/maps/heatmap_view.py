@@ -10,9 +10,17 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QImage, QPixmap
-from PySide6.QtWidgets import QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGraphicsRectItem,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.format import format_noun
+from core.kinds.selection import KeySelection
 from widgets.common.cached_axis import CachedAxis
 from widgets.common.steady import LayoutFirewall, SteadyLabel
 from widgets.common.wheel import FocusCombo
@@ -91,6 +99,11 @@ class HeatmapMosaic(QWidget):
         self.scale.setToolTip("Shared: every tile on one 0-to-max scale, so heads compare. "
                               "Per head: each tile stretched to its own maximum, to see faint structure (a query "
                               "with one key to read, the first under a causal mask, weighs it 1.0: left out).")
+        self.dense = QCheckBox("dense")  # shown for a sparse layer: its maps with every causal key read
+        self.dense.setToolTip("A sparse layer (DSA) reads only the keys its indexer picks; the grey cells are the "
+                              "causal keys it skipped. Tick to see the same layer, same weights, reading every causal "
+                              "key: what the selection changes.")
+        self.dense.hide()
         self.bar = QLabel()
         self.bar_text = SteadyLabel()  # a new scale's figure at every result: no layout request
         self.bar_text.setToolTip(self.scale.toolTip())
@@ -106,6 +119,7 @@ class HeatmapMosaic(QWidget):
         top.addWidget(self.scale)
         top.addWidget(self.bar)
         top.addWidget(self.bar_text)
+        top.addWidget(self.dense)
         top.addStretch(1)
         self.title = QLabel("")  # names the side when two mosaics stand side by side
         self.title.setStyleSheet("font-weight: bold;")
@@ -125,6 +139,7 @@ class HeatmapMosaic(QWidget):
         lay.addWidget(self.readout)
         self.probs: np.ndarray | None = None
         self.sink_share: np.ndarray | None = None  # (H, T): each row's mass given to its head's sink
+        self.selection: KeySelection | None = None  # a sparse layer's keys read, their scores, its dense maps
         self.tokens: list[str] = []
         self.layout_: MosaicLayout | None = None
         self._fixed_cols: int | None = None  # the cols the caller fixed, if any
@@ -155,6 +170,8 @@ class HeatmapMosaic(QWidget):
         self.plot.getViewBox().sigRangeChanged.connect(self._update_ticks)
         self.colormap.currentTextChanged.connect(self._on_style_changed)
         self.scale.currentTextChanged.connect(self._on_style_changed)
+        self.dense.toggled.connect(self._on_style_changed)
+        self.dense.toggled.connect(lambda _on: self._update_legend())
         self._on_style_changed()
 
     # -- data ------------------------------------------------------------------------------
@@ -172,6 +189,10 @@ class HeatmapMosaic(QWidget):
         if tokens != self.tokens and self.grid_axes is None:
             self._keep_axis_room([clip(t, 10) for t in tokens])
         self.probs, self.tokens, self.group_size = probs, tokens, group_size
+        if self.selection is not None and self.selection.read.shape != probs.shape[1:]:
+            self.selection = None  # another view's selection: not these maps'
+        if self.dense.isHidden() != (self.selection is None):
+            self.dense.setVisible(self.selection is not None)
         relayout = self.layout_ is None or (self.layout_.n_heads, self.layout_.n_tokens, self.layout_.group_size) != (
             n_heads, n_tokens, group_size) or cols != self._fixed_cols
         self._fixed_cols = cols
@@ -272,7 +293,11 @@ class HeatmapMosaic(QWidget):
             self.bar_text.setText(signed_text if self.signed_caption else diverging_caption(m, *self.diff_names))
             self.bar_text.setToolTip(self.signed_caption)
             return
-        index, self.vmax = render_probs(self.probs, self.layout_, self.per_head)  # the max found once (1.3 M values)
+        sel = self.selection
+        dense = sel is not None and self.dense.isChecked()
+        shown = sel.dense if sel is not None and dense else self.probs
+        skipped = sel.skipped() if sel is not None and not dense else None
+        index, self.vmax = render_probs(shown, self.layout_, self.per_head, skipped=skipped)  # the max found once
         self.image.setImage(index, autoLevels=False, levels=None, lut=mosaic_table(self.colormap.currentText()))
         self.image.setRect(rect)
         self.bar_text.setText(f"0 → {'max' if self.per_head else f'{float(self.vmax[0]):.3f}'}")  # fits 1024 px
@@ -302,6 +327,10 @@ class HeatmapMosaic(QWidget):
                 for i in range(min(n_groups, 8))
             ) + (" …" if n_groups > 8 else "")
             text = f"Frame = KV group, {g} heads to each of {format_noun(n_groups, 'K/V head')}: {swatches}"
+        if self.selection is not None and self.dense.isChecked():
+            text += " Dense: the same layer reading every causal key (untick to see its selection)."
+        elif self.selection is not None:
+            text += f" Grey: causal keys this layer does not read ({self.selection.rule})."
         if text != self.legend.text():
             self.legend.setText(text)
 
@@ -409,6 +438,14 @@ class HeatmapMosaic(QWidget):
             what = f"{first} − {second} {w:+.4f} ({larger} larger)"
         else:
             what = f"weight {w:.4f}"
+        sel = self.selection
+        if sel is not None and not self.diverging and key <= query:
+            score = float(sel.scores[query, key])
+            dense = float(sel.dense[head, query, key])
+            if self.dense.isChecked():
+                what = f"dense weight {dense:.4f} (sparse: {w:.4f})"
+            state = "read" if sel.read[query, key] else "skipped: not among this query's selected keys"
+            what += f" · {state} · {sel.score_name} {score:.4g}"
         if self.sink_share is not None and self.sink_share.shape == self.probs.shape[:2]:
             s = float(self.sink_share[head, query])
             what += f" · the sink takes {s:.1%} of this row (its keys sum to {1 - s:.3f})"

@@ -85,17 +85,23 @@ def plan_layout(n_heads: int, n_tokens: int, group_size: int = 1, aspect: float 
     return MosaicLayout(n_heads, n_tokens, group_size, cols, rows, frame, gap, upsample)
 
 
-# One uint8 image indexes one 256-entry colour table: the colormap's levels, then the background,
-# then one frame colour per KV group. Qt draws an indexed image without a per-pixel numpy pass.
-LEVELS = 247
+# One uint8 image indexes one 256-entry colour table: the colormap's levels, then the background, the colour of a
+# key a sparse layer skipped, then one frame colour per KV group. Qt draws an indexed image without a per-pixel
+# numpy pass.
+LEVELS = 246
 BACKGROUND_INDEX = LEVELS
-GROUP_INDEX = LEVELS + 1
+SKIPPED_INDEX = LEVELS + 1
+GROUP_INDEX = LEVELS + 2
+SKIPPED = np.array([118, 118, 118], dtype=np.uint8)  # mid grey: no colormap here has it, nor the background
+TOP_LEVEL = (LEVELS - 1) * (1 + 1e-6)  # a weight at the scale's top reaches the last level despite float32 rounding
+# (0.35 x (245 / 0.35) is 244.99998 in float32, truncated to 244); the other levels move by a millionth
 
 
 def colour_table(colormap_lut: np.ndarray) -> np.ndarray:
-    """(256, 3) uint8: LEVELS samples of the colormap, the background, the group colours."""
+    """(256, 3) uint8: LEVELS samples of the colormap, the background, a skipped key's grey, the group colours."""
     pick = np.linspace(0, len(colormap_lut) - 1, LEVELS).round().astype(int)
-    return np.ascontiguousarray(np.vstack([colormap_lut[pick], BACKGROUND[None], GROUP_COLOURS]), dtype=np.uint8)
+    return np.ascontiguousarray(np.vstack([colormap_lut[pick], BACKGROUND[None], SKIPPED[None], GROUP_COLOURS]),
+                                dtype=np.uint8)
 
 
 def head_tops(probs: np.ndarray) -> np.ndarray:
@@ -118,7 +124,7 @@ def scale_to_index(probs: np.ndarray, per_head: bool, vmax: float | None = None)
     else:
         vmax = np.full(len(probs), probs.max() if probs.size else 1.0)
     vmax = np.where(vmax > 0, vmax, 1.0).astype(np.float32)
-    idx = probs * ((LEVELS - 1) / vmax)[:, None, None]  # (H, T, T)
+    idx = probs * (TOP_LEVEL / vmax)[:, None, None]  # (H, T, T)
     np.clip(idx, 0, LEVELS - 1, out=idx)
     return idx.astype(np.uint8), vmax
 
@@ -147,10 +153,20 @@ def render_mosaic(probs: np.ndarray, layout: MosaicLayout, per_head: bool = Fals
 
 
 def render_probs(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False,
-                 vmax: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 vmax: float | None = None, skipped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """probs (H, T, T) -> the framed mosaic index image (height, width) and the top of the scale per head (H,),
     as render_index(scale_to_index(...)) gives them, in one pass: each level is computed straight into its
-    tile (no (H, T, T) float and uint8 copies between): 1.3 ms instead of 4 for 64 heads of 128 tokens."""
+    tile (no (H, T, T) float and uint8 copies between): 1.3 ms instead of 4 for 64 heads of 128 tokens.
+    skipped (T, T) bool: the causal keys a sparse layer did not read, drawn grey in every tile."""
+    image, top = _render_probs(probs, layout, per_head, vmax)
+    if skipped is not None and skipped.any():
+        mask = _paint_tiles(np.broadcast_to(skipped, probs.shape), layout, None, blank=0)
+        image[mask == 1] = SKIPPED_INDEX
+    return image, top
+
+
+def _render_probs(probs: np.ndarray, layout: MosaicLayout, per_head: bool,
+                  vmax: float | None) -> tuple[np.ndarray, np.ndarray]:
     if vmax is not None:
         top = np.full(len(probs), vmax, dtype=np.float32)
     elif per_head:
@@ -158,7 +174,7 @@ def render_probs(probs: np.ndarray, layout: MosaicLayout, per_head: bool = False
     else:
         top = np.full(len(probs), probs.max() if probs.size else 1.0, dtype=np.float32)
     top = np.where(top > 0, top, 1.0).astype(np.float32)
-    scale = ((LEVELS - 1) / top).astype(np.float32)  # (H,)
+    scale = (TOP_LEVEL / top).astype(np.float32)  # (H,)
     if vmax is not None or per_head:  # larger values are clipped to the top (a float pass only in these cases)
         probs = np.minimum(probs, top[:, None, None])
     return _paint_tiles(probs, layout, scale), top
@@ -198,11 +214,14 @@ def _draw_frames(layout: MosaicLayout) -> np.ndarray:
 _kept_frames = functools.lru_cache(maxsize=8)(_draw_frames)
 
 
-def _paint_tiles(values: np.ndarray, layout: MosaicLayout, scale: np.ndarray | None) -> np.ndarray:
+def _paint_tiles(values: np.ndarray, layout: MosaicLayout, scale: np.ndarray | None,
+                 blank: int | None = None) -> np.ndarray:
     """The framed mosaic with head h's tile set to values[h] * scale[h] (or values[h], when scale is None),
-    truncated to uint8 as astype does, each token drawn as upsample x upsample pixels."""
+    truncated to uint8 as astype does, each token drawn as upsample x upsample pixels; blank: a value for every pixel
+    outside the tiles instead of the frames (a mask of the tiles)."""
     lay = layout
-    grid = _frames(lay).copy()
+    grid = _frames(lay).copy() if blank is None else np.full((lay.rows * lay.cell, lay.cols * lay.cell), blank,
+                                                             dtype=np.uint8)
     t, u, c, f, n = lay.n_tokens, lay.upsample, lay.cell, lay.frame, lay.tile
     # (rows * cell, cols * cell) -> (rows, cols, T, u, T, u): tile (r, c)'s token (q, k) pixel (i, j), a view
     tiles = grid.reshape(lay.rows, c, lay.cols, c)[:, f: f + n, :, f: f + n]  # (rows, n, cols, n)
@@ -221,6 +240,6 @@ def _paint_tiles(values: np.ndarray, layout: MosaicLayout, scale: np.ndarray | N
 
 
 def render_rgb(probs: np.ndarray, layout: MosaicLayout, colormap_lut: np.ndarray, per_head: bool = False,
-               vmax: float | None = None) -> np.ndarray:
-    """The mosaic as an RGB array (height, width, 3), for export and tests."""
-    return colour_table(colormap_lut)[render_mosaic(probs, layout, per_head, vmax)]
+               vmax: float | None = None, skipped: np.ndarray | None = None) -> np.ndarray:
+    """The mosaic as an RGB array (height, width, 3), for export and tests (skipped keys grey, as on screen)."""
+    return colour_table(colormap_lut)[render_probs(probs, layout, per_head, vmax, skipped)[0]]

@@ -13,6 +13,7 @@ from core.kinds.dsa.kind import DSA
 from core.kinds.dsa.layer import DSALayer
 from core.kinds.dsa.timing import HINT, run_dsa_timing
 from core.kinds.kernel import LayerKernels
+from core.kinds.selection import KeySelection
 from core.timing.result import TimingResult
 
 
@@ -28,3 +29,12 @@ class DSAKernels(LayerKernels):
         check_display_bytes(DSA.display_bytes(cfg), f"a DSA layer of d_model {cfg.d_model} and {cfg.n_heads} heads",
                             HINT)
         return DSALayer(cfg, seed=seed, spec=spec, with_output=False).eval()
+
+    def key_selection(self, layer: DSALayer, x: torch.Tensor) -> KeySelection:
+        """The indexer's picks over x (1, T, d), its scores, and the layer's maps with every causal key read."""
+        with torch.inference_mode():
+            read, scores = layer.selected(x)[0], layer.index_scores(x)[0]  # (T, T) each
+            dense = layer.dense_probs(x)[0]  # (H, T, T)
+        rule = f"each query reads its top {layer.topk:,} by the lightning indexer's score"
+        return KeySelection(read.numpy().copy(), scores.numpy().astype("float32"), "index score", rule,
+                            dense.numpy().copy())

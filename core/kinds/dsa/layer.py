@@ -127,8 +127,15 @@ class DSALayer(MLALayer):
 
     def attention_probs(self, x: torch.Tensor, form: str = "naive") -> torch.Tensor:
         """Per-head probabilities (B, H, T, T) in float32 over each query's selected keys; an unselected key's weight
-        is 0 (display_selection says which those are)."""
+        is 0 (the kernels' key_selection says which those are)."""
+        return softmax_with_sinks(self.scores(x), self.selected(x)[:, None], None)[0]
+
+    def dense_probs(self, x: torch.Tensor) -> torch.Tensor:
+        """The same layer's probabilities (B, H, T, T) with every causal key read (dense MLA)."""
+        return super().attention_probs(x)
+
+    def scores(self, x: torch.Tensor) -> torch.Tensor:
+        """Every head's scaled scores (B, H, T, T), float32, from the per-head keys (the naive form)."""
         q_nope, q_pe = self.query(x)
         q, key = torch.cat([q_nope, q_pe], dim=-1), self.decompress(*self.latent(x))[0]  # (B, H, T, n + r) each
-        scores = (q.float() @ key.float().transpose(-2, -1)) * self.scale  # (B, H, T, T)
-        return softmax_with_sinks(scores, self.selected(x)[:, None], None)[0]
+        return (q.float() @ key.float().transpose(-2, -1)) * self.scale
