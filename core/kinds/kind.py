@@ -235,6 +235,11 @@ class LayerKind(ABC):
         """One layer's cache per token on one GPU of the TP group (all of it when it is not split)."""
         return self.cache_bytes_per_token(spec, kv_format)
 
+    def engine_cache_bytes_per_token(self, spec: LayerSpec, tp: int, kv_format: str, engine: str) -> int:
+        """One layer's cache per token on one GPU as `engine` keeps it (vllm, sglang): the cache in kv_format unless
+        the engine keeps records of its own."""
+        return self.gpu_cache_bytes_per_token(spec, tp, kv_format)
+
     def gpu_state_bytes(self, spec: LayerSpec, tp: int, state_format: str, conv_format: str) -> int:
         """One layer's fixed state a sequence on one GPU of the TP group (0 for a KV cache)."""
         return 0

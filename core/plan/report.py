@@ -293,7 +293,7 @@ def plan_lines(j: dict[str, Any]) -> list[str]:
     lines = [f"{g['name']} x {i['n_gpus']} (TP {i['tp']}, {i['pp']} pipeline stage(s) of {j['layers_per_stage']} "
              f"layers), weights {i['weights_dtype']}, KV {i['kv_dtype']}, batch {i['batch']}, context {i['context']:,}",
              f"  source: {g['source']}", "per GPU:"]
-    for k in PER_GPU:
+    for k in (k for k in PER_GPU if k in per):  # a recurrent stack's state only where there is one
         lines.append(f"  {k.replace('_', ' '):<10} {per[k]:>20,} B  {gib(per[k])}")
     lines += weights_lines(j)
     lines += [verdict(j), heads_sentence(j)]

@@ -116,3 +116,14 @@ def test_the_plan_as_vllm_allocates_it(capsys):
     assert code == 2 and "vLLM keeps no q8_0 cache" in err
     code, _out, err = run_cli(capsys, "plan", "--preset", "llama-3-8b", "--engine", "vllm", "--engine-overhead-gib", "nan")
     assert code == 2 and "--engine-overhead-gib must be from 0" in err
+
+
+@pytest.mark.parametrize("preset", ["llama-3-8b", "qwen3-next-80b-a3b"])
+def test_the_text_table_prints_every_per_gpu_figure_of_the_json(capsys, preset):
+    """A plain model's plan has no state row, a hybrid stack's has one; both print every figure the JSON holds."""
+    j = plan(capsys, "--preset", preset, "--gpu", "h200", "--gpus", "4", "--tp", "4")
+    assert main(["plan", "--preset", preset, "--gpu", "h200", "--gpus", "4", "--tp", "4"]) == 0
+    text = capsys.readouterr().out
+    for key, value in j["per_gpu"].items():
+        assert f"  {key.replace('_', ' '):<10} {value:>20,} B" in text
+    assert ("state" in j["per_gpu"]) == (preset != "llama-3-8b")

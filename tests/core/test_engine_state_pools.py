@@ -141,3 +141,46 @@ def test_mamba2_groups_that_tp_does_not_divide_are_counted_as_tp_groups():
     e = engine_plan("vllm", plan_of("Nemotron-H-8B", tp=16))
     assert e["state"]["conv_bytes"] == 3 * (8192 + 2 * 16 * 128) // 16 * 2
     assert e["state"]["recurrent_bytes"] == 8 * 64 * 128 * 4
+
+
+def test_a_pipeline_is_planned_on_the_stage_that_holds_least():
+    """Qwen3-Next over 8 pipeline stages of 6 layers: stages hold 1 or 2 attention layers (every 4th layer is
+    attention), and the engine serves what its tightest stage's GPUs hold, as the model's own plan counts it."""
+    from core.plan.engines.sglang import sglang_pool
+    from core.plan.engines.state import engine_state
+    from core.plan.fit import stages
+
+    p = plan_of("Qwen3-Next-80B-A3B", tp=1)
+    p = PlanInput(p.arch, p.params, p.gpu, n_gpus=8, tp=1, context=32768, state_dtype="float32")
+    e = engine_plan("sglang", p)
+    per_stage = []
+    for r in stages(48, 8):
+        stage = type(p.arch)(p.arch.d_model, tuple(p.arch.layers[i] for i in r), p.arch.kind)
+        pool = sglang_pool(stage, 1, "bfloat16", p.gpu.memory_bytes, weight_bytes(p), None,
+                           engine_state(stage, 1, "sglang", "float32"), 32768)
+        per_stage.append(pool)
+    assert sorted({pool.cell_bytes for pool in per_stage}) == [2 * 2 * 512 * 2 // 2, 2 * 2 * 512 * 2]
+    tightest = min(per_stage, key=lambda pool: pool.max_concurrency(32768))
+    assert e["cell_bytes"] == tightest.cell_bytes == 2 * 2 * 512 * 2  # two attention layers of 2 KV heads of 256
+    assert e["max_concurrency"] == tightest.max_concurrency(32768)
+
+
+def test_a_stack_of_recurrent_layers_only_needs_no_token_pool():
+    from core.arch.model import Architecture
+
+    qwen = plan_of("Qwen3-Next-80B-A3B").arch
+    arch = Architecture(qwen.d_model, tuple(s for s in qwen.layers if s.kind != "standard"), qwen.kind)
+    e = engine_plan("sglang", PlanInput(arch, 8 * 10**9, find_gpu("h200"), context=4096))
+    assert e["cell_bytes"] == 0 and not e["refusal"]
+    assert e["max_concurrency"] == e["max_running_requests"] == min(2048, e["mamba_slots"] // 3)
+
+
+def test_vllm_keeps_deepseek_v3_2_s_index_keys_as_fp8_records_beside_its_latent():
+    """vLLM: the latent in the KV format (fp8: FlashMLA's sparse fp8_ds_mla record, 656 B) and the index key
+    always as 128 fp8 values and an fp32 scale (DeepseekV32IndexerCache, 132 B), in blocks of 64 tokens."""
+    for kv, latent in (("bfloat16", 576 * 2), ("fp8_e4m3", 656)):
+        p = plan_of("DeepSeek-V3.2", tp=8, kv=kv)
+        e = engine_plan("vllm", PlanInput(p.arch, p.params, p.gpu, n_gpus=8, tp=8, kv_dtype=kv,
+                                          weights_dtype="fp8", context=32768))
+        assert (e["block_size"], e["page_bytes"]) == (64, 64 * (latent + 132))
+        assert e["num_blocks"] == e["available_bytes"] // (64 * (latent + 132)) // 61

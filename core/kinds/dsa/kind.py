@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core.arch.formats import KV_FORMATS
 from core.arch.layer import LayerSpec
 from core.format import format_count, table_row
 from core.kinds.dsa.counts import (
@@ -88,13 +87,14 @@ class DSAKind(MLAKind):
     def kv_values_per_token(self, spec: LayerSpec) -> tuple[int, int]:
         return self.cache_values_per_token(spec), 0
 
-    def check_kv_format(self, spec: LayerSpec, kv_format: str) -> None:
-        super().check_kv_format(spec, kv_format)
-        block = KV_FORMATS[kv_format][1]
-        if dsa_dims(spec).index_head_dim % block:
-            raise ValueError(f"the {kv_format} KV format stores blocks of {block} values, and the index key of "
-                             f"{dsa_dims(spec).index_head_dim} values is not a whole number of them; choose another "
-                             "format.")
+    def engine_cache_bytes_per_token(self, spec: LayerSpec, tp: int, kv_format: str, engine: str) -> int:
+        """vLLM keeps the latent in the KV format, or fp8 as FlashMLA's sparse record (fp8_ds_mla, 656 B for
+        V3.2's widths), and the index key always as an fp8 record with its scale (DeepseekV32IndexerCache: 132 B),
+        one page a layer for each (vllm/model_executor/models/deepseek_v2.py); SGLang's NSA backend is counted
+        the same way."""
+        fp8 = engine_fp8_parts(spec)
+        latent = fp8["latent"] if kv_format.startswith("fp8") else cache_parts(spec, kv_format)["latent"]
+        return latent + fp8["index_keys"]
 
     def decode_core_flops(self, d: int, spec: LayerSpec, batch: int, keys: int) -> int:
         """The absorbed form over the top-k latents, and the indexer's scores over every cached token."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
+from core.arch.formats import KV_FORMATS
 from core.kinds.mla.spec import MLA_MAX, MLADims
 from core.kinds.widths import WidthControl
 
@@ -35,6 +36,15 @@ class DSADims(MLADims):
         if self.index_head_dim < self.qk_rope_head_dim:
             raise ValueError(f"the indexer rotates the first qk_rope_head_dim ({self.qk_rope_head_dim}) values of its "
                              f"keys, so index_head_dim must be at least that, not {self.index_head_dim}.")
+
+    def check_kv_format(self, name: str) -> None:
+        """MLA's widths, and the index key each token caches, must fill whole blocks of a block format."""
+        super().check_kv_format(name)
+        block = KV_FORMATS[name][1]
+        if self.index_head_dim % block:
+            raise ValueError(f"the {name} KV format stores blocks of {block} values, and the index key of "
+                             f"{self.index_head_dim} values is not a whole number of them; choose another format, or "
+                             "an index_head_dim that is.")
 
     kind: ClassVar[str] = "dsa"
     mode: ClassVar[str] = "DSA"

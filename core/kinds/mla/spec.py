@@ -25,7 +25,7 @@ class MLADims(KindWidths):
     v_head_dim: int = 128  # v: each head's value width
 
     def __post_init__(self) -> None:
-        for f in fields(self):
+        for f in fields(MLADims):  # MLA's own widths (a kind that extends them checks its own)
             value = getattr(self, f.name)
             low = 0 if f.name == "q_lora_rank" else 1
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MLA_MAX:

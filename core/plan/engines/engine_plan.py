@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.arch.model import Architecture
 from core.plan.engines.llamacpp import (
     MAX_CTX,
     MAX_SEQUENCES,
@@ -18,8 +17,8 @@ from core.plan.engines.llamacpp import (
 from core.plan.engines.sglang import KV_CACHE_DTYPE as SGLANG_KV
 from core.plan.engines.sglang import sglang_pool
 from core.plan.engines.state import engine_state
-from core.plan.engines.vllm_plan import OVERHEAD_BYTES, vllm_plan
-from core.plan.fit import PlanInput, stages, weight_bytes
+from core.plan.engines.vllm_plan import OVERHEAD_BYTES, stage_architectures, vllm_plan
+from core.plan.fit import PlanInput, weight_bytes
 
 ENGINES = ("vllm", "sglang", "llama.cpp")
 # The arguments each command uses, with the values they take (the engines' own names: sglang's server_args.py,
@@ -44,17 +43,20 @@ def engine_plan(name: str, p: PlanInput, model: str = "MODEL", *, utilization: f
         model = "MODEL"  # a name an engine would read as a flag is not passed on
     if name == "vllm":
         return vllm_plan(p, model, utilization, overhead_bytes).to_json()
-    first = stages(p.arch.n_layers, p.pp)[0]  # a pipeline's first stage holds the most layers
-    stage = Architecture(p.arch.d_model, tuple(p.arch.layers[i] for i in first), p.arch.kind)
     if name == "sglang":
-        state = engine_state(stage, p.tp, "sglang", p.state_dtype)
-        pool = sglang_pool(stage, p.tp, p.kv_dtype, p.gpu.memory_bytes, weight_bytes(p), mem_fraction, state,
-                           p.context)
+        pools = []
+        for stage in stage_architectures(p):  # each stage's GPUs size their own pools: the tightest one serves
+            state = engine_state(stage, p.tp, "sglang", p.state_dtype)
+            pool = sglang_pool(stage, p.tp, p.kv_dtype, p.gpu.memory_bytes, weight_bytes(p), mem_fraction, state,
+                               p.context)
+            pools.append((pool.max_concurrency(p.context), pool, state, stage))
+        _, pool, state, stage = min(pools, key=lambda item: item[0])
+        whole = engine_state(p.arch, p.tp, "sglang", p.state_dtype)
         cmd = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", str(p.tp)]
         cmd += ["--pp-size", str(p.pp)] if p.pp > 1 else []
         cmd += ["--context-length", str(p.context)]
         cmd += ["--kv-cache-dtype", SGLANG_KV[p.kv_dtype]] if p.kv_dtype in SGLANG_KV else []
-        cmd += ["--mamba-ssm-dtype", state.state_format] if state is not None else []
+        cmd += ["--mamba-ssm-dtype", whole.state_format] if whole is not None else []
         cmd += ["--mem-fraction-static", f"{pool.mem_fraction_static:g}"]
         refusal = ("SGLang would stop at start-up: the weights leave no memory for the token pool at static "
                    f"fraction {pool.mem_fraction_static:g}; raise it, or use more GPUs."
@@ -63,7 +65,8 @@ def engine_plan(name: str, p: PlanInput, model: str = "MODEL", *, utilization: f
                    f"({state.sequence_bytes / 2**20:,.1f} MiB on a GPU); raise the static fraction, or use more GPUs."
                    if state is not None and pool.mamba_slots < 1 else
                    f"SGLang's pool of {pool.tokens:,} tokens cannot hold one request of {p.context:,} tokens; lower the "
-                   "context, raise the static fraction, or use more GPUs." if pool.tokens < p.context else "")
+                   "context, raise the static fraction, or use more GPUs." if pool.cell_bytes and pool.tokens < p.context
+                   else "")
         notes = ["SGLang's sliding-window pool is not modelled: every layer is counted at the full context"
                  if any(s.window is not None for s in stage.layers) else "", state.note if state is not None else ""]
         return {"engine": "sglang", **pool.to_json(), "max_concurrency": pool.max_concurrency(p.context),

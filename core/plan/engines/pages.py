@@ -17,11 +17,11 @@ class LayerCache:
     layers: int  # layers of the model that keep this cache
 
 
-def layer_caches(arch: Architecture, tp: int, kv_format: str) -> list[LayerCache]:
-    """The model's attention layers by the cache each keeps a token on one GPU (full layers first); a hybrid stack's
-    recurrent layers keep none (core/plan/engines/state.py holds their state)."""
-    counts = Counter((s.window, kind_of(s).gpu_cache_bytes_per_token(s, tp, kv_format)) for s in arch.layers
-                     if not kind_of(s).has_state)
+def layer_caches(arch: Architecture, tp: int, kv_format: str, engine: str = "vllm") -> list[LayerCache]:
+    """The model's attention layers by the cache each keeps a token on one GPU as engine keeps it (full layers
+    first); a hybrid stack's recurrent layers keep none (core/plan/engines/state.py holds their state)."""
+    counts = Counter((s.window, kind_of(s).engine_cache_bytes_per_token(s, tp, kv_format, engine))
+                     for s in arch.layers if not kind_of(s).has_state)
     return sorted((LayerCache(w, b, n) for (w, b), n in counts.items()), key=lambda c: (c.window is not None,
                                                                                          c.window or 0))
 

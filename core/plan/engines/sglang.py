@@ -57,8 +57,8 @@ class SglangPool:
 
     def max_concurrency(self, context: int) -> float:
         """Requests of context tokens at once: the token pool's, and the state slots' where there are any."""
-        by_tokens = self.tokens / context
-        return by_tokens if self.max_running_requests is None else min(by_tokens, self.max_running_requests)
+        by_tokens = self.tokens / context if self.cell_bytes else float("inf")  # no attention layer: no token pool
+        return by_tokens if self.max_running_requests is None else float(min(by_tokens, self.max_running_requests))
 
     def to_json(self) -> dict[str, object]:
         out = {k: v for k, v in asdict(self).items() if k != "state"}
@@ -77,7 +77,8 @@ def sglang_pool(arch: Architecture, tp: int, kv_format: str, memory_bytes: int, 
     if kv_format not in KV_CACHE_DTYPE and kv_format != "bfloat16":
         raise ValueError(f"SGLang keeps no {kv_format} cache (--kv-cache-dtype takes auto, the model's bf16, and "
                          "fp8_e4m3, fp8_e5m2); choose bf16 or fp8.")
-    cell = sum(kind_of(s).gpu_cache_bytes_per_token(s, tp, kv_format) for s in arch.layers if not kind_of(s).has_state)
+    cell = sum(kind_of(s).engine_cache_bytes_per_token(s, tp, kv_format, "sglang") for s in arch.layers
+               if not kind_of(s).has_state)
     rest = (memory_bytes - weights_bytes) - memory_bytes * (1 - f)
     if state is None:
         return SglangPool(f, int(rest), cell, max(0, int(rest)) // cell)
@@ -86,5 +87,7 @@ def sglang_pool(arch: Architecture, tp: int, kv_format: str, memory_bytes: int, 
     kv_rest = rest - slots * state.sequence_bytes
     tokens = max(0, int(kv_rest)) // cell if cell else 0
     per_request = min(kind_of(s).sglang_slots_per_request for s in arch.layers if kind_of(s).has_state)
+    if isinstance(context, bool) or not isinstance(context, int) or context < 1:
+        raise ValueError(f"the context is a whole number of tokens from 1, not {context!r:.30}.")
     running = min(max(int(tokens / context * 512), 2048), 4096, slots // per_request)
     return SglangPool(f, int(rest), cell, tokens, state, slots, running)

@@ -57,10 +57,14 @@ class EngineState:
 def engine_state(arch: Architecture, tp: int, engine: str, state_format: str) -> EngineState | None:
     """The model's recurrent layers as `engine` keeps them on one GPU of a TP group (None: it has none); a ValueError
     with a sentence for a layer the engine does not serve, or a state format it does not keep."""
+    if engine not in ENGINE_TITLES:
+        raise ValueError(f"engine {engine!r:.30} is not known; choose one of {', '.join(ENGINE_TITLES)}.")
     mixers = [s for s in arch.layers if kind_of(s).has_state]
     if not mixers:
         return None
     title = ENGINE_TITLES[engine]
+    for spec in set(mixers):
+        kind_of(spec).check_tp(spec, tp)  # its heads must share out evenly over the TP group
     for spec in mixers:
         kind = kind_of(spec)
         if engine not in kind.engines:

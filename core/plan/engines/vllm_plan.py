@@ -99,12 +99,21 @@ def vllm_plan(p: PlanInput, model: str = "MODEL", utilization: float = GPU_MEMOR
         raise ValueError("vLLM's overhead is a whole number of bytes from 0 to a PiB.")
     dtype = kv_cache_dtype(p.kv_dtype)
     available = int(p.gpu.memory_bytes * utilization) - weight_bytes(p) - overhead_bytes
-    first = stages(p.arch.n_layers, p.pp)[0]  # a pipeline's first stage holds the most layers
-    stage = Architecture(p.arch.d_model, tuple(p.arch.layers[i] for i in first), p.arch.kind)
-    state = engine_state(stage, p.tp, "vllm", p.state_dtype)
-    cache = vllm_cache(stage, p.tp, p.kv_dtype, available, p.context, max_num_batched_tokens, state=state)
-    return VllmPlan(utilization, overhead_bytes, cache, p.context, vllm_command(p, model, utilization, dtype, state),
+    plans = []
+    for stage in stage_architectures(p):  # each pipeline stage's GPUs size their own cache: the tightest one serves
+        state = engine_state(stage, p.tp, "vllm", p.state_dtype)
+        cache = vllm_cache(stage, p.tp, p.kv_dtype, available, p.context, max_num_batched_tokens, state=state)
+        plans.append((cache.max_concurrency, cache, state))
+    _, cache, state = min(plans, key=lambda plan: plan[0])
+    whole = engine_state(p.arch, p.tp, "vllm", p.state_dtype)  # the command asks for the state format of every layer
+    return VllmPlan(utilization, overhead_bytes, cache, p.context, vllm_command(p, model, utilization, dtype, whole),
                     state)
+
+
+def stage_architectures(p: PlanInput) -> list[Architecture]:
+    """The layers each pipeline stage's GPUs hold (one stage without pipeline parallelism)."""
+    return [Architecture(p.arch.d_model, tuple(p.arch.layers[i] for i in r), p.arch.kind)
+            for r in stages(p.arch.n_layers, p.pp)]
 
 
 def vllm_command(p: PlanInput, model: str, utilization: float, kv_dtype: str | None,
