@@ -91,8 +91,8 @@ def row_titles() -> list[tuple[str, str, bool]]:
             out += [(k, names[k], False) for k in projections]
         else:
             out.append((key, title, no_base))
-    for kind in KINDS.values():
-        out += [(k, title, True) for k, title in kind.own_cost_rows]
+    for kind in KINDS.values():  # a kind that builds on another shows some of its rows: each row once
+        out += [(k, title, True) for k, title in kind.own_cost_rows if k not in {key for key, _, _ in out}]
     return out
 
 

@@ -172,6 +172,10 @@ class MixerKind(LayerKind):
             raise ValueError(f"a TP degree of {tp} does not divide the {self.title} layer's {spec.n_heads} heads, so "
                              f"its states cannot be shared out evenly; choose a degree that divides {spec.n_heads}.")
 
+    def replication(self, spec: LayerSpec, tp: int) -> int:
+        """Its state is shared out by heads, never copied: one GPU holds each value."""
+        return 1
+
     def gpu_state_bytes(self, spec: LayerSpec, tp: int, state_format: str, conv_format: str) -> int:
         """Its state shared out by heads: a TP group of t GPUs keeps 1/t of it each."""
         return -(-self.state_bytes(spec, state_format, conv_format) // tp)

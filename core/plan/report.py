@@ -249,19 +249,23 @@ def engine_sentence(j: dict[str, Any]) -> str:
         pages = (f" A request also takes one page of each group of recurrent layers, {state['layers']} layers' state "
                  f"({gib(state['sequence_bytes'])} a sequence on a GPU, each layer's padded to the attention page of "
                  f"{e['block_size']} tokens)." if state else "")
+        groups = (f" (its log's token figure shares the blocks among all {e['groups']} groups of layers, the "
+                  "recurrent ones included, so it undercounts what the attention layers hold)" if state else "")
         return (f"As vLLM allocates it ({e['gpu_memory_utilization']:.0%} of each GPU, less the weights and "
-                f"{gib(e['overhead_bytes'])} of overhead): {e['tokens']:,} tokens of KV cache, "
+                f"{gib(e['overhead_bytes'])} of overhead): {e['tokens']:,} tokens of KV cache{groups}, "
                 f"{e['max_concurrency']:.2f} requests of {context:,} tokens at once.{pages}")
     if e["engine"] == "sglang":
         slots = (f" Its state pool holds {e['mamba_slots']:,} requests' recurrent state ({gib(state['sequence_bytes'])} "
-                 f"each on a GPU), enough for {e['max_running_requests']:,} running requests." if state else "")
+                 f"each on a GPU), enough for {e['max_running_requests']:,} running requests (each takes one slot, "
+                 "and more while its radix cache keeps states to reuse: 3 by default)." if state else "")
         return (f"As SGLang allocates it (mem_fraction_static {e['mem_fraction_static']:g}): a pool of "
                 f"{e['tokens']:,} tokens, {e['max_concurrency']:.2f} requests of {context:,} tokens at once.{slots}")
     recurrent = e.get("recurrent")
     held = (f"{gib(e['bytes'] - recurrent['bytes'])} of KV cache and {gib(recurrent['bytes'])} of recurrent state"
             if recurrent else f"{gib(e['bytes'])} of KV cache")
-    return (f"As llama.cpp allocates it: {held} for {j['inputs']['batch']} sequence(s) of {context:,} tokens (a "
-            f"sliding layer keeps its window and n_ubatch {e['n_ubatch']}).")
+    sliding = any(c["window"] is not None for c in e["caches"])
+    return (f"As llama.cpp allocates it: {held} for {j['inputs']['batch']} sequence(s) of {context:,} tokens"
+            + (f" (a sliding layer keeps its window and n_ubatch {e['n_ubatch']})." if sliding else "."))
 
 
 def engine_lines(j: dict[str, Any], with_command: bool = True) -> list[str]:
@@ -274,8 +278,8 @@ def engine_lines(j: dict[str, Any], with_command: bool = True) -> list[str]:
         how = (f"gpu_memory_utilization {e['gpu_memory_utilization']:g}, overhead {gib(e['overhead_bytes'])}; blocks "
                f"of {e['block_size']} tokens, {e['groups']} group(s) of {e['group_size']} layers")
     elif e["engine"] == "sglang":
-        layers = "attention layer" if e.get("state") else "layer"
-        how = f"mem_fraction_static {e['mem_fraction_static']:g}; {e['cell_bytes']:,} B a token of every {layers}"
+        layers = "attention layers" if e.get("state") else "layers"
+        how = f"mem_fraction_static {e['mem_fraction_static']:g}; {e['cell_bytes']:,} B a token, all its {layers} on a GPU"
     else:
         how = f"n_ubatch {e['n_ubatch']}; {gib(e['bytes'])} of cache in all, every GPU's layers together"
     name = {"vllm": "vLLM", "sglang": "SGLang"}.get(e["engine"], e["engine"])

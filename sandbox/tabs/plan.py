@@ -207,9 +207,10 @@ class PlanTab:
         mode = "As the model needs it: " if j.get("engine") is not None or engine_error else ""
         e = j.get("engine")
         refused = bool(engine_error or (e is not None and e["refusal"]))
-        p.show_plan(j, " ".join(s for s in (self.kept_note(i["params"]), mode + verdict(j), engine_sentence(j),
-                                            engine_error, self.context_note(j)) if s), self.details(j), roofs, note,
-                    served=not refused)
+        first = engine_error or (e["refusal"] if e is not None else "")  # a refusal is said first, then the rest
+        p.show_plan(j, " ".join(s for s in (first, self.kept_note(i["params"]), mode + verdict(j),
+                                            "" if first else engine_sentence(j), self.context_note(j)) if s),
+                    self.details(j), roofs, note, served=not refused)
         p.show_engine(engine_lines(j, with_command=False) if e is not None else None,
                       " ".join(e["command"]) if e is not None and not refused else "")
 

@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, QSignalBlocker
 from PySide6.QtWidgets import QFileDialog
 
 from core.files.atomic import ExportError, write_text_atomic
+from core.kinds.registry import kind_of
 from core.models.head_roles import ROLES
 from sandbox.jobs.types import Failure, HeatmapResult
 from sandbox.state.app_state import AppState
@@ -76,8 +77,9 @@ class RolesController(QObject):
         if result.shown_roles is None or result.roles is None:
             return
         self.result = result
-        self.mosaic.set_badges(badges_for(result.shown_roles, len(result.probs)), legend_html(result.probe),
-                          legend_tooltip(result.probe))
+        claimed = result.layer_spec is None or not kind_of(result.layer_spec).signed_maps  # signed maps claim none
+        self.mosaic.set_badges(badges_for(result.shown_roles, len(result.probs)),
+                               legend_html(result.probe) if claimed else "", legend_tooltip(result.probe))
         patterns = result.model.overview if result.model is not None else result.probs
         self.panel.set_scores(result.roles, patterns, result.probe)
 

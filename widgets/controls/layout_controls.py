@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from core.arch.config import AttentionConfig
 from core.arch.formats import KV_FORMAT_NOTES, KV_FORMATS, STATE_FORMATS
+from core.arch.stack import OWN
 from core.kinds.registry import kind_named, kind_of
 from core.kinds.standard.band import MAX_WINDOW
 from widgets.common.steady import LayoutFirewall
@@ -257,7 +258,9 @@ def summary(cfg: AttentionConfig) -> str:
     parts = [f"head_dim {cfg.head_dim}" + (" (tied)" if cfg.head_dim_tied else " (own)")]
     parts += ["q/k norm"] if cfg.qk_norm else []
     local = sum(cfg.local_layers())
-    parts.append(f"{local} local W {cfg.window:,} + {cfg.n_layers - local} global" if local else "all global")
+    own = cfg.stack.pattern.count(OWN) if cfg.stack is not None else cfg.n_layers  # a stack's own layers
+    parts.append(f"{local} local W {cfg.window:,} + {own - local} global" if local else
+                 "all global" if cfg.stack is None else f"{own} global of {cfg.n_layers} layers (a hybrid stack)")
     parts += ["sinks"] if cfg.sinks else []
     parts.append(f"KV {cfg.kv_format}")
     if cfg.stack is not None:

@@ -35,10 +35,6 @@ FORMS_KEY = "dsa_forms"
 FORM_MS = ("sparse_prefill_ms", "dense_prefill_ms", "sparse_decode_ms", "dense_decode_ms")
 
 
-def _k(n: float) -> str:
-    return f"{n / 1024:g}k" if n >= 1024 and n % 1024 == 0 else f"{n:,.0f}"
-
-
 class DSAKind(MLAKind):
     name = "dsa"
     short = "DSA"
@@ -174,7 +170,7 @@ class DSAKind(MLAKind):
                         f"{2 * m.index_n_heads * m.index_head_dim + 2 * m.index_n_heads:,} FLOPs a token, "
                         f"{format_count(scores)} at T = {T:,}, against the absorbed attention's {format_count(core)} "
                         f"over its {read:,.0f} selected tokens: {scores / (scores + core):.0%} of the two. The "
-                        + (f"indexer passes the attention it selects for at T = {cross:,} ({_k(cross)})."
+                        + (f"indexer passes the attention it selects for at T = {cross:,}."
                            if cross else "indexer does not pass the attention below 2^30 tokens.")),
                 CostRow("kv_token", "", "", f"{cfg.n_layers} x ({parts['latent']:,} + {parts['index_keys']:,}) B{where}: "
                                             "the latent, its RoPE key and the index key, every layer"),
