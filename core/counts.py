@@ -70,9 +70,8 @@ def layer_kv_bytes(spec: LayerSpec, cfg: AttentionConfig) -> int:
     """One layer's cache at cfg's context for the whole batch: a local layer holds min(T, W) tokens; a kind with a
     fixed state adds it per sequence."""
     kind = kind_of(spec)
-    per_token = kind.cache_bytes_per_token(spec, cfg.kv_format)
     state = kind.state_bytes(spec, cfg.state_format, cfg.dtype)
-    return (per_token * kind.cached_tokens(spec, cfg.seq_len) + state) * cfg.batch_size
+    return (kind.cache_bytes_at(spec, cfg.kv_format, cfg.seq_len) + state) * cfg.batch_size
 
 
 @dataclass(frozen=True)

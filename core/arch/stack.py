@@ -1,5 +1,6 @@
-"""A hybrid stack: which of a model's token-mixing layers are the configuration's own layer and which are other kinds
-(Gated DeltaNet, Mamba-2 ...), one letter a layer.
+"""A hybrid stack: which of a model's token-mixing layers are the configuration's own layer and which are other layer
+specs (Gated DeltaNet, Mamba-2 ..., or another variant of a kind, as DeepSeek-V4's window-only and heavily compressed
+layers beside its compressed sparse ones), one letter a layer.
 
 "A" is the configuration's own layer (the one its sliders set: Qwen3-Next's gated attention, Jamba's attention);
 every other letter names one mixer layer spec of the stack (by convention its widths' letter: D Gated DeltaNet,
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.arch.layer import LayerSpec
-from core.kinds.mixer_widths import MixerWidths
 
 OWN = "A"  # the configuration's own layer
 MAX_STACK = 4096  # as Architecture's MAX_LAYERS
@@ -35,16 +35,18 @@ class Stack:
         if len(letters) != len(self.mixers) or OWN in letters:
             raise ValueError(f"a stack's mixers need one letter each, other than {OWN} (the configuration's own).")
         if not self.mixers:
-            raise ValueError("a stack needs at least one mixer (a recurrent layer) beside the configuration's own.")
+            raise ValueError("a stack needs at least one other layer (a recurrent mixer, or another kind's variant) "
+                             "beside the configuration's own.")
         for letter, spec in self.mixers:
             if not (isinstance(letter, str) and len(letter) == 1 and "A" <= letter <= "Z"):
                 raise ValueError(f"a stack's mixer letter must be one capital letter A to Z, not {letter!r:.20}.")
             if not isinstance(spec, LayerSpec):
                 raise ValueError("a stack's mixer must be a layer spec.")
-            if not isinstance(spec.widths, MixerWidths):
-                raise ValueError(f"a stack's mixer {letter} must be a recurrent layer (Gated DeltaNet, KDA, lightning "
-                                 "attention, Mamba-2 or Mamba-1, under its kind's key); attention layers are the "
-                                 "configuration's own (A).")
+            if spec.widths is None:
+                raise ValueError(f"a stack's layer {letter} must be a layer kind's own (a recurrent mixer such as Gated "
+                                 "DeltaNet or Mamba-2, or another kind's variant such as DeepSeek-V4's window-only "
+                                 "layer, under its kind's key); standard attention layers are the configuration's own "
+                                 "(A).")
             if spec.n_heads * spec.head_dim > MAX_WIDTH:
                 raise ValueError(f"the stack's mixer {letter} is too wide: n_heads x head_dim ({spec.n_heads:,} x "
                                  f"{spec.head_dim:,}) is at most {MAX_WIDTH:,}.")

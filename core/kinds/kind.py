@@ -205,6 +205,16 @@ class LayerKind(ABC):
         """Tokens the cache holds at seq_len (a sliding window holds at most W)."""
         return cached_tokens(seq_len, spec.window)
 
+    def cache_bytes_at(self, spec: LayerSpec, kv_format: str | int, seq_len: int) -> int:
+        """One sequence's cache of this layer at seq_len tokens: what a token adds times the tokens kept (a kind
+        whose cache is not one record a token, as DeepSeek-V4's window and compressed entries, says its own)."""
+        return self.cache_bytes_per_token(spec, kv_format) * self.cached_tokens(spec, seq_len)
+
+    def decode_read_bytes(self, spec: LayerSpec, kv_format: str | int, seq_len: int) -> int:
+        """The cache bytes one decode step of one sequence reads at seq_len tokens (a sparse layer reads fewer than
+        it keeps)."""
+        return self.cache_bytes_at(spec, kv_format, seq_len)
+
     def state_bytes(self, spec: LayerSpec, kv_format: str | int, conv_format: str | int | None = None) -> int:
         """Fixed state a sequence keeps whatever its length (linear attention, SSMs), in kv_format (the state's format)
         and conv_format (its convolution's, None: kv_format); 0 for a KV cache."""
@@ -234,6 +244,14 @@ class LayerKind(ABC):
     def gpu_cache_bytes_per_token(self, spec: LayerSpec, tp: int, kv_format: str) -> int:
         """One layer's cache per token on one GPU of the TP group (all of it when it is not split)."""
         return self.cache_bytes_per_token(spec, kv_format)
+
+    def gpu_cache_bytes_at(self, spec: LayerSpec, tp: int, kv_format: str, seq_len: int) -> int:
+        """One sequence's cache of this layer at seq_len tokens on one GPU of the TP group."""
+        return self.gpu_cache_bytes_per_token(spec, tp, kv_format) * self.cached_tokens(spec, seq_len)
+
+    def decode_core_flops_at(self, d: int, spec: LayerSpec, batch: int, seq_len: int) -> int:
+        """One decode step's core at seq_len tokens of context (over the tokens its cache holds)."""
+        return self.decode_core_flops(d, spec, batch, self.cached_tokens(spec, seq_len))
 
     def engine_cache_bytes_per_token(self, spec: LayerSpec, tp: int, kv_format: str, engine: str) -> int:
         """One layer's cache per token on one GPU as `engine` keeps it (vllm, sglang): the cache in kv_format unless

@@ -37,6 +37,7 @@ class Split:
     def __init__(self, cfg: AttentionConfig) -> None:
         arch = cfg.architecture()
         self.kv_layers: list[tuple[LayerSpec, int, int]] = []  # (spec, layers, bytes a token a layer)
+        self.kv_format = cfg.kv_format
         self.state = 0
         if arch.kind == "encoder":
             return
@@ -49,7 +50,7 @@ class Split:
 
     def kv(self, T: int) -> int:
         """The attention layers' K and V at T tokens (a window caps a local layer's)."""
-        return sum(n * per_token * kind_of(spec).cached_tokens(spec, T) for spec, n, per_token in self.kv_layers)
+        return sum(n * kind_of(spec).cache_bytes_at(spec, self.kv_format, T) for spec, n, _ in self.kv_layers)
 
     def first_t(self, above: int) -> int | None:
         """The least T whose KV exceeds above bytes (the KV only grows with T), or None below MAX_T."""

@@ -23,7 +23,6 @@ from core.arch.formats import KV_FORMATS, STATE_FORMATS, check_kv_format
 from core.arch.layer import LayerSpec
 from core.arch.model import Architecture
 from core.kinds.registry import kind_of
-from core.kinds.standard.band import cached_tokens
 from core.plan.gpus import COMPUTE_DTYPE, GPU
 from core.plan.weights import WeightParts
 
@@ -180,7 +179,7 @@ def stage_kv_bytes(p: PlanInput, layers: range, context: int, batch: int) -> int
     if p.arch.kind == "encoder":
         return 0
     specs = Counter(p.arch.layers[i] for i in layers)  # a model has a few distinct layers: each counted once
-    return sum(n * gpu_kv_bytes_per_token(s, p.tp, p.kv_dtype) * cached_tokens(context, s.window)
+    return sum(n * kind_of(s).gpu_cache_bytes_at(s, p.tp, p.kv_dtype, context)
                for s, n in specs.items()) * batch + stage_state_bytes(p, layers, batch)
 
 
@@ -311,8 +310,7 @@ class DecodeBounds:
 
 def decode_core_flops(spec: LayerSpec, d_model: int, batch: int, context: int) -> int:
     """One decode step's attention core in one layer over the tokens its cache holds (the form engines decode with)."""
-    kind = kind_of(spec)
-    return kind.decode_core_flops(d_model, spec, batch, kind.cached_tokens(spec, context))
+    return kind_of(spec).decode_core_flops_at(d_model, spec, batch, context)
 
 
 def decode_bounds(p: PlanInput) -> DecodeBounds:

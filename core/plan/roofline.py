@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 
 from core.arch.config import AttentionConfig
 from core.counts import layer_flop_counts, layer_kv_bytes_per_token, param_counts
-from core.kinds.standard.band import cached_tokens
+from core.kinds.registry import kind_of
 from core.plan.fit import WEIGHT_BYTES, kv_format_of
 from core.plan.gpus import COMPUTE_DTYPE, GPU
 
@@ -73,8 +73,13 @@ def layer_point(cfg: AttentionConfig, gpu: GPU, phase: str, weights_dtype: str =
     flops = layer_flop_counts(c.d_model, spec, c).total
     weights = round(param_counts(c).total * WEIGHT_BYTES[weights_dtype])
     B, T = c.batch_size, c.seq_len
-    per_token = layer_kv_bytes_per_token(spec, kv_format_of(kv_dtype)) if c.causal else 0
-    kv = per_token * B * (cached_tokens(T, spec.window) if phase == "decode" else T)
+    kind, fmt = kind_of(spec), kv_format_of(kv_dtype)
+    if not c.causal:
+        kv = 0
+    elif phase == "decode":  # the cache one step reads (a sparse layer's selection)
+        kv = B * kind.decode_read_bytes(spec, fmt, T)
+    else:
+        kv = B * layer_kv_bytes_per_token(spec, fmt) * T
     q_tokens = T if phase == "prefill" else 1
     activations = 2 * B * q_tokens * c.d_model * ACTIVATION_BYTES
     peak, dtype = gpu.peak_flops(COMPUTE_DTYPE[weights_dtype])

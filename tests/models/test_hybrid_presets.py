@@ -249,15 +249,14 @@ def test_the_compare_table_shows_the_state_beside_the_kv():
     assert "of which recurrent state" not in {r.label for r in comparison([plain, plain], 0)}
 
 
-def test_a_stack_holds_recurrent_mixers_only_and_refuses_what_it_cannot_describe():
+def test_a_stack_holds_other_kinds_layers_and_refuses_what_it_cannot_describe():
     gdn = LayerSpec(32, 16, 128, widths=GDNWidths())
     from core.kinds.mla.spec import MLADims
 
-    for mixer, why in ((LayerSpec(8, 2, 64, window=128), "must be a recurrent layer"),
-                       (LayerSpec(8, 8, 192, widths=MLADims()), "must be a recurrent layer")):
-        with pytest.raises(ValueError, match=why):
-            Stack("BA", (("B", mixer),))
-    with pytest.raises(ValueError, match="at least one mixer"):
+    with pytest.raises(ValueError, match="must be a layer kind's own"):  # a standard layer is the configuration's own
+        Stack("BA", (("B", LayerSpec(8, 2, 64, window=128)),))
+    assert Stack("BA", (("B", LayerSpec(8, 8, 192, widths=MLADims())),)).spec("B").kind == "mla"
+    with pytest.raises(ValueError, match="at least one other layer"):
         Stack("AA", ())
     with pytest.raises(ValueError, match="names no mixer layer"):
         Stack("AA", (("D", gdn),))

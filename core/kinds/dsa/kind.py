@@ -92,6 +92,11 @@ class DSAKind(MLAKind):
         latent = fp8["latent"] if kv_format.startswith("fp8") else cache_parts(spec, kv_format)["latent"]
         return latent + fp8["index_keys"]
 
+    def decode_read_bytes(self, spec: LayerSpec, kv_format: str | int, seq_len: int) -> int:
+        """A decode step reads the top-k tokens' latents and every cached index key (the indexer scores them all)."""
+        parts = cache_parts(spec, kv_format)
+        return min(seq_len, dsa_dims(spec).index_topk) * parts["latent"] + seq_len * parts["index_keys"]
+
     def decode_core_flops(self, d: int, spec: LayerSpec, batch: int, keys: int) -> int:
         """The absorbed form over the top-k latents, and the indexer's scores over every cached token."""
         m = dsa_dims(spec)
