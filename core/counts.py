@@ -130,7 +130,8 @@ def kind_counts(arch: Architecture, cfg: AttentionConfig) -> list[KindCounts]:
         kv_t = 0 if arch.kind == "encoder" else layer_kv_bytes_per_token(spec, cfg.kv_format)
         kv = 0 if arch.kind == "encoder" else layer_kv_bytes(spec, cfg)
         state = 0 if arch.kind == "encoder" else kind.state_bytes(spec, cfg.state_format, cfg.dtype) * cfg.batch_size
-        key = (spec.kind if kind.has_state else "standard", spec.window)  # attention layers split by window only
+        # attention layers split by window, and by a kind's variants (DeepSeek-V4's layer types)
+        key = (spec.kind if kind.has_state else kind.variant(spec) or "standard", spec.window)
         acc = groups.setdefault(key, [0, 0, 0, 0, 0, 0])
         for i, value in enumerate((n, p * n, f * n, kv_t * n, kv * n, state * n)):
             acc[i] += value
@@ -139,8 +140,9 @@ def kind_counts(arch: Architecture, cfg: AttentionConfig) -> list[KindCounts]:
     out = []
     for name, w in order:
         n, p, f, kv_t, kv, state = groups[(name, w)]
-        label = ("global" if w is None else f"local W={w}") if name == "standard" else KINDS[name].title
-        out.append(KindCounts(label, w, n, p, f, kv_t, kv, state, name))
+        label = (("global" if w is None else f"local W={w}") if name == "standard" else
+                 KINDS[name].title if name in KINDS else name)
+        out.append(KindCounts(label, w, n, p, f, kv_t, kv, state, name if name in KINDS else "standard"))
     return out
 
 

@@ -80,8 +80,9 @@ class AttentionConfig:
         if self.widths is not None:  # the kind's widths decide its heads (MLA: one K and V per query head)
             self.widths.check_heads(self.n_heads, self.n_kv_heads, self.explicit_head_dim)
             object.__setattr__(self, "explicit_head_dim", None)  # head_dim is the widths' own
-        if self.n_kv_heads is None:
-            object.__setattr__(self, "n_kv_heads", self.n_heads)
+        if self.n_kv_heads is None:  # MHA, or what the kind's widths give (DeepSeek-V4: one shared KV head)
+            object.__setattr__(self, "n_kv_heads", self.widths.kv_heads(self.n_heads) if self.widths is not None
+                               and isinstance(self.n_heads, int) else self.n_heads)
         for name in ("d_model", "n_heads", "n_kv_heads", "seq_len", "batch_size", "n_layers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):

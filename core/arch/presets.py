@@ -76,7 +76,11 @@ def load_presets() -> tuple[Preset, ...]:
 
 def preset_stack(data: dict[str, Any], n_layers: int) -> Stack:
     """A preset's stack: its one mixer (a layer spec with its kind's widths) and its pattern in the config's spelling
-    (core/arch/stack.py parse_pattern)."""
+    (core/arch/stack.py parse_pattern); or its layers by letter and its pattern in ours (DeepSeek-V4's window-only
+    and heavily compressed layers beside its own compressed sparse ones)."""
+    if "layers" in data:
+        layers = tuple((letter, LayerSpec.from_dict(spec)) for letter, spec in data["layers"].items())
+        return Stack(data["pattern"], layers)
     spec = LayerSpec.from_dict(data["mixer"])
     if not isinstance(spec.widths, MixerWidths):
         raise ValueError("a preset's stack mixer must be a recurrent layer, under its kind's key.")

@@ -135,6 +135,7 @@ class LayerKind(ABC):
     cache_name: str = "KV cache"  # what its cache is called ("latent cache")
     signed_maps: str = ""  # its maps are signed weights, not probabilities: why, as the legend says it ('': softmax)
     group_tag: str = "kv"  # a head's group as a map's title names it ("kv3": the KV head it shares)
+    engine_pages: bool = True  # the engines' page and pool rules here (core/plan/engines/) hold for its cache
     builds_on: tuple[str, ...] = ()  # the kinds whose package this one extends (DSA: MLA's), and may import
     has_state: bool = False  # it keeps a fixed state a sequence instead of a cache that grows (a recurrent mixer)
     vllm_block_size: int | None = None  # vLLM's block for its attention backend (None: vLLM's default of 16)
@@ -204,6 +205,15 @@ class LayerKind(ABC):
     def cached_tokens(self, spec: LayerSpec, seq_len: int) -> int:
         """Tokens the cache holds at seq_len (a sliding window holds at most W)."""
         return cached_tokens(seq_len, spec.window)
+
+    def variant(self, spec: LayerSpec) -> str:
+        """A name for this layer among its kind's layers of one model where they differ by more than a window
+        (DeepSeek-V4's window-only, compressed sparse and heavily compressed layers); '' where they do not."""
+        return ""
+
+    def variant_colour(self, spec: LayerSpec) -> str:
+        """Its cell's colour in the layers' strip (a variant's own shade)."""
+        return self.colour
 
     def cache_bytes_at(self, spec: LayerSpec, kv_format: str | int, seq_len: int) -> int:
         """One sequence's cache of this layer at seq_len tokens: what a token adds times the tokens kept (a kind

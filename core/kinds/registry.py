@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from core.arch.layer import LayerSpec
 from core.kinds.dsa.kind import DSA
+from core.kinds.dsv4.kind import DSV4
 from core.kinds.gated_deltanet.kind import GATED_DELTANET
 from core.kinds.kda.kind import KDA
 from core.kinds.kind import LayerKind
@@ -14,7 +15,7 @@ from core.kinds.mamba2.kind import MAMBA2
 from core.kinds.mla.kind import MLA
 from core.kinds.standard.kind import STANDARD
 
-KINDS: dict[str, LayerKind] = {kind.name: kind for kind in (STANDARD, MLA, DSA, GATED_DELTANET, MAMBA2, KDA, LIGHTNING, MAMBA1)}
+KINDS: dict[str, LayerKind] = {kind.name: kind for kind in (STANDARD, MLA, DSA, DSV4, GATED_DELTANET, MAMBA2, KDA, LIGHTNING, MAMBA1)}
 
 
 # The kinds a configuration's own layer may be switched to (the attention type control, --attention): a recurrent

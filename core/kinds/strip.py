@@ -29,6 +29,8 @@ def strip_cells(cfg: AttentionConfig) -> list[StripCell]:
         kind = kind_of(spec)
         if kind.has_state:
             short, colour = kind.short, kind.colour
+        elif kind.variant(spec):
+            short, colour = kind.variant(spec), kind.variant_colour(spec)
         elif spec.window is not None:
             short, colour = "local", LOCAL_COLOUR
         else:

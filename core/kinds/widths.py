@@ -50,6 +50,10 @@ class KindWidths(ABC):
         """Widths that are allowed but say something a user should know, as sentences."""
         return []
 
+    def kv_heads(self, n_heads: int) -> int:
+        """The KV heads a layer of n_heads query heads has under these widths (MLA: one a query head)."""
+        return n_heads
+
     @abstractmethod
     def check_heads(self, n_heads: object, n_kv_heads: object, head_dim: object) -> None:
         """Refuse a configuration's KV heads or head width these widths decide (ValueError with a sentence)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.kinds.dsa.spec import DSADims
+from core.kinds.dsv4.spec import V4Dims
 from core.kinds.gated_deltanet.spec import GDNWidths
 from core.kinds.kda.spec import KDAWidths
 from core.kinds.lightning.spec import LightningWidths
@@ -17,7 +18,7 @@ from core.kinds.mamba2.spec import Mamba2Widths
 from core.kinds.mla.spec import MLADims
 from core.kinds.widths import KindWidths
 
-WIDTHS: dict[str, type[KindWidths]] = {widths.kind: widths for widths in (MLADims, DSADims, GDNWidths, Mamba2Widths, KDAWidths, LightningWidths, Mamba1Widths)}
+WIDTHS: dict[str, type[KindWidths]] = {widths.kind: widths for widths in (MLADims, DSADims, V4Dims, GDNWidths, Mamba2Widths, KDAWidths, LightningWidths, Mamba1Widths)}
 
 
 def widths_from(name: str, data: Any) -> KindWidths | None:

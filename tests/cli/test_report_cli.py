@@ -43,9 +43,10 @@ def test_every_preset_reports_its_counts(capsys, preset):
     assert r["flops"] == flop_counts(cfg).to_dict()
     kv = kv_cache_bytes(cfg).to_dict()
     assert {k: v for k, v in r["kv_cache"].items() if k in kv} == kv
-    extra = set(r["kv_cache"]) - set(kv)  # an MLA preset's latent beside its decompressed cache, no other key
-    assert extra == (set() if cfg.widths is None else {"bytes_per_token_per_layer_latent",
-                                                     "bytes_per_token_per_layer_decompressed", "bytes_total_decompressed"})
+    extra = set(r["kv_cache"]) - set(kv)  # an MLA or DSA preset's latent beside its decompressed cache, no other key
+    latent = cfg.widths is not None and cfg.widths.kind in ("mla", "dsa")
+    assert extra == (set() if not latent else {"bytes_per_token_per_layer_latent",
+                                               "bytes_per_token_per_layer_decompressed", "bytes_total_decompressed"})
 
 
 def test_explicit_flags_override_the_preset(capsys):

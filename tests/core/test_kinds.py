@@ -11,8 +11,8 @@ from core.kinds.registry import KINDS, kind_named, kind_of
 
 
 def test_the_kinds_and_their_kernels_are_listed_under_the_same_names():
-    assert set(KINDS) == set(KERNELS) == {"standard", "mla", "dsa", "gated_deltanet", "mamba2", "kda", "lightning",
-                                                 "mamba1"}
+    assert set(KINDS) == set(KERNELS) == {"standard", "mla", "dsa", "dsv4", "gated_deltanet", "mamba2", "kda",
+                                                 "lightning", "mamba1"}
     for name, kind in KINDS.items():
         assert kind.name == name and KERNELS[name].name == name and kind.title
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.kinds.registry import kind_of
 from core.plan.engines.llamacpp import (
     MAX_CTX,
     MAX_SEQUENCES,
@@ -39,6 +40,11 @@ def engine_plan(name: str, p: PlanInput, model: str = "MODEL", *, utilization: f
     """The engine's figures for the plan (a ValueError with a sentence for a format or option it does not take)."""
     if p.arch.kind == "encoder":
         raise ValueError("an encoder keeps no KV cache: there is nothing for an engine to allocate.")
+    unmodelled = sorted({kind_of(s).title for s in p.arch.layers if not kind_of(s).engine_pages})
+    if unmodelled:
+        raise ValueError(f"an engine keeps {', '.join(unmodelled)}'s window and compressed entries in pools of its own, "
+                         "which are not modelled here; plan it without an engine (the plan counts its cache at the "
+                         "context).")
     if not isinstance(model, str) or not model.strip() or model.startswith("-"):
         model = "MODEL"  # a name an engine would read as a flag is not passed on
     if name == "vllm":

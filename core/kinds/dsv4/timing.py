@@ -1,0 +1,63 @@
+"""Time a DeepSeek-V4 layer's prefill in torch, beside a dense layer of the same heads over the same one KV head (every
+causal token read, no compressor), in the same run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from core.arch.config import AttentionConfig
+from core.arch.layer import LayerSpec
+from core.device import TORCH_DTYPES, device_name, guard_bytes
+from core.kinds.dsv4.counts import v4_layer_flops
+from core.kinds.dsv4.kind import DSV4
+from core.kinds.dsv4.layer import V4Layer
+from core.timing.result import TimingResult, tflops
+from core.timing.timer import Cancelled, measure
+
+FORMS_KEY = "v4_forms"
+STEPS = ("allocating the layer", "the V4 prefill (window and compressed entries)", "a dense prefill of the same heads")
+
+
+def run_v4_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0, budget_s: float = 0.3,
+                  should_stop: Callable[[], bool] | None = None, free_bytes: int | None = None,
+                  progress: Callable[[str], None] | None = None, spec: LayerSpec | None = None) -> TimingResult:
+    """The layer's prefill and the dense one's (SDPA over every causal token of its one KV head); a decode step is
+    not timed here (the layer runs without a cache), so the decode row repeats the prefill's figure."""
+    spec = spec or cfg.layer_spec()
+    guard_bytes(DSV4.timing_bytes(cfg, True), device, free_bytes, hint=DSV4.memory_hint())
+    kw = {"budget_s": budget_s, "should_stop": should_stop}
+    done = [0]
+
+    def checkpoint(step: int) -> None:
+        if should_stop is not None and should_stop():
+            raise Cancelled
+        done[0] += 1
+        if progress is not None:
+            progress(f"{STEPS[step]} ({done[0]}/{len(STEPS)})")
+
+    B, T, d = cfg.batch_size, cfg.seq_len, cfg.d_model
+    with torch.inference_mode():
+        checkpoint(0)
+        layer = V4Layer(d, spec, device=device, dtype=TORCH_DTYPES[cfg.dtype], seed=seed).eval()
+        x = torch.randn(B, T, d, generator=torch.Generator(device=device).manual_seed(seed + 1), device=device,
+                        dtype=TORCH_DTYPES[cfg.dtype])  # (B, T, d)
+        q = layer.q_b_proj(layer.q_a_norm(layer.q_a_proj(x))).view(B, T, layer.H, layer.D).transpose(1, 2)
+        kv = layer.kv_norm(layer.kv_proj(x))[:, None]  # (B, 1, T, D)
+        checkpoint(1)
+        sparse = measure(lambda: layer(x), device, **kw)
+        checkpoint(2)
+        dense = measure(lambda: F.scaled_dot_product_attention(q, kv, kv, is_causal=True, enable_gqa=True),
+                        device, **kw)
+    flops = v4_layer_flops(d, spec, cfg.with_(phase="prefill", causal=True))
+    forms = {"v4_prefill_ms": sparse.median_ms, "dense_core_prefill_ms": dense.median_ms}
+    return TimingResult(
+        device=device.type, device_name=device_name(device), backend="torch (explicit scores, sinks)",
+        dtype=cfg.dtype, layer=sparse, core=sparse, tflops=tflops(flops.total, sparse.median_ms),
+        core_tflops=tflops(flops.attention, sparse.median_ms), fused_qkv=None, separate_qkv=None,
+        prefill=sparse, decode=sparse,
+        kernel="DeepSeek-V4 in torch: window and compressed entries (an indexer's top-k in a sparse layer), sinks, "
+               "grouped output; beside SDPA over every causal token of the same KV head",
+        forms=forms, forms_key=FORMS_KEY)
