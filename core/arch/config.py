@@ -278,7 +278,7 @@ class AttentionConfig:
                 f"head_dim {h} is below {MIN_GOOD_HEAD_DIM}: each head sees too few dimensions "
                 "to compare tokens well; use fewer heads."
             )
-        if h > MAX_GOOD_HEAD_DIM:
+        if h > MAX_GOOD_HEAD_DIM and self.widths is None:  # a kind's own widths chose it (DeepSeek-V4's one wide KV head)
             notes.append(
                 f"head_dim {h} is above {MAX_GOOD_HEAD_DIM}: few wide heads lose the benefit of "
                 "many small specialists; use more heads."

@@ -26,8 +26,9 @@ def describe_view(result: HeatmapResult, model_name: str | None) -> str:
     maps = format_noun(len(result.probs), "head")  # the maps drawn: a stack's layer has heads of its own
     if spec is not None and kind_of(spec).has_state:
         maps = f"layer {result.view_layer}, {kind_of(spec).short}: {format_noun(len(result.probs), 'map')}"
-    elif cfg.stack is not None:
-        maps = f"layer {result.view_layer}, {cfg.mode_label}: {maps}"
+    elif cfg.stack is not None:  # the shown layer's own label where it is not the configuration's own
+        label = kind_of(spec).label(spec) if spec is not None and spec != cfg.layer_spec() else cfg.mode_label
+        maps = f"layer {result.view_layer}, {label}: {maps}"
     parts = [f"{maps} × {format_noun(n, 'token')} of {source}"]
     if spec is not None and kind_of(spec).has_state and cfg.stack is not None:
         parts.append(f"every {kind_of(spec).short} layer of the stack draws these same random weights")

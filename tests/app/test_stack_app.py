@@ -137,3 +137,22 @@ def test_a_sparse_layer_s_maps_grey_the_keys_its_indexer_skipped_and_show_its_de
     assert (w.mosaic.image.image == SKIPPED_INDEX).sum() == 0
     assert np.array_equal(w.mosaic.image.image, render_probs(dense, lay)[0])
     assert w.mosaic.describe(0, q, k).startswith(f"head 0 · query #{q}") and "dense weight" in w.mosaic.describe(0, q, k)
+
+
+def test_deepseek_v4_s_strip_names_its_layer_types_and_each_draws_its_own_maps(make_window, qtbot):
+    """V4-Flash's 43 layers: 2 window-only, 21 compressed sparse, 20 heavily compressed, as its config lists them;
+    a picked layer's maps are that layer's (weights over the tokens with the sinks' share, rows summing to one)."""
+    w = make_window(text=TEXT, config=START)
+    pick_preset(w, "DeepSeek-V4-Flash")
+    panel, cfg = w.config_panel, w.config()
+    shorts = [c.short for c in panel.strip.cells]
+    assert shorts[:4] == ["V4 window", "V4 window", "V4 CSA", "V4 HCA"]
+    assert (shorts.count("V4 window"), shorts.count("V4 CSA"), shorts.count("V4 HCA")) == (2, 21, 20)
+    panel.strip.picked.emit(3)
+    qtbot.waitUntil(lambda: w.last_heatmaps is not None and w.last_heatmaps.view_layer == 3
+                    and w.last_heatmaps.config == w.config(), timeout=60_000)
+    hm = w.last_heatmaps
+    spec = cfg.layer_spec(3)
+    assert hm.layer_spec == spec and spec.widths.compressor == "hca" and hm.probs.shape[0] == 64
+    np.testing.assert_allclose(hm.probs.sum(-1) + hm.sink_share, 1.0, atol=1e-5)
+    assert "layer 3, V4 HCA 1/128 + W128: 64 heads" in w.info.text()

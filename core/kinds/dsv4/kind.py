@@ -80,7 +80,7 @@ class V4Kind(LayerKind):
 
     def kv_sharing(self, spec: LayerSpec) -> str:
         return (f"{format_noun(spec.n_heads, 'head')} sharing one KV head of {v4_dims(spec).kv_head_dim} values (K = "
-                "V): grey frames, no groups.")
+                "V): one group, one frame colour.")
 
     def params(self, d: int, spec: LayerSpec) -> V4ParamCounts:
         return v4_param_counts(d, spec, standard_params(d, self.baseline(spec)).total)

@@ -66,6 +66,8 @@ class Compressor(nn.Module):
         B, T, _ = x.shape
         m, w = self.ratio, self.width
         n = T // m
+        if n == 0:  # fewer tokens than a window: no entry yet
+            return x.new_zeros(B, 0, w)
         kv = self.kv_proj(x[:, : n * m]).view(B, n, m, -1)  # (B, n, m, wide)
         gate = self.gate_proj(x[:, : n * m]).view(B, n, m, -1) + self.position_bias  # (B, n, m, wide)
         if not self.overlap:
