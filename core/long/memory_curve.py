@@ -25,6 +25,8 @@ class MemoryCurve:
     crossover_memory: int | None  # the T from which the KV outweighs the state (None: no state, or never)
     crossover_read: int | None  # the same for the bytes a decode step reads (the state read and written: 2x)
     sentence: str
+    reads: tuple[int, ...] = ()  # the bytes one decode step reads at each T: the cache it attends to, the state twice
+    baseline_reads: tuple[int, ...] = ()
 
     @property
     def total(self) -> tuple[int, ...]:
@@ -51,6 +53,12 @@ class Split:
     def kv(self, T: int) -> int:
         """The attention layers' K and V at T tokens (a window caps a local layer's)."""
         return sum(n * kind_of(spec).cache_bytes_at(spec, self.kv_format, T) for spec, n, _ in self.kv_layers)
+
+    def read(self, T: int) -> int:
+        """The bytes one decode step reads at T: what each attention layer attends to (a sparse layer's selection, a
+        window's tokens) and the recurrent state, read and written."""
+        return sum(n * kind_of(spec).decode_read_bytes(spec, self.kv_format, T) for spec, n, _ in self.kv_layers) + (
+            2 * self.state)
 
     def first_t(self, above: int) -> int | None:
         """The least T whose KV exceeds above bytes (the KV only grows with T), or None below MAX_T."""
@@ -95,4 +103,9 @@ def memory_curve(cfg: AttentionConfig, baseline: AttentionConfig, baseline_name:
         text += " Its state dominates at every length: no attention layer's KV outgrows it."
     else:
         text += " It keeps no recurrent state: every byte is KV."
-    return MemoryCurve(CONTEXTS, kv, state, base, mem, read, text)
+    read_at = own.read(at)
+    if read_at < own.kv(at):  # a sparse or windowed model reads less than it keeps
+        text += (f" A decode step at {format_tokens(at)} reads {format_bytes(read_at)} of it "
+                 f"({read_at / max(1, own.kv(at)):.0%}), against {format_bytes(other.read(at))} for {baseline_name}.")
+    reads = tuple(own.read(T) for T in CONTEXTS)
+    return MemoryCurve(CONTEXTS, kv, state, base, mem, read, text, reads, tuple(other.read(T) for T in CONTEXTS))

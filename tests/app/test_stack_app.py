@@ -156,3 +156,25 @@ def test_deepseek_v4_s_strip_names_its_layer_types_and_each_draws_its_own_maps(m
     assert hm.layer_spec == spec and spec.widths.compressor == "hca" and hm.probs.shape[0] == 64
     np.testing.assert_allclose(hm.probs.sum(-1) + hm.sink_share, 1.0, atol=1e-5)
     assert "layer 3, V4 HCA 1/128 + W128: 64 heads" in w.info.text()
+
+
+def test_the_memory_tab_shows_what_a_sparse_model_s_decode_step_reads(make_window, qtbot):
+    """DeepSeek-V3.2 in bf16: a decode step at T reads min(T, 2,048) latents of 1,152 B and all T index keys of
+    256 B in each of 61 layers (../shared/REFERENCE.md's widths), against DeepSeek-V3's T latents."""
+    from core.long.memory_curve import CONTEXTS
+
+    w = make_window(text=TEXT, config=START)
+    pick_preset(w, "DeepSeek-V3.2")
+    w.config_panel.set_config(w.config().with_(seq_len=1 << 20, dtype="bfloat16"))
+    w.tabs.setCurrentWidget(w.memory.panel)
+    w.memory.panel.baseline.setCurrentText("DeepSeek-V3")
+    qtbot.waitUntil(lambda: w.memory.curve is not None and not w.memory.stale
+                    and w.memory.curve.reads[-1] > 0, timeout=10_000)
+    c = w.memory.curve
+    assert c.reads == tuple(61 * (min(T, 2048) * 1152 + T * 256) for T in CONTEXTS)
+    assert c.baseline_reads == tuple(61 * T * 1152 for T in CONTEXTS)
+    read, kept = c.reads[-1], c.kv[-1]
+    assert f"A decode step at 1M reads {format_bytes(read)} of it ({read / kept:.0%})" in w.memory.panel.sentence.text()
+    w.memory.panel.measure.setCurrentIndex(1)
+    assert w.memory.panel.plot.getAxis("left").labelText == "bytes a decode step reads (log)"
+    assert len(w.memory.panel.plot.listDataItems()) == 2  # this model's reads and the baseline's

@@ -36,12 +36,21 @@ class MemoryChart(QWidget):
         self.baseline.setToolTip("The pure-attention model drawn beside this one (its whole cache a sequence, in the "
                                  "same formats)")
         self.baseline.currentTextChanged.connect(self.baseline_changed)
+        self.measure = QComboBox()
+        self.measure.addItems(["cache kept", "bytes a decode step reads"])
+        self.measure.setToolTip("What the chart draws against T: the cache a sequence keeps, or the bytes one decode "
+                                "step reads of it (a sparse layer its selection, a window its tokens, a recurrent "
+                                "state read and written)")
+        self.measure.currentIndexChanged.connect(lambda _i: self._redraw())
+        self.last: tuple[MemoryCurve, str, str] | None = None
         self.sentence = QLabel("")
         self.sentence.setWordWrap(True)
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         top = QHBoxLayout()
         top.addWidget(QLabel("Baseline"))
         top.addWidget(self.baseline)
+        top.addWidget(QLabel("Show"))
+        top.addWidget(self.measure)
         top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -53,22 +62,29 @@ class MemoryChart(QWidget):
         self.shown.emit()
 
     def show_curve(self, curve: MemoryCurve, name: str, baseline: str) -> None:
+        self.last = (curve, name, baseline)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if self.last is None:
+            return
+        curve, name, baseline = self.last
         self.plot.clear()
         self.legend.clear()
         xs = list(curve.contexts)
+        if self.measure.currentIndex() == 1 and curve.reads:
+            self.plot.setLabel("left", "bytes a decode step reads (log)")
+            self._lines(xs, ((curve.reads, "total", f"{name}: one decode step", False),
+                             (curve.baseline_reads, "baseline", baseline, True)))
+            self._axes(xs, [v for v in (*curve.reads, *curve.baseline_reads) if v > 0])
+            self.sentence.setText(curve.sentence)
+            return
+        self.plot.setLabel("left", "cache a sequence (log)")
 
-        def line(ys: tuple[int, ...] | list[int], key: str, label: str, dashed: bool = False) -> None:
-            pen = pg.mkPen(COLOURS[key], width=3 if key == "total" else 2,
-                           style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
-            pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y > 0]  # a log axis has no zero
-            if pts:
-                self.plot.plot([p[0] for p in pts], [p[1] for p in pts], pen=pen, name=label)
-
-        line(curve.total, "total", f"{name}: all of it")
-        line(curve.kv, "kv", "its attention layers' KV (grows)")
-        if curve.state:
-            line([curve.state] * len(xs), "state", "its recurrent state (flat)")
-        line(curve.baseline, "baseline", baseline, dashed=True)
+        series = [(curve.total, "total", f"{name}: all of it", False),
+                  (curve.kv, "kv", "its attention layers' KV (grows)", False)]
+        series += [((curve.state,) * len(xs), "state", "its recurrent state (flat)", False)] if curve.state else []
+        self._lines(xs, (*series, (curve.baseline, "baseline", baseline, True)))
         marks = ((curve.crossover_memory, "state = KV", 0.12), (curve.crossover_read, "state read = KV read", 0.04))
         for t, what, where in marks:
             if t is not None and xs[0] <= t <= xs[-1]:
@@ -76,11 +92,23 @@ class MemoryChart(QWidget):
                                        label=f"{what}: T {format_tokens(t)}",
                                        labelOpts={"position": where, "color": "#dc2626"})
                 self.plot.addItem(mark)
-        values = [v for v in (*curve.total, *curve.baseline, curve.state) if v > 0] or [1]
+        self._axes(xs, [v for v in (*curve.total, *curve.baseline, curve.state) if v > 0])
+        self.sentence.setText(curve.sentence)
+
+    def _lines(self, xs: list[int], series: tuple[tuple[tuple[int, ...], str, str, bool], ...]) -> None:
+        for ys, key, label, dashed in series:
+            pen = pg.mkPen(COLOURS[key], width=3 if key == "total" else 2,
+                           style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
+            pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y > 0]  # a log axis has no zero
+            if pts:
+                self.plot.plot([p[0] for p in pts], [p[1] for p in pts], pen=pen, name=label)
+
+    def _axes(self, xs: list[int], values: list[int]) -> None:
+        """Byte ticks at powers of two (at most seven) and token ticks at every other context."""
+        values = values or [1]
         lo, hi = math.floor(math.log2(min(values))), math.ceil(math.log2(max(values)))
         step = max(1, math.ceil((hi - lo) / 6))  # at most seven labels, each a power of two in bytes
         axis = self.plot.getAxis("left")
         axis.enableAutoSIPrefix(False)
         axis.setTicks([[(k * math.log10(2), format_bytes(2**k)) for k in range(lo, hi + 1, step)], []])
         self.plot.getAxis("bottom").setTicks([[(math.log10(x), format_tokens(x)) for x in xs[::2]], []])
-        self.sentence.setText(curve.sentence)
