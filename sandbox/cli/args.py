@@ -88,12 +88,13 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"], help="where to time")
 
 
-# Flags that set a layer kind's widths (and imply --attention <kind>): argparse's dest -> (kind, flag).
+# Flags that set a layer kind's widths (and imply --attention <kind>): argparse's dest -> flag, and the kinds that
+# take it in the registry's order (a kind that builds on another takes its flags too: DSA MLA's).
 WIDTH_FLAGS: dict[str, CliFlag] = {f.flag.replace("-", "_"): f for kind in KINDS.values() for f in kind.cli_flags}
-WIDTH_KIND: dict[str, LayerKind] = {f.flag.replace("-", "_"): kind for kind in KINDS.values() for f in kind.cli_flags}
-
-FLAG_FIELDS = {"q_lora_rank": "q_lora_rank", "kv_lora_rank": "kv_lora_rank", "qk_nope_dim": "qk_nope_head_dim",
-                   "qk_rope_dim": "qk_rope_head_dim", "v_head_dim": "v_head_dim"}
+WIDTH_KINDS: dict[str, list[LayerKind]] = {}
+for _kind in KINDS.values():
+    for _flag in _kind.cli_flags:
+        WIDTH_KINDS.setdefault(_flag.flag.replace("-", "_"), []).append(_kind)
 
 FLAG_FIELDS = {
     "d_model": "d_model",
@@ -145,13 +146,13 @@ def widths_from_args(args: argparse.Namespace, preset: KindWidths | None) -> Kin
     """--attention and a kind's width flags over the preset's widths (or the kind's widths type's defaults)."""
     given = {dest: v for dest, v in vars(args).items() if dest in WIDTH_FLAGS and v is not None}
     attention = getattr(args, "attention", None)
-    kinds = {WIDTH_KIND[dest].name for dest in given}
-    wanted = attention or (kinds.pop() if len(kinds) == 1 else None)
-    stray = [dest for dest in given if WIDTH_KIND[dest].name != wanted]
+    takers = [k.name for k in KINDS.values() if all(k in WIDTH_KINDS[dest] for dest in given)] if given else []
+    wanted = attention or (takers[0] if takers else None)  # the first kind that takes every flag given
+    stray = [dest for dest in given if wanted not in [k.name for k in WIDTH_KINDS[dest]]]
     if stray:
-        kind = WIDTH_KIND[stray[0]]
-        raise ValueError(f"--{WIDTH_FLAGS[stray[0]].flag} is an {kind.short} width; drop it or use --attention "
-                         f"{kind.name}.")
+        kind = WIDTH_KINDS[stray[0]][0]
+        raise ValueError(f"--{WIDTH_FLAGS[stray[0]].flag} sets a width of {kind.short} layers; drop it or use "
+                         f"--attention {kind.name}.")
     if wanted is None:
         return preset
     widths_type = KINDS[wanted].widths_type

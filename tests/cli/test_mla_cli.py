@@ -49,7 +49,7 @@ def test_widths_over_a_preset_and_a_plain_q_proj(capsys):
     (["--attention", "mla", "--qk-rope-dim", "63"], "must be even"),
     (["--attention", "mla", "--kv-lora-rank", "0"], "kv_lora_rank (--kv-lora-rank) must be a whole number from 1"),
     (["--preset", "deepseek-v3", "--kv-heads", "8"], "drop --kv-heads"),
-    (["--attention", "standard", "--v-head-dim", "64"], "--v-head-dim is an MLA width"),
+    (["--attention", "standard", "--v-head-dim", "64"], "--v-head-dim sets a width of MLA layers"),
     (["--preset", "deepseek-v3", "--window", "128"], "turn off the sliding window"),
 ])
 def test_bad_mla_input_is_one_sentence(capsys, argv, words):
