@@ -20,7 +20,8 @@ from core.device import TORCH_DTYPES, device_name, guard_bytes
 from core.kinds.mixer_kind import MixerKind
 from core.kinds.standard.layer import AttentionLayer
 from core.timing.result import TimingResult, tflops
-from core.timing.timer import Cancelled, measure
+from core.timing.steps import Steps
+from core.timing.timer import measure
 
 STEPS = ("allocating the mixer, the softmax layer and their states", "the mixer's prefill", "the mixer's decode step",
          "the mixer's core alone", "the softmax layer's prefill", "the softmax layer's decode step")
@@ -45,14 +46,7 @@ def run_mixer_timing(cfg: AttentionConfig, device: torch.device, spec: LayerSpec
     ValueError before allocating when it would not fit."""
     guard_bytes(kind.timing_bytes(cfg, False), device, free_bytes, hint="the heads or their widths")
     kw = {"budget_s": budget_s, "should_stop": should_stop}
-    done = [0]
-
-    def checkpoint(step: int) -> None:
-        if should_stop is not None and should_stop():
-            raise Cancelled
-        done[0] += 1
-        if progress is not None:
-            progress(f"{STEPS[step]} ({done[0]}/{len(STEPS)})")
+    checkpoint = Steps(STEPS, should_stop, progress)
 
     B, T, d, dtype = cfg.batch_size, cfg.seq_len, cfg.d_model, TORCH_DTYPES[cfg.dtype]
     base = kind.baseline(spec)

@@ -17,7 +17,8 @@ from core.kinds.dsa.kind import FORMS_KEY
 from core.kinds.dsa.layer import SCORE_BLOCK_BYTES, DSALayer
 from core.kinds.mla.counts import mla_timing_bytes
 from core.timing.result import TimingResult, tflops
-from core.timing.timer import Cancelled, measure
+from core.timing.steps import Steps
+from core.timing.timer import measure
 
 STEPS = ("allocating the layer, its latent and index caches", "sparse prefill", "dense prefill",
          "sparse decode (indexer, top-k, absorbed)", "dense decode (absorbed over every latent)")
@@ -40,14 +41,7 @@ def run_dsa_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0,
     allocating when it would not fit."""
     guard_bytes(dsa_timing_bytes(cfg), device, free_bytes, hint=HINT)
     kw = {"budget_s": budget_s, "should_stop": should_stop}
-    done = [0]
-
-    def checkpoint(step: int) -> None:
-        if should_stop is not None and should_stop():
-            raise Cancelled
-        done[0] += 1
-        if progress is not None:
-            progress(f"{STEPS[step]} ({done[0]}/{len(STEPS)})")
+    checkpoint = Steps(STEPS, should_stop, progress)
 
     B, T, d = cfg.batch_size, cfg.seq_len, cfg.d_model
     with torch.inference_mode():

@@ -15,7 +15,8 @@ from core.kinds.dsv4.counts import v4_layer_flops
 from core.kinds.dsv4.kind import DSV4
 from core.kinds.dsv4.layer import V4Layer
 from core.timing.result import TimingResult, tflops
-from core.timing.timer import Cancelled, measure
+from core.timing.steps import Steps
+from core.timing.timer import measure
 
 FORMS_KEY = "v4_forms"
 STEPS = ("allocating the layer", "the V4 prefill (window and compressed entries)", "a dense prefill of the same heads")
@@ -29,14 +30,7 @@ def run_v4_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0, 
     spec = spec or cfg.layer_spec()
     guard_bytes(DSV4.timing_bytes(cfg, True), device, free_bytes, hint=DSV4.memory_hint())
     kw = {"budget_s": budget_s, "should_stop": should_stop}
-    done = [0]
-
-    def checkpoint(step: int) -> None:
-        if should_stop is not None and should_stop():
-            raise Cancelled
-        done[0] += 1
-        if progress is not None:
-            progress(f"{STEPS[step]} ({done[0]}/{len(STEPS)})")
+    checkpoint = Steps(STEPS, should_stop, progress)
 
     B, T, d = cfg.batch_size, cfg.seq_len, cfg.d_model
     with torch.inference_mode():

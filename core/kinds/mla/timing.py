@@ -24,7 +24,8 @@ from core.kinds.mla.counts import (
 )
 from core.kinds.mla.layer import MLALayer
 from core.timing.result import TimingResult, tflops
-from core.timing.timer import BACKEND_NAMES, Cancelled, measure, pick_backend
+from core.timing.steps import Steps
+from core.timing.timer import BACKEND_NAMES, measure, pick_backend
 
 STEPS = ("allocating the layer, its latent and its decompressed cache", "choosing the SDPA backend",
          "naive prefill", "absorbed prefill", "naive decode (decompressed cache)", "absorbed decode (latent cache)",
@@ -39,14 +40,7 @@ def run_mla_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0,
     when it would not fit."""
     guard_bytes(mla_timing_bytes(cfg, False), device, free_bytes, hint=MEMORY_HINT)
     kw = {"budget_s": budget_s, "should_stop": should_stop}
-    done = [0]
-
-    def checkpoint(step: int) -> None:
-        if should_stop is not None and should_stop():
-            raise Cancelled
-        done[0] += 1
-        if progress is not None:
-            progress(f"{STEPS[step]} ({done[0]}/{len(STEPS)})")
+    checkpoint = Steps(STEPS, should_stop, progress)
 
     B, T, d, causal = cfg.batch_size, cfg.seq_len, cfg.d_model, cfg.causal
     with torch.inference_mode():
