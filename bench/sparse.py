@@ -1,5 +1,8 @@
-"""DeepSeek's sparse attention (DSA: MLA + lightning indexer, DeepSeek-V3.2) beside dense MLA of the same widths and
-weights, in one process on this CPU.
+"""DeepSeek's sparse attention (DSA: MLA + lightning indexer, DeepSeek-V3.2) and DeepSeek-V4's compressed layers
+beside dense attention of the same widths and weights, in one process on this CPU.
+
+DeepSeek-V4: V4-Flash's compressed sparse and heavily compressed layers (d_model 4096, one KV head of 512, window 128,
+top-512) with --heads query heads (default 16 of its 64), beside the same layer reading every causal token.
 
 The layer has V3.2's widths (d_model 7168, q_lora_rank 1536, latent 512 + rope 64, heads of 128 + 64 / 128, an
 indexer of 64 heads of 128, top-2,048) with --heads query heads (default 16 of its 128, so a 4k prefill's per-head
@@ -23,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.arch.config import AttentionConfig  # noqa: E402
 from core.kinds.dsa.layer import DSALayer  # noqa: E402
 from core.kinds.dsa.spec import DSADims  # noqa: E402
+from core.kinds.dsv4.layer import V4Layer  # noqa: E402
+from core.kinds.dsv4.spec import V4Dims  # noqa: E402
 from core.timing.timer import measure  # noqa: E402
 
 PREFILL_T = (4096,)
@@ -61,6 +66,31 @@ def main() -> int:
                                        budget_s=args.budget).median_ms}
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
+        for compressor, ratio in (("csa", 4), ("hca", 128)):
+            v4 = AttentionConfig(d_model=4096, n_heads=args.heads, causal=True, seq_len=max(PREFILL_T),
+                                 widths=V4Dims(compressor=compressor, compress_ratio=ratio))
+            layer4 = V4Layer(v4.d_model, v4.layer_spec(), device=device).eval()
+            name = f"v4_{compressor}"
+            for T in PREFILL_T:
+                x = torch.randn(1, T, v4.d_model, generator=gen)
+                row = {"layer": name, "phase": "prefill", "T": T,
+                       "sparse_ms": measure(lambda: layer4(x), device, budget_s=args.budget).median_ms,  # noqa: B023
+                       "dense_ms": measure(lambda: layer4.dense(x), device, budget_s=args.budget).median_ms}  # noqa: B023
+                rows.append(row)
+                print(json.dumps(row), file=sys.stderr)
+            x_new = torch.randn(1, 1, v4.d_model, generator=gen)
+            for T in DECODE_T:
+                window = torch.randn(1, 128, 512, generator=gen)  # (1, W, D): the window's keys
+                entries = torch.randn(1, T // ratio, 512, generator=gen)  # (1, n, D): the compressed entries
+                index = torch.randn(1, T // ratio, 128, generator=gen) if compressor == "csa" else None  # (1, n, D_I)
+                keys = torch.randn(1, T, 512, generator=gen)  # (1, T, D): every token's key, for the dense step
+                row = {"layer": name, "phase": "decode", "T": T,
+                       "sparse_ms": measure(lambda: layer4.decode_step(x_new, window, entries, index),  # noqa: B023
+                                            device, budget_s=args.budget).median_ms,
+                       "dense_ms": measure(lambda: layer4.decode_dense(x_new, keys), device,  # noqa: B023
+                                           budget_s=args.budget).median_ms}
+                rows.append(row)
+                print(json.dumps(row), file=sys.stderr)
     for row in rows:
         row["sparse_vs_dense"] = row["sparse_ms"] / row["dense_ms"]
     out = {"heads": args.heads, "threads": torch.get_num_threads(), "index_topk": cfg.widths.index_topk, "rows": rows}

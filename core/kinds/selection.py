@@ -13,7 +13,7 @@ import numpy as np
 class KeySelection:
     read: np.ndarray  # (T, T) bool: query t reads key s (always within its causal keys)
     scores: np.ndarray  # (T, T) float32: the score that chose them (-inf where a query may not look)
-    score_name: str  # what the score is, as the hover names it ("index score")
+    score_name: str  # what the score is, as the hover names it ("index score"; '': no score to show)
     rule: str  # how the keys were chosen, as the legend says it ("its top 2,048 by the lightning indexer's score")
     dense: np.ndarray  # (H, T, T) float32: the same layer's maps with every causal key read
 

@@ -147,3 +147,51 @@ def test_compressed_sparse_entries_at_the_issue_s_contexts(T, flash, pro):
         assert compressed_pairs(T, V4Dims(index_topk=k)) == total
     hca = V4Dims(compressor="hca", compress_ratio=128)
     assert compressed_pairs(T, hca) == sum(n // 128 for n in range(1, T + 1))
+
+
+@pytest.mark.parametrize("layer_idx", [0, 1, 2])
+@pytest.mark.parametrize("T", [37, 40])  # the new token inside a window, and the one that completes it
+def test_a_decode_step_against_the_window_and_entries_gives_the_prefill_s_last_row(layer_idx, T):
+    _, ours = tiny_pair(layer_idx)
+    x = torch.randn(2, T, 64, dtype=torch.float64)
+    with torch.no_grad():
+        window, entries, index = ours.caches(x)
+        window = torch.cat([window[:, :-1], torch.zeros_like(window[:, -1:])], dim=1)  # the new token's slot
+        step = ours.decode_step(x[:, -1:], window, entries, index)
+        torch.testing.assert_close(step, ours(x)[:, -1:], rtol=1e-5, atol=1e-6)  # scores in float32, as the prefill
+
+
+def test_the_dense_twin_reads_every_causal_token_and_its_step_gives_its_last_row():
+    _, ours = tiny_pair(1)
+    T = 37
+    x = torch.randn(1, T, 64, dtype=torch.float64)
+    with torch.no_grad():
+        wide = V4Layer(64, LayerSpec(4, 1, 32, widths=V4Dims(
+            q_lora_rank=24, kv_head_dim=32, qk_rope_head_dim=8, o_groups=2, o_lora_rank=16, window=T,
+            compressor="none", compress_ratio=0))).double()
+        wide.load_state_dict({k: v for k, v in ours.state_dict().items() if not k.startswith("compressor.")})
+        torch.testing.assert_close(ours.dense(x), wide(x))  # a window as long as the text: every causal token
+        keys = ours.kv_norm(ours.kv_proj(x))
+        step = ours.decode_dense(x[:, -1:], torch.cat([keys[:, :-1], torch.zeros_like(keys[:, -1:])], dim=1))
+        torch.testing.assert_close(step, ours.dense(x)[:, -1:], rtol=1e-5, atol=1e-6)
+
+
+def test_the_maps_read_the_window_and_the_tokens_of_the_entries_read():
+    """A compressed sparse query reads its window and the tokens its picked entries merge (entry e > 0: tokens
+    4(e - 1) .. 4e + 3; entry 0: tokens 0 .. 3), counted here with sets; the maps' weights sit on those tokens only."""
+    from core.kinds.dsv4.kernels import V4Kernels
+
+    _, ours = tiny_pair(1)
+    T = 37
+    x = torch.randn(1, T, 64, dtype=torch.float64)
+    with torch.no_grad():
+        _, _, allowed = ours.read(x)
+        selection = V4Kernels().key_selection(ours, x)
+        probs, _ = ours.probs_and_sinks(x)
+    for t in range(T):
+        want = {s for s in range(T) if t - 8 < s <= t}
+        for e in map(int, torch.nonzero(allowed[0, t, T:]).flatten()):
+            want |= set(range(max(0, 4 * (e - 1)) if e else 0, 4 * e + 4))
+        assert set(map(int, torch.nonzero(torch.as_tensor(selection.read[t])).flatten())) == want
+    assert (probs[0] > 0).sum(0).bool().numpy().tolist() == selection.read.tolist()  # weight on read tokens only
+    assert selection.skipped().any()  # a top-3 of 9 entries skips some tokens beyond the window

@@ -445,7 +445,7 @@ class HeatmapMosaic(QWidget):
             if self.dense.isChecked():
                 what = f"dense weight {dense:.4f} (sparse: {w:.4f})"
             state = "read" if sel.read[query, key] else "skipped: not among this query's selected keys"
-            what += f" · {state} · {sel.score_name} {score:.4g}"
+            what += f" · {state}" + (f" · {sel.score_name} {score:.4g}" if sel.score_name else "")
         if self.sink_share is not None and self.sink_share.shape == self.probs.shape[:2]:
             s = float(self.sink_share[head, query])
             what += f" · the sink takes {s:.1%} of this row (its keys sum to {1 - s:.3f})"

@@ -51,9 +51,9 @@ class V4Kind(LayerKind):
     cache_name = "window and compressed entries"
     colour = "#0f766e"
     timing_forms_key = "v4_forms"
-    timing_form_names = ("v4_prefill_ms", "dense_core_prefill_ms")
-    forms_tip = ("A DeepSeek-V4 layer's prefill (its window and compressed entries, sinks, grouped output) beside SDPA "
-                 "over every causal token of the same one KV head, in the same run.")
+    timing_form_names = ("v4_prefill_ms", "dense_prefill_ms", "v4_decode_ms", "dense_decode_ms")
+    forms_tip = ("A DeepSeek-V4 layer's prefill and one decode step (its window and compressed entries, sinks, grouped "
+                 "output) beside the same layer reading every causal token of its KV head, in the same run.")
     cli_flags = (CliFlag("v4-window", "window", "DeepSeek-V4: the recent tokens every layer reads (128)"),
                  CliFlag("v4-topk", "index_topk", "DeepSeek-V4: the compressed entries a sparse query reads (512)"))
     cli_help = "DeepSeek-V4 attention (window + compressed sparse entries), V4-Flash's widths by default"
@@ -138,10 +138,18 @@ class V4Kind(LayerKind):
         index = 2 * B * T * m.index_n_heads * n * 4 if m.compressor == "csa" else 0
         return weights + acts + scores + index
 
+    def timing_forms(self, timing: dict[str, Any]) -> str:
+        """'prefill: V4 120 ms, dense 98 ms; decode: V4 2.1 ms, dense 3.9 ms'."""
+        f = timing.get(self.timing_forms_key)
+        if not f:
+            return ""
+        return (f"prefill: V4 {f['v4_prefill_ms']:.3g} ms, dense {f['dense_prefill_ms']:.3g} ms; decode: V4 "
+                f"{f['v4_decode_ms']:.3g} ms, dense {f['dense_decode_ms']:.3g} ms")
+
     def estimate_timing_s(self, cfg: AttentionConfig, device_type: str, budget_s: float, include_qkv: bool) -> float:
         rate = ASSUMED_FLOPS_PER_S.get(device_type, 1.0e11) / (4 if device_type == "cpu" else 1)
         prefill = self.flops(cfg.d_model, cfg.layer_spec(), cfg.with_(phase="prefill", causal=True)).total
-        return 2 * max(budget_s, 7 * prefill / rate)
+        return 4 * max(budget_s, 7 * prefill / rate)
 
     def display_bytes(self, cfg: AttentionConfig) -> int:
         return self.params(cfg.d_model, cfg.layer_spec()).total * 4

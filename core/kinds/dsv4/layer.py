@@ -173,8 +173,7 @@ class V4Layer(nn.Module):
         """The queries (B, H, T, D), the keys/values it reads (B, 1, T + n, D): the tokens, then the entries, and
         which each query reads (B, T, T + n) bool: its window, and its complete entries (a sparse layer's picks)."""
         B, T, _ = x.shape
-        q_latent = self.q_a_norm(self.q_a_proj(x))
-        q = unweighted_rms(self.q_b_proj(q_latent).view(B, T, self.H, self.D).transpose(1, 2))  # (B, H, T, D)
+        q_latent, q = self.query(x)  # (B, T, r_q), (B, H, T, D)
         kv = self.kv_norm(self.kv_proj(x))[:, None]  # (B, 1, T, D): one head, K = V
         allowed = window_mask(T, self.m.window, x.device).expand(B, T, T)
         if self.compressor is not None:
@@ -196,14 +195,104 @@ class V4Layer(nn.Module):
         return torch.cat([logits, sink], dim=-1).softmax(dim=-1)[..., :-1]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, _ = x.shape
         q, kv, allowed = self.read(x)
-        o = (self.weights(q, kv, allowed).to(kv.dtype) @ kv)  # (B, H, T, D): the values are the keys
+        return self.output(self.weights(q, kv, allowed).to(kv.dtype) @ kv)  # (B, H, T, D): the values are the keys
+
+    def output(self, o: torch.Tensor) -> torch.Tensor:
+        """The grouped low-rank output: o (B, H, T, D) -> (B, T, d)."""
+        B, _, T, _ = o.shape
         g = self.m.o_groups
         grouped = o.transpose(1, 2).reshape(B, T, g, -1)  # (B, T, H, D) -> (B, T, g, H D / g)
         w = self.o_a_proj.weight.view(g, -1, grouped.shape[-1])  # (g, r_o, H D / g): one block a group
         out = torch.einsum("btgi,goi->btgo", grouped, w).reshape(B, T, -1)  # (B, T, g, r_o) -> (B, T, g r_o)
         return self.o_b_proj(out)
+
+    def query(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (B, T, d) -> the query latent (B, T, r_q) and the heads' queries (B, H, T, D)."""
+        B, T, _ = x.shape
+        q_latent = self.q_a_norm(self.q_a_proj(x))
+        return q_latent, unweighted_rms(self.q_b_proj(q_latent).view(B, T, self.H, self.D).transpose(1, 2))
+
+    def decode_step(self, x_new: torch.Tensor, window: torch.Tensor, entries: torch.Tensor,
+                    index_keys: torch.Tensor | None = None) -> torch.Tensor:
+        """One token a sequence x_new (B, 1, d) against its caches: the window's last W keys (B, W, D), the new
+        token's own last (overwritten here); the complete compressed entries (B, n, D); a sparse layer's index keys
+        (B, n, D_I), of which the indexer keeps the top min(k, n) -> (B, 1, d)."""
+        q_latent, q = self.query(x_new)  # (B, 1, r_q), (B, H, 1, D)
+        window[:, -1:] = self.kv_norm(self.kv_proj(x_new))
+        picked = entries
+        if isinstance(self.compressor, SparseCompressor) and entries.shape[1]:
+            ix = self.compressor.indexer
+            B = x_new.shape[0]
+            qi = ix.q_b_proj(q_latent).view(B, 1, ix.n_heads, ix.width).float()  # (B, 1, H_I, D_I)
+            s = F.relu(torch.einsum("bthd,bnd->bthn", qi, index_keys.float())) * ix.width ** -0.5  # (B, 1, H_I, n)
+            w = ix.scorer.weights_proj(x_new).float() * ix.n_heads ** -0.5  # (B, 1, H_I)
+            top = torch.einsum("bth,bthn->btn", w, s)[:, 0].topk(min(ix.topk, entries.shape[1]), dim=-1).indices
+            picked = torch.gather(entries, 1, top[..., None].expand(-1, -1, entries.shape[-1]))  # (B, k, D)
+        kv = torch.cat([window, picked], dim=1)[:, None]  # (B, 1, W + k, D): one KV head
+        allowed = torch.ones(x_new.shape[0], 1, kv.shape[2], dtype=torch.bool, device=x_new.device)
+        return self.output(self.weights(q, kv, allowed).to(kv.dtype) @ kv)
+
+    def dense(self, x: torch.Tensor) -> torch.Tensor:
+        """The same layer reading every causal token of its KV head (no window, no entries): what it is timed
+        beside."""
+        B, T, _ = x.shape
+        _, q = self.query(x)
+        kv = self.kv_norm(self.kv_proj(x))[:, None]  # (B, 1, T, D)
+        causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril().expand(B, T, T)
+        return self.output(self.weights(q, kv, causal).to(kv.dtype) @ kv)
+
+    def decode_dense(self, x_new: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """One token against every cached key (B, T, D), its own slot last (overwritten here): the dense step."""
+        _, q = self.query(x_new)
+        keys[:, -1:] = self.kv_norm(self.kv_proj(x_new))
+        allowed = torch.ones(x_new.shape[0], 1, keys.shape[1], dtype=torch.bool, device=x_new.device)
+        return self.output(self.weights(q, keys[:, None], allowed).to(keys.dtype) @ keys[:, None])
+
+    def caches(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """What a decode step after x (B, T, d) reads: the window's last W keys (B, W, D), the entries of x's complete
+        windows (B, n, D), a sparse layer's index keys (B, n, D_I)."""
+        kv = self.kv_norm(self.kv_proj(x))[:, -self.m.window:]
+        D = self.D
+        entries = self.compressor.entries(x) if self.compressor is not None else x.new_zeros(x.shape[0], 0, D)
+        index = self.compressor.indexer.entries(x) if isinstance(self.compressor, SparseCompressor) else None
+        return kv, entries, index
+
+    def spans(self, n: int, T: int, device: torch.device | str) -> torch.Tensor:
+        """(n, T): how each compressed entry's weight spreads over the tokens it merges (m tokens; 2m a sparse
+        layer's entry beyond the first, half each to its window and the one before)."""
+        m = self.m.compress_ratio
+        out = torch.zeros(n, T, device=device)
+        for e in range(n):
+            if isinstance(self.compressor, SparseCompressor) and e > 0:
+                out[e, (e - 1) * m:(e + 1) * m] = 1 / (2 * m)
+            else:
+                out[e, e * m:(e + 1) * m] = 1 / m
+        return out
+
+    def token_reads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Which tokens each query reads, (B, T, T) bool: its window's, and those its read entries merge; and a
+        sparse layer's index score of each token (B, T, T) float32, its best entry's (-inf where none may be
+        read; 0 in a layer without an indexer)."""
+        T = x.shape[1]
+        _, _, allowed = self.read(x)
+        reads = allowed[..., :T].clone()
+        n = allowed.shape[-1] - T
+        scores = torch.zeros(reads.shape, device=x.device)
+        if n:
+            covers = self.spans(n, T, x.device) > 0  # (n, T)
+            reads |= (allowed[..., T:].float() @ covers.float()) > 0
+            if isinstance(self.compressor, SparseCompressor):
+                entry = self.compressor.indexer.scores(x, self.query(x)[0])  # (B, T, n)
+                scores = entry[..., :, None].masked_fill(~covers, float("-inf")).amax(dim=-2)  # (B, T, n, T) -> (B, T, T)
+        return reads, scores
+
+    def dense_probs(self, x: torch.Tensor) -> torch.Tensor:
+        """The same layer's weights reading every causal token (B, H, T, T), float32, the sinks' share left out."""
+        B, T, _ = x.shape
+        _, q = self.query(x)
+        kv = self.kv_norm(self.kv_proj(x))[:, None]
+        return self.weights(q, kv, torch.ones(T, T, dtype=torch.bool, device=x.device).tril().expand(B, T, T))
 
     def probs_and_sinks(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-head weights over the tokens (B, H, T, T): the window's own, and each compressed entry's spread over
@@ -214,12 +303,5 @@ class V4Layer(nn.Module):
         tokens = w[..., :T].clone()
         n = w.shape[-1] - T
         if n:
-            m = self.m.compress_ratio
-            spans = torch.zeros(n, T, device=x.device)  # (n, T): how an entry's weight spreads over its tokens
-            for e in range(n):
-                if isinstance(self.compressor, SparseCompressor) and e > 0:
-                    spans[e, (e - 1) * m:(e + 1) * m] = 1 / (2 * m)
-                else:
-                    spans[e, e * m:(e + 1) * m] = 1 / m
-            tokens += w[..., T:] @ spans  # (B, H, T, n) x (n, T)
+            tokens += w[..., T:] @ self.spans(n, T, x.device)  # (B, H, T, n) x (n, T)
         return tokens, 1 - w.sum(-1)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
 
 from core.arch.config import AttentionConfig
 from core.arch.layer import LayerSpec
@@ -19,14 +18,15 @@ from core.timing.steps import Steps
 from core.timing.timer import measure
 
 FORMS_KEY = "v4_forms"
-STEPS = ("allocating the layer", "the V4 prefill (window and compressed entries)", "a dense prefill of the same heads")
+STEPS = ("allocating the layer and its caches", "the V4 prefill (window and compressed entries)",
+         "the same layer reading every token", "the V4 decode step", "the dense decode step")
 
 
 def run_v4_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0, budget_s: float = 0.3,
                   should_stop: Callable[[], bool] | None = None, free_bytes: int | None = None,
                   progress: Callable[[str], None] | None = None, spec: LayerSpec | None = None) -> TimingResult:
-    """The layer's prefill and the dense one's (SDPA over every causal token of its one KV head); a decode step is
-    not timed here (the layer runs without a cache), so the decode row repeats the prefill's figure."""
+    """The layer's prefill and one decode step against its window and entries, beside the same layer reading every
+    causal token of its one KV head, in the same run."""
     spec = spec or cfg.layer_spec()
     guard_bytes(DSV4.timing_bytes(cfg, True), device, free_bytes, hint=DSV4.memory_hint())
     kw = {"budget_s": budget_s, "should_stop": should_stop}
@@ -38,20 +38,25 @@ def run_v4_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0, 
         layer = V4Layer(d, spec, device=device, dtype=TORCH_DTYPES[cfg.dtype], seed=seed).eval()
         x = torch.randn(B, T, d, generator=torch.Generator(device=device).manual_seed(seed + 1), device=device,
                         dtype=TORCH_DTYPES[cfg.dtype])  # (B, T, d)
-        q = layer.q_b_proj(layer.q_a_norm(layer.q_a_proj(x))).view(B, T, layer.H, layer.D).transpose(1, 2)
-        kv = layer.kv_norm(layer.kv_proj(x))[:, None]  # (B, 1, T, D)
+        keys = layer.kv_norm(layer.kv_proj(x))  # (B, T, D): every token's key, for the dense step
+        window, entries, index = layer.caches(x)
+        x_new = x[:, -1:]
         checkpoint(1)
         sparse = measure(lambda: layer(x), device, **kw)
         checkpoint(2)
-        dense = measure(lambda: F.scaled_dot_product_attention(q, kv, kv, is_causal=True, enable_gqa=True),
-                        device, **kw)
+        dense = measure(lambda: layer.dense(x), device, **kw)
+        checkpoint(3)
+        step = measure(lambda: layer.decode_step(x_new, window, entries, index), device, **kw)
+        checkpoint(4)
+        dense_step = measure(lambda: layer.decode_dense(x_new, keys), device, **kw)
     flops = v4_layer_flops(d, spec, cfg.with_(phase="prefill", causal=True))
-    forms = {"v4_prefill_ms": sparse.median_ms, "dense_core_prefill_ms": dense.median_ms}
+    forms = {"v4_prefill_ms": sparse.median_ms, "dense_prefill_ms": dense.median_ms,
+             "v4_decode_ms": step.median_ms, "dense_decode_ms": dense_step.median_ms}
     return TimingResult(
         device=device.type, device_name=device_name(device), backend="torch (explicit scores, sinks)",
         dtype=cfg.dtype, layer=sparse, core=sparse, tflops=tflops(flops.total, sparse.median_ms),
         core_tflops=tflops(flops.attention, sparse.median_ms), fused_qkv=None, separate_qkv=None,
-        prefill=sparse, decode=sparse,
+        prefill=sparse, decode=step,
         kernel="DeepSeek-V4 in torch: window and compressed entries (an indexer's top-k in a sparse layer), sinks, "
-               "grouped output; beside SDPA over every causal token of the same KV head",
+               "grouped output; beside the same layer reading every causal token",
         forms=forms, forms_key=FORMS_KEY)
