@@ -263,6 +263,11 @@ class LayerKind(ABC):
         """One decode step's core at seq_len tokens of context (over the tokens its cache holds)."""
         return self.decode_core_flops(d, spec, batch, self.cached_tokens(spec, seq_len))
 
+    def decode_flops_parts(self, d: int, spec: LayerSpec, seq_len: int) -> dict[str, int]:
+        """One decode step's core FLOPs at seq_len tokens by part (a sparse layer's attention over its selection and
+        its indexer over every token)."""
+        return {"attention": self.decode_core_flops_at(d, spec, 1, seq_len)}
+
     def engine_cache_bytes_per_token(self, spec: LayerSpec, tp: int, kv_format: str, engine: str) -> int:
         """One layer's cache per token on one GPU as `engine` keeps it (vllm, sglang): the cache in kv_format unless
         the engine keeps records of its own."""

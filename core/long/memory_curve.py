@@ -27,6 +27,9 @@ class MemoryCurve:
     sentence: str
     reads: tuple[int, ...] = ()  # the bytes one decode step reads at each T: the cache it attends to, the state twice
     baseline_reads: tuple[int, ...] = ()
+    flops: dict[str, tuple[int, ...]] | None = None  # one decode step's attention-core FLOPs at each T, by part
+    baseline_flops: tuple[int, ...] = ()
+    indexer_passes: int | None = None  # the T from which the indexers' FLOPs pass the attention's (None: never)
 
     @property
     def total(self) -> tuple[int, ...]:
@@ -39,7 +42,7 @@ class Split:
     def __init__(self, cfg: AttentionConfig) -> None:
         arch = cfg.architecture()
         self.kv_layers: list[tuple[LayerSpec, int, int]] = []  # (spec, layers, bytes a token a layer)
-        self.kv_format = cfg.kv_format
+        self.kv_format, self.d_model = cfg.kv_format, cfg.d_model
         self.state = 0
         if arch.kind == "encoder":
             return
@@ -53,6 +56,28 @@ class Split:
     def kv(self, T: int) -> int:
         """The attention layers' K and V at T tokens (a window caps a local layer's)."""
         return sum(n * kind_of(spec).cache_bytes_at(spec, self.kv_format, T) for spec, n, _ in self.kv_layers)
+
+    def flops(self, T: int) -> dict[str, int]:
+        """One decode step's attention-core FLOPs at T over every attention layer, by part."""
+        out: dict[str, int] = {}
+        for spec, n, _ in self.kv_layers:
+            for part, f in kind_of(spec).decode_flops_parts(self.d_model, spec, T).items():
+                out[part] = out.get(part, 0) + n * f
+        return out
+
+    def indexer_passes(self) -> int | None:
+        """The least T at which the indexers' FLOPs pass the attention's (both grow with T), None below MAX_T."""
+        def ahead(T: int) -> bool:
+            f = self.flops(T)
+            return f.get("indexer", 0) > f.get("attention", 0)
+
+        if not ahead(MAX_T):
+            return None
+        lo, hi = 1, MAX_T
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if ahead(mid) else (mid + 1, hi)
+        return lo
 
     def read(self, T: int) -> int:
         """The bytes one decode step reads at T: what each attention layer attends to (a sparse layer's selection, a
@@ -108,4 +133,11 @@ def memory_curve(cfg: AttentionConfig, baseline: AttentionConfig, baseline_name:
         text += (f" A decode step at {format_tokens(at)} reads {format_bytes(read_at)} of it "
                  f"({read_at / max(1, own.kv(at)):.0%}), against {format_bytes(other.read(at))} for {baseline_name}.")
     reads = tuple(own.read(T) for T in CONTEXTS)
-    return MemoryCurve(CONTEXTS, kv, state, base, mem, read, text, reads, tuple(other.read(T) for T in CONTEXTS))
+    per_t = [own.flops(T) for T in CONTEXTS]
+    flops = {part: tuple(f.get(part, 0) for f in per_t) for part in dict.fromkeys(k for f in per_t for k in f)}
+    passes = own.indexer_passes() if "indexer" in flops else None
+    if passes is not None:
+        text += (f" Its indexers' FLOPs pass the attention they select for at T = {format_tokens(passes)} (one "
+                 "decode step).")
+    return MemoryCurve(CONTEXTS, kv, state, base, mem, read, text, reads, tuple(other.read(T) for T in CONTEXTS),
+                       flops, tuple(sum(other.flops(T).values()) for T in CONTEXTS), passes)

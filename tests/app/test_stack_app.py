@@ -178,3 +178,23 @@ def test_the_memory_tab_shows_what_a_sparse_model_s_decode_step_reads(make_windo
     w.memory.panel.measure.setCurrentIndex(1)
     assert w.memory.panel.plot.getAxis("left").labelText == "bytes a decode step reads (log)"
     assert len(w.memory.panel.plot.listDataItems()) == 2  # this model's reads and the baseline's
+
+
+def test_the_memory_tab_draws_the_indexer_passing_the_attention_it_selects_for(make_window, qtbot):
+    """DeepSeek-V3.2's decode step: the indexer scores every token (2 x 64 x 128 + 2 x 64 FLOPs each), the absorbed
+    attention its top 2,048 (2 x 128 heads x (2 x 512 + 64) each); the first passes the second once
+    16,512 T > 278,528 x 2,048, at T = 34,547."""
+    from core.long.memory_curve import CONTEXTS
+
+    w = make_window(text=TEXT, config=START)
+    pick_preset(w, "DeepSeek-V3.2")
+    w.tabs.setCurrentWidget(w.memory.panel)
+    qtbot.waitUntil(lambda: w.memory.curve is not None and not w.memory.stale
+                    and w.memory.curve.indexer_passes is not None, timeout=10_000)
+    c = w.memory.curve
+    assert c.flops["indexer"] == tuple(61 * 16_512 * T for T in CONTEXTS)
+    assert c.flops["attention"] == tuple(61 * 278_528 * min(T, 2048) for T in CONTEXTS)
+    assert c.indexer_passes == 34_547 == 278_528 * 2048 // 16_512 + 1
+    assert "Its indexers' FLOPs pass the attention they select for at T = 34,547" in w.memory.panel.sentence.text()
+    w.memory.panel.measure.setCurrentIndex(2)
+    assert len(w.memory.panel.plot.listDataItems()) == 3  # attention, indexers, the baseline

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from core.format import format_bytes, format_tokens
+from core.format import format_bytes, format_count, format_tokens
 from core.long.memory_curve import MemoryCurve
 
 COLOURS = {"kv": "#2563eb", "state": "#16a34a", "total": "#111827", "baseline": "#6b7280"}
@@ -37,7 +37,7 @@ class MemoryChart(QWidget):
                                  "same formats)")
         self.baseline.currentTextChanged.connect(self.baseline_changed)
         self.measure = QComboBox()
-        self.measure.addItems(["cache kept", "bytes a decode step reads"])
+        self.measure.addItems(["cache kept", "bytes a decode step reads", "FLOPs a decode step runs"])
         self.measure.setToolTip("What the chart draws against T: the cache a sequence keeps, or the bytes one decode "
                                 "step reads of it (a sparse layer its selection, a window its tokens, a recurrent "
                                 "state read and written)")
@@ -72,6 +72,21 @@ class MemoryChart(QWidget):
         self.plot.clear()
         self.legend.clear()
         xs = list(curve.contexts)
+        if self.measure.currentIndex() == 2 and curve.flops:
+            self.plot.setLabel("left", "attention-core FLOPs of one decode step (log)")
+            names = {"attention": f"{name}: attention", "indexer": f"{name}: its indexers (every token)"}
+            keys = {"attention": "total", "indexer": "kv"}
+            self._lines(xs, (*((ys, keys.get(part, "state"), names.get(part, part), False)
+                               for part, ys in curve.flops.items()), (curve.baseline_flops, "baseline", baseline, True)))
+            if curve.indexer_passes is not None and xs[0] <= curve.indexer_passes <= xs[-1]:
+                self.plot.addItem(pg.InfiniteLine(pos=math.log10(curve.indexer_passes), angle=90,
+                                                  pen=pg.mkPen("#dc2626", style=Qt.PenStyle.DotLine),
+                                                  label=f"indexer = attention: T {format_tokens(curve.indexer_passes)}",
+                                                  labelOpts={"position": 0.12, "color": "#dc2626"}))
+            values = [v for ys in (*curve.flops.values(), curve.baseline_flops) for v in ys if v > 0]
+            self._axes(xs, values, unit="FLOP")
+            self.sentence.setText(curve.sentence)
+            return
         if self.measure.currentIndex() == 1 and curve.reads:
             self.plot.setLabel("left", "bytes a decode step reads (log)")
             self._lines(xs, ((curve.reads, "total", f"{name}: one decode step", False),
@@ -103,12 +118,13 @@ class MemoryChart(QWidget):
             if pts:
                 self.plot.plot([p[0] for p in pts], [p[1] for p in pts], pen=pen, name=label)
 
-    def _axes(self, xs: list[int], values: list[int]) -> None:
-        """Byte ticks at powers of two (at most seven) and token ticks at every other context."""
+    def _axes(self, xs: list[int], values: list[int], unit: str = "B") -> None:
+        """Ticks at powers of two (at most seven: bytes, or FLOPs) and token ticks at every other context."""
         values = values or [1]
         lo, hi = math.floor(math.log2(min(values))), math.ceil(math.log2(max(values)))
         step = max(1, math.ceil((hi - lo) / 6))  # at most seven labels, each a power of two in bytes
         axis = self.plot.getAxis("left")
         axis.enableAutoSIPrefix(False)
-        axis.setTicks([[(k * math.log10(2), format_bytes(2**k)) for k in range(lo, hi + 1, step)], []])
+        name = format_bytes if unit == "B" else format_count
+        axis.setTicks([[(k * math.log10(2), name(2**k)) for k in range(lo, hi + 1, step)], []])
         self.plot.getAxis("bottom").setTicks([[(math.log10(x), format_tokens(x)) for x in xs[::2]], []])

@@ -97,6 +97,10 @@ class DSAKind(MLAKind):
         parts = cache_parts(spec, kv_format)
         return min(seq_len, dsa_dims(spec).index_topk) * parts["latent"] + seq_len * parts["index_keys"]
 
+    def decode_flops_parts(self, d: int, spec: LayerSpec, seq_len: int) -> dict[str, int]:
+        scores, core = indexer_share(d, spec, seq_len)
+        return {"attention": core, "indexer": scores}
+
     def decode_core_flops(self, d: int, spec: LayerSpec, batch: int, keys: int) -> int:
         """The absorbed form over the top-k latents, and the indexer's scores over every cached token."""
         m = dsa_dims(spec)

@@ -158,13 +158,19 @@ def token_projection_flops(d: int, spec: LayerSpec) -> int:
     return 2 * sum(p.get(k, 0) for k in matmuls)
 
 
-def decode_core(spec: LayerSpec, batch: int, T: int) -> int:
-    """One decode step's core at context T: the window and the entries read, and a sparse layer's index scores."""
+def decode_parts(spec: LayerSpec, T: int) -> dict[str, int]:
+    """One decode step's core at context T by part: the attention over the window and the entries read, and a
+    sparse layer's index scores over every complete entry."""
     m = v4_dims(spec)
     window, entries = entries_read(spec, T, "decode")
     scored = T // m.compress_ratio if m.compressor == "csa" else 0
-    index = (2 * m.index_n_heads * m.index_head_dim + 2 * m.index_n_heads) * scored
-    return batch * (4 * spec.n_heads * m.kv_head_dim * int(window + entries) + index)
+    return {"attention": 4 * spec.n_heads * m.kv_head_dim * int(window + entries),
+            "indexer": (2 * m.index_n_heads * m.index_head_dim + 2 * m.index_n_heads) * scored}
+
+
+def decode_core(spec: LayerSpec, batch: int, T: int) -> int:
+    """One decode step's core at context T, every part."""
+    return batch * sum(decode_parts(spec, T).values())
 
 
 def v4_layer_flops(d: int, spec: LayerSpec, work: Workload) -> FlopCounts:

@@ -13,6 +13,7 @@ from core.kinds.dsv4.counts import (
     V4ParamCounts,
     cache_bytes,
     decode_core,
+    decode_parts,
     entries_read,
     v4_dims,
     v4_layer_flops,
@@ -115,6 +116,9 @@ class V4Kind(LayerKind):
 
     def decode_core_flops_at(self, d: int, spec: LayerSpec, batch: int, seq_len: int) -> int:
         return decode_core(spec, batch, seq_len)
+
+    def decode_flops_parts(self, d: int, spec: LayerSpec, seq_len: int) -> dict[str, int]:
+        return decode_parts(spec, seq_len)
 
     def decode_core_flops(self, d: int, spec: LayerSpec, batch: int, keys: int) -> int:
         return self.decode_core_flops_at(d, spec, batch, keys)
