@@ -13,6 +13,7 @@ from core.arch.layer import LayerSpec, normalise_bias
 from core.arch.model import Architecture
 from core.arch.pattern import canonical_pattern, local_layers
 from core.arch.stack import OWN, Stack
+from core.kinds.mixer_widths import MixerWidths
 from core.kinds.standard.band import check_window
 from core.kinds.widths import KindWidths
 from core.kinds.widths_types import split_widths
@@ -135,6 +136,9 @@ class AttentionConfig:
             check_kv_format(self.kv_format, self.head_dim)
         else:
             self.widths.check_kv_format(self.kv_format)
+        for _, spec in self.stack.mixers if self.stack is not None else ():  # a stack's other attention layers too
+            if spec.widths is not None and not isinstance(spec.widths, MixerWidths):  # a mixer caches no KV
+                spec.widths.check_kv_format(self.kv_format)
         self.layer_spec()  # the scale's check, and the kind's own
 
     @property

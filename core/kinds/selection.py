@@ -17,6 +17,12 @@ class KeySelection:
     rule: str  # how the keys were chosen, as the legend says it ("its top 2,048 by the lightning indexer's score")
     dense: np.ndarray  # (H, T, T) float32: the same layer's maps with every causal key read
 
+    def __post_init__(self) -> None:
+        T = len(self.read)
+        if self.read.shape != (T, T) or self.scores.shape != (T, T) or self.dense.shape[1:] != (T, T):
+            raise ValueError(f"a key selection's read and score maps are T x T and its dense maps H x T x T alike; "
+                             f"these are {self.read.shape}, {self.scores.shape} and {self.dense.shape}.")
+
     def skipped(self) -> np.ndarray:
         """(T, T) bool: causal keys a query did not read."""
         T = len(self.read)

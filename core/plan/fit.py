@@ -183,6 +183,19 @@ def stage_kv_bytes(p: PlanInput, layers: range, context: int, batch: int) -> int
                for s, n in specs.items()) * batch + stage_state_bytes(p, layers, batch)
 
 
+def stage_read_bytes(p: PlanInput, layers: range) -> int:
+    """What one decode step reads of a stage's cache on one GPU at the plan's context and batch: each layer's GPU share
+    of what it reads (a sparse layer its selection, where it keeps more), and the recurrent state."""
+    if p.arch.kind == "encoder":
+        return 0
+    total = 0
+    for s, n in Counter(p.arch.layers[i] for i in layers).items():
+        kind = kind_of(s)
+        kept, gpu = kind.cache_bytes_at(s, p.kv_dtype, p.context), kind.gpu_cache_bytes_at(s, p.tp, p.kv_dtype, p.context)
+        total += n * (kind.decode_read_bytes(s, p.kv_dtype, p.context) * gpu // kept if kept else 0)
+    return total * p.batch + stage_state_bytes(p, layers, p.batch)
+
+
 def gpu_kv_bytes(p: PlanInput, context: int | None = None, batch: int | None = None) -> int:
     """The KV cache of the GPU whose stage caches most, at `context` and `batch` (the plan's by default)."""
     T = p.context if context is None else context
@@ -318,6 +331,7 @@ def decode_bounds(p: PlanInput) -> DecodeBounds:
     attention = sum(decode_core_flops(s, p.arch.d_model, B, T) for s in p.arch.layers)
     runs = p.active_params or p.params
     flops = (2 * runs * B + attention) / p.n_gpus
-    stage_bytes = math.ceil(active_weight_bytes(p) / p.n_gpus) + gpu_kv_bytes(p)
+    read = max(stage_read_bytes(p, r) for r in stages(p.arch.n_layers, p.pp))  # a sparse layer reads its selection
+    stage_bytes = math.ceil(active_weight_bytes(p) / p.n_gpus) + read
     peak, dtype = p.gpu.peak_flops(p.compute_dtype)
     return DecodeBounds(stage_bytes, flops, p.pp * stage_bytes / p.gpu.bandwidth_bytes_s, p.pp * flops / peak, dtype)

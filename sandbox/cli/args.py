@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
+from dataclasses import fields, is_dataclass, replace
 from typing import NoReturn
 
 from core.arch.config import DTYPE_BYTES, PHASES, AttentionConfig
@@ -158,7 +158,11 @@ def widths_from_args(args: argparse.Namespace, preset: KindWidths | None) -> Kin
     widths_type = KINDS[wanted].widths_type
     if widths_type is None:
         return None
-    start = preset if isinstance(preset, widths_type) else widths_type()
+    # the preset's own widths where they are this kind's; another kind's widths carry over the fields both have
+    # (DeepSeek-V2-Lite's MLA ranks into DSA), so --attention mla on a DSA preset drops its indexer
+    shared = {k: v for k, v in preset.to_dict().items() if k in {f.name for f in fields(widths_type)}} \
+        if preset is not None and is_dataclass(widths_type) else {}
+    start = preset if type(preset) is widths_type else widths_type(**shared) if shared else widths_type()
     try:
         return replace(start, **{WIDTH_FLAGS[dest].field: v for dest, v in given.items()})  # type: ignore[type-var]
     except ValueError as exc:  # name the flag beside the field: "MLA's qk_rope_head_dim (--qk-rope-dim) ..."

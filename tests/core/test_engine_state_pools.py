@@ -184,3 +184,14 @@ def test_vllm_keeps_deepseek_v3_2_s_index_keys_as_fp8_records_beside_its_latent(
                                           weights_dtype="fp8", context=32768))
         assert (e["block_size"], e["page_bytes"]) == (64, 64 * (latent + 132))
         assert e["num_blocks"] == e["available_bytes"] // (64 * (latent + 132)) // 61
+
+
+def test_a_decode_step_of_a_sparse_model_reads_its_selection_not_its_whole_cache():
+    """DeepSeek-V3.2 at 1M tokens on 8 pipeline stages (61 layers: 8 in the first): one step reads each layer's top
+    2,048 latents (1,152 B in bf16) and every index key (256 B), besides the active weights' share."""
+    from core.plan.fit import active_weight_bytes, decode_bounds
+
+    p = plan_of("DeepSeek-V3.2", context=2**20)
+    p = PlanInput(p.arch, p.params, p.gpu, n_gpus=8, tp=1, context=2**20, active_params=p.active_params)
+    read = 8 * (2048 * 1152 + 2**20 * 256)
+    assert decode_bounds(p).bytes_per_gpu == -(-active_weight_bytes(p) // 8) + read

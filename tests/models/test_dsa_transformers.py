@@ -159,3 +159,25 @@ def test_tokens_read_per_query_equal_a_brute_count_of_the_selection(T):
     spec = LayerSpec(128, 128, 192, widths=DSADims())
     assert selected_pairs(T, k) == by_rule and entries_read(spec, T, "prefill") == by_rule / T
     assert entries_read(spec, T, "decode") == min(T, k)
+
+
+def test_attention_mla_on_a_dsa_preset_drops_the_indexer_and_a_stack_layer_s_format_is_checked(capsys):
+    from core.kinds.selection import KeySelection
+    from sandbox.cli.main import main
+
+    assert main(["report", "--preset", "deepseek-v3-2", "--attention", "mla", "--json"]) == 0
+    out = capsys.readouterr().out
+    import json
+
+    r = json.loads(out)
+    assert r["config"]["mode"] == "MLA" and "dsa" not in r and r["params"]["total"] == 187_107_328
+    d = find_preset("DeepSeek-V4-Flash").apply(AttentionConfig()).to_dict()
+    d["stack"]["mixers"]["W"]["dsv4"].update(kv_head_dim=16, qk_rope_head_dim=8)
+    d["stack"]["mixers"]["W"]["head_dim"] = 16
+    d["kv_dtype"] = "q4_0"
+    with pytest.raises(ValueError, match="kv_head_dim 16 is not a multiple of 32"):
+        AttentionConfig.from_dict(d)
+    import numpy as np
+
+    with pytest.raises(ValueError, match="are T x T"):
+        KeySelection(np.ones((3, 3), bool), np.zeros((4, 4)), "", "", np.zeros((2, 3, 3)))

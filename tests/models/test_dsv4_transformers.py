@@ -195,3 +195,17 @@ def test_the_maps_read_the_window_and_the_tokens_of_the_entries_read():
         assert set(map(int, torch.nonzero(torch.as_tensor(selection.read[t])).flatten())) == want
     assert (probs[0] > 0).sum(0).bool().numpy().tolist() == selection.read.tolist()  # weight on read tokens only
     assert selection.skipped().any()  # a top-3 of 9 entries skips some tokens beyond the window
+
+
+def test_a_heavily_compressed_layer_checks_no_index_key_and_its_timing_follows_the_phase():
+    V4Dims(compressor="hca", compress_ratio=128, index_head_dim=80).check_kv_format("q8_0")  # it caches none
+    with pytest.raises(ValueError, match="index_head_dim 80 is not a multiple of 32"):
+        V4Dims(index_head_dim=80).check_kv_format("q8_0")
+    from core.kinds.dsv4.timing import run_v4_timing
+
+    spec = LayerSpec(4, 1, 32, widths=V4Dims(q_lora_rank=24, kv_head_dim=32, qk_rope_head_dim=8, o_groups=2,
+                                             o_lora_rank=16, window=8, compress_ratio=4, index_n_heads=4,
+                                             index_head_dim=16, index_topk=3))
+    cfg = AttentionConfig(d_model=64, n_heads=4, widths=spec.widths, causal=True, seq_len=64, phase="decode")
+    r = run_v4_timing(cfg, torch.device("cpu"), budget_s=0.01)
+    assert r.layer is r.decode and r.layer.median_ms == r.forms["v4_decode_ms"]

@@ -97,6 +97,15 @@ class V4Kind(LayerKind):
             return 0
         return (m.kv_head_dim + (m.index_head_dim if m.compressor == "csa" else 0)) // m.compress_ratio
 
+    def cache_bytes_per_token(self, spec: LayerSpec, kv_format: str | int) -> int:
+        """An entry's bytes (and its index key's) over the m tokens it merges, rounded up: a block format's blocks
+        are whole in the entry, not in a token's share of it."""
+        m = v4_dims(spec)
+        if m.compressor == "none":
+            return 0
+        entry = cache_bytes(spec, m.compress_ratio, kv_format)
+        return -(-(entry["compressed"] + entry["index_keys"]) // m.compress_ratio)
+
     def kv_values_per_token(self, spec: LayerSpec) -> tuple[int, int]:
         return self.cache_values_per_token(spec), 0  # K = V: one record
 

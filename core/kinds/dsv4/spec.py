@@ -118,7 +118,9 @@ class V4Dims(KindWidths):
     def check_kv_format(self, name: str) -> None:
         check_kv_format(name, 32)
         block = KV_FORMATS[name][1]
-        for field, width in (("kv_head_dim", self.kv_head_dim), ("index_head_dim", self.index_head_dim)):
+        widths = [("kv_head_dim", self.kv_head_dim)] + ([("index_head_dim", self.index_head_dim)]
+                                                        if self.compressor == "csa" else [])  # only csa caches index keys
+        for field, width in widths:
             if width % block:
                 raise ValueError(f"the {name} KV format stores blocks of {block} values, and DeepSeek-V4's {field} "
                                  f"{width} is not a multiple of {block}; choose another format.")

@@ -49,13 +49,15 @@ def run_v4_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0, 
         step = measure(lambda: layer.decode_step(x_new, window, entries, index), device, **kw)
         checkpoint(4)
         dense_step = measure(lambda: layer.decode_dense(x_new, keys), device, **kw)
-    flops = v4_layer_flops(d, spec, cfg.with_(phase="prefill", causal=True))
+    is_prefill = cfg.phase == "prefill"
+    whole = sparse if is_prefill else step
+    flops = v4_layer_flops(d, spec, cfg.with_(causal=True))
     forms = {"v4_prefill_ms": sparse.median_ms, "dense_prefill_ms": dense.median_ms,
              "v4_decode_ms": step.median_ms, "dense_decode_ms": dense_step.median_ms}
     return TimingResult(
         device=device.type, device_name=device_name(device), backend="torch (explicit scores, sinks)",
-        dtype=cfg.dtype, layer=sparse, core=sparse, tflops=tflops(flops.total, sparse.median_ms),
-        core_tflops=tflops(flops.attention, sparse.median_ms), fused_qkv=None, separate_qkv=None,
+        dtype=cfg.dtype, layer=whole, core=whole, tflops=tflops(flops.total, whole.median_ms),
+        core_tflops=tflops(flops.attention, whole.median_ms), fused_qkv=None, separate_qkv=None,
         prefill=sparse, decode=step,
         kernel="DeepSeek-V4 in torch: window and compressed entries (an indexer's top-k in a sparse layer), sinks, "
                "grouped output; beside the same layer reading every causal token",
