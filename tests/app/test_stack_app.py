@@ -131,7 +131,7 @@ def test_a_sparse_layer_s_maps_grey_the_keys_its_indexer_skipped_and_show_its_de
     lay = w.mosaic.layout_
     assert (image == SKIPPED_INDEX).sum() == skipped.sum() * 4 * lay.upsample ** 2
     q, k = map(int, np.argwhere(skipped)[0])
-    assert "skipped: not among this query's selected keys · index score" in w.mosaic.describe(0, q, k)
+    assert "skipped: this query does not read it · index score" in w.mosaic.describe(0, q, k)
     assert "Grey: causal keys this layer does not read (each query reads its top 3" in w.mosaic.legend.text()
     w.mosaic.dense.setChecked(True)
     assert (w.mosaic.image.image == SKIPPED_INDEX).sum() == 0

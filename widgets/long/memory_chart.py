@@ -121,10 +121,15 @@ class MemoryChart(QWidget):
     def _axes(self, xs: list[int], values: list[int], unit: str = "B") -> None:
         """Ticks at powers of two (at most seven: bytes, or FLOPs) and token ticks at every other context."""
         values = values or [1]
+        if unit != "B":  # counts read best at powers of ten
+            lo, hi = math.floor(math.log10(min(values))), math.ceil(math.log10(max(values)))
+            self.plot.getAxis("left").enableAutoSIPrefix(False)
+            self.plot.getAxis("left").setTicks([[(k, format_count(10**k)) for k in range(lo, hi + 1)], []])
+            self.plot.getAxis("bottom").setTicks([[(math.log10(x), format_tokens(x)) for x in xs[::2]], []])
+            return
         lo, hi = math.floor(math.log2(min(values))), math.ceil(math.log2(max(values)))
         step = max(1, math.ceil((hi - lo) / 6))  # at most seven labels, each a power of two in bytes
         axis = self.plot.getAxis("left")
         axis.enableAutoSIPrefix(False)
-        name = format_bytes if unit == "B" else format_count
-        axis.setTicks([[(k * math.log10(2), name(2**k)) for k in range(lo, hi + 1, step)], []])
+        axis.setTicks([[(k * math.log10(2), format_bytes(2**k)) for k in range(lo, hi + 1, step)], []])
         self.plot.getAxis("bottom").setTicks([[(math.log10(x), format_tokens(x)) for x in xs[::2]], []])

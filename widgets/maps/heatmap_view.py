@@ -100,9 +100,10 @@ class HeatmapMosaic(QWidget):
                               "Per head: each tile stretched to its own maximum, to see faint structure (a query "
                               "with one key to read, the first under a causal mask, weighs it 1.0: left out).")
         self.dense = QCheckBox("dense")  # shown for a sparse layer: its maps with every causal key read
-        self.dense.setToolTip("A sparse layer (DSA) reads only the keys its indexer picks; the grey cells are the "
-                              "causal keys it skipped. Tick to see the same layer, same weights, reading every causal "
-                              "key: what the selection changes.")
+        self.dense.setToolTip("A sparse layer reads only the keys it selects (DSA: its indexer's top-k; DeepSeek-V4: "
+                              "its window and the compressed entries it reads); the grey cells are the causal keys it "
+                              "skipped. Tick to see the same layer, same weights, reading every causal key: what the "
+                              "selection changes.")
         self.dense.hide()
         self.bar = QLabel()
         self.bar_text = SteadyLabel()  # a new scale's figure at every result: no layout request
@@ -444,7 +445,7 @@ class HeatmapMosaic(QWidget):
             dense = float(sel.dense[head, query, key])
             if self.dense.isChecked():
                 what = f"dense weight {dense:.4f} (sparse: {w:.4f})"
-            state = "read" if sel.read[query, key] else "skipped: not among this query's selected keys"
+            state = "read" if sel.read[query, key] else "skipped: this query does not read it"
             what += f" · {state}" + (f" · {sel.score_name} {score:.4g}" if sel.score_name else "")
         if self.sink_share is not None and self.sink_share.shape == self.probs.shape[:2]:
             s = float(self.sink_share[head, query])

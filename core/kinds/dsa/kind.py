@@ -193,7 +193,7 @@ class DSAKind(MLAKind):
         parts = []
         for phase in ("prefill", "decode"):
             sparse, dense = forms[f"sparse_{phase}_ms"], forms[f"dense_{phase}_ms"]
-            ratio = f" (x{sparse / dense:.2f} of dense)" if dense > 0 else ""
+            ratio = f" (sparse takes x{sparse / dense:.2f} the dense time)" if dense > 0 else ""
             parts.append(f"{phase}: sparse {sparse:.3g} ms, dense {dense:.3g} ms{ratio}")
         return "; ".join(parts)
 

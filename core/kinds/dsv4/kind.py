@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from core.arch.config import AttentionConfig
 
 
-VARIANTS = {"none": ("V4 window", "#99f6e4"), "csa": ("V4 CSA", "#0f766e"), "hca": ("V4 HCA", "#2dd4bf")}
+VARIANTS = {"none": ("V4 window", "#94a3b8"), "csa": ("V4 CSA", "#0f766e"), "hca": ("V4 HCA", "#2dd4bf")}
 
 
 class V4Kind(LayerKind):
