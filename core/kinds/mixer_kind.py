@@ -8,14 +8,13 @@ Torch-free, as core/kinds/kind.py.
 from __future__ import annotations
 
 from abc import abstractmethod
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from core.arch.layer import LayerSpec
 from core.format import format_bytes, format_count, format_noun, table_row
 from core.kinds.kind import CostRow, FlopCounts, LayerKind, Workload, values_bytes
 from core.kinds.mixer_widths import MixerWidths
-from core.kinds.projections import ByProjection
+from core.kinds.projections import ByProjection, NamedParts
 from core.kinds.standard.counts import standard_params
 from core.timing.rates import ASSUMED_FLOPS_PER_S
 
@@ -25,32 +24,6 @@ if TYPE_CHECKING:
 STATE_NOTE = ("Engines keep a recurrent state in float32 by default (vLLM's mamba_ssm_cache_dtype, transformers' "
               "mamba_ssm_cache_dtype); bfloat16 and fp8 halve and quarter it, and whether a state survives that is an "
               "open question (MiniMax-M2's team named low-precision state as one reason to go back to full attention).")
-
-
-@dataclass(frozen=True)
-class MixerParams:
-    """A mixer layer's parameters by projection (the LayerParams every kind's count returns)."""
-
-    parts: dict[str, int]  # by projection, in the layer's order
-    names: dict[str, str]  # each part's name as the module calls it
-    formulas: dict[str, str]  # each part's formula with its inputs
-    total_mha: int  # the MHA layer of the same heads and head width
-    qk_norm: int = 0
-    sinks: int = 0
-
-    @property
-    def total(self) -> int:
-        return sum(self.parts.values())
-
-    def to_dict(self) -> dict[str, int]:
-        return {**self.parts, "total": self.total, "total_mha": self.total_mha}
-
-    def formula(self, d: int, spec: LayerSpec) -> str:
-        return (" + ".join(self.names[k] for k in self.parts) + f"; an MHA layer of the same {spec.n_heads} heads x "
-                f"{spec.head_dim}: {self.total_mha:,}")
-
-    def rows(self, d: int, spec: LayerSpec) -> list[tuple[str, str, int, str]]:
-        return [(k, self.names[k], n, self.formulas[k]) for k, n in self.parts.items()]
 
 
 def widths_of(spec: LayerSpec, kind: type[MixerWidths]) -> Any:
@@ -138,11 +111,11 @@ class MixerKind(LayerKind):
         return (f"{self.title}: implicit attention, the exact weight of each earlier token's value in each output "
                 "(rows need not sum to one, and can be negative).")
 
-    def params(self, d: int, spec: LayerSpec) -> MixerParams:
+    def params(self, d: int, spec: LayerSpec) -> NamedParts:
         parts = self.counts(d, spec).to_dict()
         parts.pop("total")
         names = dict(self.projection_rows)
-        return MixerParams(parts, {k: names.get(k, k) for k in parts}, self.part_formulas(d, spec),
+        return NamedParts(parts, {k: names.get(k, k) for k in parts}, self.part_formulas(d, spec),
                            standard_params(d, self.baseline(spec)).total)
 
     def flops(self, d: int, spec: LayerSpec, work: Workload, form: str | None = None) -> FlopCounts:

@@ -16,12 +16,11 @@ its tokens are seen, (w + 1) m <= n, so floor(n / m) of them; a sparse layer at 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from core.arch.formats import kv_format_bytes
 from core.arch.layer import LayerSpec
 from core.kinds.dsv4.spec import V4Dims
 from core.kinds.kind import FlopCounts, Workload
+from core.kinds.projections import NamedParts
 
 
 def v4_dims(spec: LayerSpec) -> V4Dims:
@@ -41,30 +40,7 @@ PART_NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class V4ParamCounts:
-    parts: dict[str, int]  # by projection, in the layer's order (a compressor's and an indexer's where it has them)
-    formulas: dict[str, str]
-    total_mha: int
-    qk_norm = 0
-    sinks = 0  # its sinks are a projection row of their own
-
-    @property
-    def total(self) -> int:
-        return sum(self.parts.values())
-
-    def to_dict(self) -> dict[str, int]:
-        return {**self.parts, "total": self.total, "total_mha": self.total_mha}
-
-    def formula(self, d: int, spec: LayerSpec) -> str:
-        return (" + ".join(PART_NAMES[k] for k in self.parts) + "; as transformers' DeepseekV4Attention holds them; "
-                f"the MHA layer of {spec.n_heads} heads of {spec.head_dim}: {self.total_mha:,}")
-
-    def rows(self, d: int, spec: LayerSpec) -> list[tuple[str, str, int, str]]:
-        return [(k, PART_NAMES[k], n, self.formulas[k]) for k, n in self.parts.items()]
-
-
-def v4_param_counts(d: int, spec: LayerSpec, total_mha: int) -> V4ParamCounts:
+def v4_param_counts(d: int, spec: LayerSpec, total_mha: int) -> NamedParts:
     m, H = v4_dims(spec), spec.n_heads
     D, r_q, g, r_o = m.kv_head_dim, m.q_lora_rank, m.o_groups, m.o_lora_rank
     parts = {"q_a": d * r_q, "q_a_norm": r_q, "q_b": r_q * H * D, "kv": d * D, "kv_norm": D, "o_a": H * D * r_o,
@@ -91,7 +67,7 @@ def v4_param_counts(d: int, spec: LayerSpec, total_mha: int) -> V4ParamCounts:
                      "idx_norm": f"RMSNorm over D_I = {DI}",
                      "idx_q": f"q_lora_rank x H_I x D_I = {r_q} x {HI} x {DI}: the indexer's queries",
                      "idx_weights": f"d_model x H_I = {d} x {HI}: a weight per index head and token"}
-    return V4ParamCounts(parts, formulas, total_mha)
+    return NamedParts(parts, {k: PART_NAMES[k] for k in parts}, formulas, total_mha)
 
 
 # --- the entries a query reads -----------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from core.arch.layer import LayerSpec
 from core.format import format_bytes, format_noun, table_row
 from core.kinds.dsv4.counts import (
-    V4ParamCounts,
     cache_bytes,
     decode_core,
     decode_parts,
@@ -21,6 +20,7 @@ from core.kinds.dsv4.counts import (
 )
 from core.kinds.dsv4.spec import V4Dims
 from core.kinds.kind import CliFlag, CostRow, FlopCounts, LayerKind, Workload
+from core.kinds.projections import NamedParts
 from core.kinds.standard.counts import standard_params
 from core.timing.rates import ASSUMED_FLOPS_PER_S
 
@@ -72,9 +72,9 @@ class V4Kind(LayerKind):
         return v4_dims(spec).label
 
     def baseline(self, spec: LayerSpec) -> LayerSpec:
-        """The MHA layer of its heads at width 128 (an engineer's usual head), against which its one wide KV head
-        and its compressed cache are read."""
-        return LayerSpec(spec.n_heads, spec.n_heads, 128, scale=spec.scale)
+        """The MHA layer of its heads and head width (each head its own K and V of D values, every token cached),
+        against which its one shared KV head and its compressed cache are read."""
+        return LayerSpec(spec.n_heads, spec.n_heads, spec.head_dim, scale=spec.scale)
 
     def badge_tip(self, spec: LayerSpec) -> str:
         return f"{format_noun(spec.n_heads, 'head')} sharing one KV head of {v4_dims(spec).kv_head_dim} values."
@@ -83,7 +83,7 @@ class V4Kind(LayerKind):
         return (f"{format_noun(spec.n_heads, 'head')} sharing one KV head of {v4_dims(spec).kv_head_dim} values (K = "
                 "V): one group, one frame colour.")
 
-    def params(self, d: int, spec: LayerSpec) -> V4ParamCounts:
+    def params(self, d: int, spec: LayerSpec) -> NamedParts:
         return v4_param_counts(d, spec, standard_params(d, self.baseline(spec)).total)
 
     def flops(self, d: int, spec: LayerSpec, work: Workload, form: str | None = None) -> FlopCounts:
