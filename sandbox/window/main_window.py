@@ -320,7 +320,9 @@ class MainWindow(QMainWindow):
                 return
         self.request()  # the heatmaps first; the costs follow their paint
         if counted(new) != counted(old):  # the model, its layer and scope, a KV point count in the costs too
-            self.costs.changed(self._maps_current() or self.runner.is_idle())  # a synchronous runner is done with it
+            # a synchronous runner is done with it; an asynchronous one may be idle with its result still on its way to
+            # this thread (a worker that answers in a millisecond), so its costs follow the maps' paint
+            self.costs.changed(self._maps_current() or (not self.runner.paced and self.runner.is_idle()))
 
     def view_is_current(self) -> bool:
         """The heatmaps and costs on screen are of the configuration and text the controls show, none waiting."""
