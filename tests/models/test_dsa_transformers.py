@@ -147,8 +147,8 @@ def test_a_decode_step_against_the_latent_and_index_caches_gives_the_prefill_s_l
 
 @pytest.mark.parametrize("T", [1024, 4096, 65536])
 def test_tokens_read_per_query_equal_a_brute_count_of_the_selection(T):
-    """The formula against the mask a tiny layer builds at small contexts (its top-k scaled down), and at the
-    issue's contexts against the count of the reference's rule, query t reading min(t + 1, k) causal tokens."""
+    """The formula against the mask a tiny layer builds at a small context (its top-k scaled down), and at 1k, 4k
+    and 64k against the count of the reference's rule, query t reading min(t + 1, k) causal tokens."""
     _, ours = tiny_pair()
     x = torch.randn(1, 40, 64, dtype=torch.float64)
     with torch.no_grad():

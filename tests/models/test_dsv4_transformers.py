@@ -4,7 +4,7 @@ Parameters: V4-Flash's and V4-Pro's config.json values (written here, not read f
 projection by projection for each layer type, and every preset's layers summed against the meta model's attention.
 Numbers: a tiny random layer of each type (window only, compressed sparse with a top-k below its entries, heavily
 compressed) in eager mode with RoPE at angle zero gives transformers' output. Entries read: a brute count of the mask
-the layer builds against the closed forms, at the issue's contexts by the reference's rule."""
+the layer builds against the closed forms, and at 1k, 4k and 64k by the reference's rule."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def test_entries_read_per_query_equal_a_brute_count_of_the_mask(layer_idx):
 
 @pytest.mark.parametrize(("T", "flash", "pro"), [(1024, 130_816, 130_816), (4096, 1_572_352, 2_096_128),
                                                  (65536, 33_029_632, 65_010_688)])
-def test_compressed_sparse_entries_at_the_issue_s_contexts(T, flash, pro):
+def test_compressed_sparse_entries_at_1k_4k_and_64k(T, flash, pro):
     """Query t reads min(k, floor((t + 1) / 4)) entries: summed by the rule here, against the closed form."""
     for k, total in ((512, flash), (1024, pro)):
         assert sum(min(k, n // 4) for n in range(1, T + 1)) == total

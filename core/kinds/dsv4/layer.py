@@ -191,7 +191,7 @@ class V4Layer(nn.Module):
         logits = (q.float() @ kv.float().transpose(-1, -2)) * self.D ** -0.5  # (B, H, T, T + n)
         logits = logits.masked_fill(~allowed[:, None], float("-inf"))
         B, H, T, _ = logits.shape
-        sink = self.sinks.float().view(1, H, 1, 1).expand(B, H, T, 1)
+        sink = self.sinks.float().view(1, H, 1, 1).expand(B, H, T, 1)  # (H,) -> (B, H, T, 1): one logit a head
         return torch.cat([logits, sink], dim=-1).softmax(dim=-1)[..., :-1]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -211,7 +211,8 @@ class V4Layer(nn.Module):
         """x (B, T, d) -> the query latent (B, T, r_q) and the heads' queries (B, H, T, D)."""
         B, T, _ = x.shape
         q_latent = self.q_a_norm(self.q_a_proj(x))
-        return q_latent, unweighted_rms(self.q_b_proj(q_latent).view(B, T, self.H, self.D).transpose(1, 2))
+        q = self.q_b_proj(q_latent).view(B, T, self.H, self.D).transpose(1, 2)  # (B, T, H D) -> (B, H, T, D)
+        return q_latent, unweighted_rms(q)
 
     def decode_step(self, x_new: torch.Tensor, window: torch.Tensor, entries: torch.Tensor,
                     index_keys: torch.Tensor | None = None) -> torch.Tensor:
