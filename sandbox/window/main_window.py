@@ -463,7 +463,11 @@ class MainWindow(QMainWindow):
         hm = self.last_heatmaps
         if hm is None or not 0 <= head < len(hm.probs):
             return None
-        view = HeadView(hm.probs[head], hm.tokens, head, hm.config.group_size, self.mosaic.colormap.currentText(), self,
+        sel = self.mosaic.selection  # a sparse layer's skipped keys, as the mosaic shows them (none while dense)
+        skipped = sel.skipped() if sel is not None and not self.mosaic.dense.isChecked() else None
+        probs = sel.dense[head] if sel is not None and self.mosaic.dense.isChecked() else hm.probs[head]
+        view = HeadView(probs, hm.tokens, head, hm.config.group_size, self.mosaic.colormap.currentText(), self,
+                        skipped=skipped,
                         **self.exports.head_where(hm))
         view.export_requested.connect(lambda h: self.open_export_dialog(h))
         view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -133,6 +133,11 @@ def test_a_sparse_layer_s_maps_grey_the_keys_its_indexer_skipped_and_show_its_de
     q, k = map(int, np.argwhere(skipped)[0])
     assert "skipped: this query does not read it · index score" in w.mosaic.describe(0, q, k)
     assert "Grey: causal keys this layer does not read (each query reads its top 3" in w.mosaic.legend.text()
+    head = w.open_head(0)  # the head opened large keeps its grey cells and says so on hover
+    assert head is not None and np.array_equal(head.skipped, skipped)
+    grey = head.skipped_image.image
+    assert (grey[..., 3] == 255).sum() == skipped.sum() and tuple(grey[q, k, :3]) == (118, 118, 118)
+    head.close()
     w.mosaic.dense.setChecked(True)
     assert (w.mosaic.image.image == SKIPPED_INDEX).sum() == 0
     assert np.array_equal(w.mosaic.image.image, render_probs(dense, lay)[0])

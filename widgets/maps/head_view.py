@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QDialog, QHBoxLayout, QPushButton, QVBoxLayout, QW
 from widgets.common.ticks import LABEL_CHARS, label_width_px, spaced_ticks
 from widgets.maps.colormaps import COLORMAPS, lut
 from widgets.maps.hover_readout import HoverReadout
+from widgets.maps.mosaic import SKIPPED
 
 
 class HeadView(QDialog):
@@ -18,10 +19,11 @@ class HeadView(QDialog):
 
     def __init__(self, probs: np.ndarray, tokens: list[str], head: int, group_size: int,
                  colormap: str, parent: QWidget | None = None, layer: int | None = None,
-                 model_name: str = "") -> None:
-        """probs (T, T) for one head; layer and model_name for a real model's head."""
+                 model_name: str = "", skipped: np.ndarray | None = None) -> None:
+        """probs (T, T) for one head; layer and model_name for a real model's head; skipped (T, T) bool: the causal
+        keys a sparse layer did not read, drawn grey as the mosaic draws them."""
         super().__init__(parent)
-        self.head, self.probs, self.tokens = head, probs, tokens
+        self.head, self.probs, self.tokens, self.skipped = head, probs, tokens, skipped
         group = f" · KV group {head // group_size} (shared with {group_size - 1} other heads)" if group_size > 1 else ""
         where = f"{model_name} · layer {layer} · " if layer is not None else ""
         self.setWindowTitle(f"{where}head {head}{group}" if where else f"Head {head}{group}")
@@ -37,6 +39,12 @@ class HeadView(QDialog):
         self.image.setLevels((0.0, vmax))
         self.image.setRect(QRectF(0, 0, probs.shape[1], probs.shape[0]))
         self.plot.addItem(self.image)
+        if skipped is not None and skipped.any():  # grey over the skipped cells, clear elsewhere
+            rgba = np.zeros((*skipped.shape, 4), dtype=np.uint8)  # (T, T, 4)
+            rgba[skipped] = (*SKIPPED, 255)
+            self.skipped_image = pg.ImageItem(rgba, axisOrder="row-major")
+            self.skipped_image.setRect(QRectF(0, 0, probs.shape[1], probs.shape[0]))
+            self.plot.addItem(self.skipped_image)
         cmap = pg.colormap.get(COLORMAPS.get(colormap, colormap))
         self.colorbar = pg.ColorBarItem(values=(0.0, vmax), colorMap=cmap, interactive=False, label="weight")
         self.colorbar.setImageItem(self.image, insert_in=self.plot.getPlotItem())
@@ -89,8 +97,10 @@ class HeadView(QDialog):
         q, k = int(np.floor(p.y())), int(np.floor(p.x()))
         n = len(self.tokens)
         if 0 <= q < n and 0 <= k < n:
+            skipped = self.skipped is not None and bool(self.skipped[q, k])
             self.readout.setText(
                 f"query #{q} '{self.tokens[q]}' → key #{k} '{self.tokens[k]}' · weight {self.probs[q, k]:.4f}"
+                + (" · skipped: this query does not read it" if skipped else "")
             )
         else:
             self.readout.reset()
