@@ -17,7 +17,6 @@ from core.timing.result import TimingResult, tflops
 from core.timing.steps import Steps
 from core.timing.timer import measure
 
-FORMS_KEY = "v4_forms"
 STEPS = ("allocating the layer and its caches", "the V4 prefill (window and compressed entries)",
          "the same layer reading every token", "the V4 decode step", "the dense decode step")
 
@@ -61,4 +60,4 @@ def run_v4_timing(cfg: AttentionConfig, device: torch.device, *, seed: int = 0, 
         prefill=sparse, decode=step,
         kernel="DeepSeek-V4 in torch: window and compressed entries (an indexer's top-k in a sparse layer), sinks, "
                "grouped output; beside the same layer reading every causal token",
-        forms=forms, forms_key=FORMS_KEY)
+        forms=forms, forms_key=DSV4.timing_forms_key)
