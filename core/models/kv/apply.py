@@ -68,16 +68,17 @@ class KVChange:
         if self.method.method.startswith("latent") and self.bases is None:
             raise ValueError("a latent KV method needs the fitted bases of every layer.")
 
-    def apply(self, i: int, key: torch.Tensor, value: torch.Tensor,
-              mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """Layer i's key, value (B, K, T, h) and additive mask (B, 1, T, S) or None, as the method leaves them."""
+    def apply(self, i: int, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None,
+              n_queries: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Layer i's key, value (B, K, S, h) and additive mask (B, 1, T, S) or None, as the method leaves them;
+        n_queries: T when the queries are the last T of the S keys (a continuation against a cache), else S."""
         m = self.method
         if m.method == "heads":
             return pool_kv(key, int(m.setting)), pool_kv(value, int(m.setting)), mask
         if m.method == "quant":
             return quant_dequant(key, str(m.setting)), quant_dequant(value, str(m.setting)), mask
         if m.method in ("window", "window_sinks"):
-            keep = window_keep(key.shape[2], key.shape[2], int(m.setting), m.sinks, self.causal)
+            keep = window_keep(n_queries or key.shape[2], key.shape[2], int(m.setting), m.sinks, self.causal)
             return key, value, windowed_mask(mask, keep, key.dtype)
         assert self.bases is not None
         if int(m.setting) == self.bases[i].width:  # full rank: the keys and values as they are
