@@ -27,6 +27,7 @@ from core.models.inspect import token_labels
 from core.models.kv.apply import KVChange, rope_of
 from core.models.kv.methods import (
     FAMILIES,
+    METHOD_NAMES,
     KVMethod,
     default_sweep,
     kv_bytes_per_token,
@@ -96,11 +97,11 @@ class CompressRun:
                                       f"MiB holds ({kept}); give at least {mib_words(guarded * self.per_token)} for it.")
                     continue
                 self.specs.append(Eviction(name, kept, 1 - kept / C))
-            for family in families:
-                fits = mildest_fitting([x for x in layer_methods if x.method in FAMILIES[family]], self.shape, C,
+            for method in (x for family in families for x in FAMILIES[family]):  # each line of the chart
+                fits = mildest_fitting([x for x in layer_methods if x.method == method], self.shape, C,
                                        budget_mib * MIB)
                 if fits is None:
-                    self.notes.append(f"No setting of {family} fits in {budget_mib:g} MiB.")
+                    self.notes.append(f"No setting of {METHOD_NAMES[method]} fits in {budget_mib:g} MiB.")
                 else:
                     self.specs.append(fits)
             if not self.specs:
