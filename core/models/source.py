@@ -266,3 +266,11 @@ def load_model(name_or_path: str, progress: Progress | None = None, allow_pickle
     if reason:
         raise ValueError(reason)
     return load_folder(Path(name_or_path), allow_pickle=allow_pickle, progress=progress)
+
+
+def cache_identity(m: LoadedModel) -> str:
+    """Who the model is, for the result caches: SmolLM2's first open reads its GGUF and later ones the folder
+    dequantised from it, one model under two paths; any other model is its folder."""
+    if m.name in SHIPPED.values() and (m.source.endswith(".gguf") or Path(m.source).parent == cache_dir()):
+        return f"shipped:{m.name}"
+    return m.source

@@ -19,12 +19,24 @@ from sandbox.cli.text_file import read_text as read_file
 
 def add_frontier_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="smollm2-135m, minilm-l6, or a local Hugging Face folder")
-    p.add_argument("--methods", default="heads,latent,window,quant",
-                   help="comma-separated: heads, latent, window, quant (default: all four)")
+    p.add_argument("--protocol", choices=("window", "compress"), default="window",
+                   help="window: every method on every query of the samples (default); compress: kvpress's protocol, "
+                        "the context's cache evicted after its prefill and the next 256 tokens read against it")
+    p.add_argument("--methods", default=None,
+                   help="comma-separated: heads, latent, window, quant (the window protocol's default: all four); "
+                        "with --protocol compress also streaming, snapkv, h2o, tova, knorm, expected (its default: "
+                        "those six)")
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument("--ratios", help="compress: fractions of the context to evict, e.g. 0.25,0.5,0.75 "
+                                         "(default 0.25,0.5,0.75,0.875)")
+    budget.add_argument("--budget-mib", type=float, help="compress: fit one sequence's cache in this many MiB")
+    budget.add_argument("--budget-gpu", help="compress: fit --sequences sequences on this GPU (h100, h200, ...)")
+    p.add_argument("--sequences", type=int, default=None, help="compress, with --budget-gpu: sequences sharing it")
     p.add_argument("--text-file", help="the evaluation text (default: the shipped Alice chapter)")
     p.add_argument("--samples", type=int, default=2,
                    help="evaluation samples of 1,024 tokens (512 for an encoder); default 2")
-    p.add_argument("--context", type=int, help="tokens per sample (default: 1,024, or 512 for an encoder)")
+    p.add_argument("--context", type=int, help="tokens per sample (default: 1,024, or 512 for an encoder); compress: "
+                                               "the context's tokens (default 1,024)")
     p.add_argument("--no-cache", action="store_true", help="compute again even when this frontier is cached")
     p.add_argument("--allow-pickle", action="store_true", help="load a folder that has only pickle weights")
     fmt = p.add_mutually_exclusive_group()
@@ -41,9 +53,15 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     from core.models.frontier import cache as frontier_cache
     from core.models.frontier.run import run_frontier, shape_of
     from core.models.kv.methods import default_sweep, parse_families
-    from core.models.source import load_model
+    from core.models.source import cache_identity, load_model
 
-    families = parse_families(args.methods)
+    if args.protocol == "compress":
+        from sandbox.cli.frontier_compress import cmd_compress
+
+        return cmd_compress(args)
+    if args.ratios is not None or args.budget_mib is not None or args.budget_gpu is not None:
+        raise ValueError("--ratios and the budgets are the compress protocol's; add --protocol compress.")
+    families = parse_families(args.methods or "heads,latent,window,quant")
     if not 1 <= args.samples <= 64:
         raise ValueError(f"--samples must be from 1 to 64, not {short_int(args.samples)}.")
     if args.context is not None and not 16 <= args.context <= 8192:
@@ -66,11 +84,12 @@ def cmd_frontier(args: argparse.Namespace) -> int:
         print(f"  note: the text makes {len(samples)} sample(s) of {context} tokens, not {args.samples}; "
               "give a longer --text-file for more.", file=sys.stderr)
     methods = default_sweep(shape_of(m), context, families)
-    key = frontier_cache.cache_key(m.name, m.source, eval_text, calib_text, methods, args.samples, context)
+    key = frontier_cache.cache_key(m.name, cache_identity(m), eval_text, calib_text, methods, args.samples,
+                                   context)
     result = None if args.no_cache else frontier_cache.load(key)
     cached = result is not None
     if result is None and not args.no_cache:  # the frontier of every method, run before: these methods' points
-        everything = frontier_cache.load(frontier_cache.cache_key(m.name, m.source, eval_text, calib_text,
+        everything = frontier_cache.load(frontier_cache.cache_key(m.name, cache_identity(m), eval_text, calib_text,
                                                                   default_sweep(shape_of(m), context), args.samples,
                                                                   context))
         if everything is not None:

@@ -11,7 +11,7 @@ from core.models.frontier import cache as frontier_cache
 from core.models.frontier.run import FrontierRun, samples_of, shape_of
 from core.models.kv.latent import LatentBasis
 from core.models.kv.methods import default_sweep
-from core.models.source import LoadedModel
+from core.models.source import LoadedModel, cache_identity
 from resources import CALIB_TEXT, EVAL_TEXT
 from sandbox.jobs.types import FrontierDone, FrontierJob, FrontierProgress
 
@@ -83,10 +83,11 @@ class FrontierWork:
         eval_text, calib_text = EVAL_TEXT.read_text(encoding="utf-8"), CALIB_TEXT.read_text(encoding="utf-8")
         context = int(samples_of(m, eval_text, 1)[0].shape[1])
         methods = default_sweep(shape_of(m), context, job.families)
-        self.key = frontier_cache.cache_key(m.name, m.source, eval_text, calib_text, methods, job.n_samples, context)
+        self.key = frontier_cache.cache_key(m.name, cache_identity(m), eval_text, calib_text, methods, job.n_samples,
+                                            context)
         everything = default_sweep(shape_of(m), context)
         cached = frontier_cache.load(self.key) or frontier_cache.load(frontier_cache.cache_key(
-            m.name, m.source, eval_text, calib_text, everything, job.n_samples, context))  # all methods: a subset
+            m.name, cache_identity(m), eval_text, calib_text, everything, job.n_samples, context))  # all methods: a subset
         if cached is not None:
             wanted = {m.method for m in methods}
             cached.points = [p for p in cached.points if p.method in wanted]

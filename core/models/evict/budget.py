@@ -38,3 +38,14 @@ def mildest_fitting(candidates: list[KVMethod], shape: ModelShape, context: int,
     fitting = [(kv_bytes_per_token(shape, c, context) * context, c) for c in candidates]
     fitting = [(b, c) for b, c in fitting if b <= budget_bytes * (1 + 1e-9)]
     return max(fitting, key=lambda bc: bc[0])[1] if fitting else None
+
+
+def gpu_budget_mib(memory_bytes: int, params: int, sequences: int, reserve: float = 0.10) -> float:
+    """One sequence's share of a GPU's cache memory, as the planner counts it (core/plan/fit.py): the card's
+    memory less its reserve (10%, vLLM's gpu_memory_utilization of 0.9) and the weights in bf16, over `sequences`."""
+    if isinstance(sequences, bool) or not isinstance(sequences, int) or not 1 <= sequences <= 10**7:
+        raise ValueError(f"the sequences sharing the GPU are a whole number from 1 to 10,000,000, not {sequences!r:.30}.")
+    room = memory_bytes * (1 - reserve) - 2 * params
+    if room <= 0:
+        raise ValueError("the model's weights alone fill this GPU; choose a larger one.")
+    return room / sequences / MIB

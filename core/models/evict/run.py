@@ -190,11 +190,11 @@ class CompressRun:
 def run_compress(m: LoadedModel, text: str, presses: tuple[str, ...] = tuple(PRESSES),
                  ratios: tuple[float, ...] | None = RATIOS, budget_mib: float | None = None,
                  families: tuple[str, ...] = (), calib_text: str = "", progress: Progress | None = None,
-                 should_stop: Callable[[], bool] | None = None) -> CompressResult:
+                 should_stop: Callable[[], bool] | None = None, context: int = CONTEXT) -> CompressResult:
     """Every point, one after another (the CLI and the benchmark; the app's worker steps a CompressRun itself)."""
     say = progress or (lambda _t, _f: None)
     stop = should_stop or (lambda: False)
-    run = CompressRun(m, text, presses, ratios, budget_mib, families, calib_text)
+    run = CompressRun(m, text, presses, ratios, budget_mib, families, calib_text, context)
     for i in range(run.steps):
         if stop():
             raise Cancelled()

@@ -1,0 +1,66 @@
+"""The compress protocol in a sentence: at a cache budget, which method loses least and by how much. Pure Python
+on the points' plain numbers (widgets and the CLI read it)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from core.models.evict.presses.registry import PRESSES
+from core.models.kv.methods import METHOD_NAMES
+
+NAMES = {**{p.name: p.label.split(" (")[0] for p in PRESSES.values()}, **METHOD_NAMES}
+SLACK = 1 + 1e-9
+
+
+def _finite(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def best_within(points: list[dict[str, Any]], kv_bytes: float) -> list[dict[str, Any]]:
+    """Per method, its point of least loss change whose cache is within kv_bytes, best first."""
+    best: dict[str, dict[str, Any]] = {}
+    for p in points:
+        if p.get("family") not in ("evict", "layer") or not _finite(p.get("loss_change")) or not _finite(p.get("kv_bytes")):
+            continue
+        if p["kv_bytes"] > kv_bytes * SLACK:
+            continue
+        if p["method"] not in best or p["loss_change"] < best[p["method"]]["loss_change"]:
+            best[p["method"]] = p
+    return sorted(best.values(), key=lambda p: p["loss_change"])
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:,.2f} MiB"
+
+
+def point_name(p: dict[str, Any]) -> str:
+    """'SnapKV, 256 tokens kept'; 'sliding window, W=128'."""
+    return f"{NAMES.get(p['method'], p['method'])}, {_setting(p)}"
+
+
+def _setting(p: dict[str, Any]) -> str:
+    if p["family"] == "baseline":
+        return "nothing evicted"
+    if p["family"] == "evict":
+        return f"{p['kept_tokens']:,} tokens kept"
+    return p["label"].split(", ", 1)[-1]
+
+
+def compress_sentence(points: list[dict[str, Any]], kv_bytes: float, what: str, show_bytes: bool = True) -> str:
+    """'At 1/4 of SmolLM2-135M's cache (5.62 MiB a sequence), H2O loses least: +0.001 nats a token (256 tokens
+    kept). Then ...' `what` names the budget ("1/4 of SmolLM2-135M's cache", "5 MiB")."""
+    ranked = best_within(points, kv_bytes)
+    where = f"{what} ({_mib(kv_bytes)} a sequence)" if show_bytes else what
+    if not ranked:
+        return f"No measured point fits in {where}; evict more (a higher ratio) or give a larger budget."
+    first, rest = ranked[0], ranked[1:]
+    text = (f"At {where}, {NAMES[first['method']]} loses least: "
+            f"{first['loss_change']:+.3f} nats a token ({_setting(first)}).")
+    if rest:
+        text += " Then " + "; ".join(f"{NAMES[p['method']]} {p['loss_change']:+.3f}" for p in rest) + "."
+    return text
+
+
+CAVEAT = ("Compress protocol: the context's cache scored once after its prefill and evicted per layer and head as "
+          "kvpress does, then the text that follows read against it; loss change in nats a token of that text.")
