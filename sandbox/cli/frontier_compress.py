@@ -10,9 +10,8 @@ import json
 import sys
 
 from core.arch.config import short_int
+from core.models.evict.summary import CSV_KEYS as ROW_KEYS
 
-ROW_KEYS = ("method", "family", "label", "ratio", "kept_tokens", "kv_bytes", "kv_fraction", "loss", "loss_change",
-            "seconds")
 FRACTIONS = ((1 / 2, "1/2"), (1 / 4, "1/4"), (1 / 8, "1/8"))
 
 

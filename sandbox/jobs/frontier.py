@@ -7,11 +7,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from core.models.evict import cache as compress_cache
+from core.models.evict.budget import gpu_budget_mib
+from core.models.evict.protocol import CONTEXT, CONTINUATION
+from core.models.evict.run import CompressRun
 from core.models.frontier import cache as frontier_cache
 from core.models.frontier.run import FrontierRun, samples_of, shape_of
 from core.models.kv.latent import LatentBasis
 from core.models.kv.methods import default_sweep
 from core.models.source import LoadedModel, cache_identity
+from core.plan.gpus import find_gpu
 from resources import CALIB_TEXT, EVAL_TEXT
 from sandbox.jobs.types import FrontierDone, FrontierJob, FrontierProgress
 
@@ -21,13 +26,13 @@ Emit = Callable[..., None]
 GUESS_FLOPS_S = {"cpu": 40e9, "cuda": 20e12, "mps": 2e12}
 
 
-def first_guess_s(m: LoadedModel, run: FrontierRun, seconds_per_step: float | None) -> float:
+def first_guess_s(m: LoadedModel, run: FrontierRun | CompressRun, seconds_per_step: float | None) -> float:
     """The whole run's time before its first step ends: this model's last measured step time in this worker, or the
     model's size over a device's usual rate."""
     if seconds_per_step is not None:
         return seconds_per_step * run.steps
     params = sum(p.numel() for p in m.model.parameters())
-    tokens = sum(int(ids.numel()) for ids in run.samples)
+    tokens = run.tokens_a_step
     device = next(m.model.parameters()).device.type
     return run.steps * 2.0 * params * tokens / GUESS_FLOPS_S.get(device, GUESS_FLOPS_S["cpu"])
 
@@ -38,11 +43,12 @@ class FrontierWork:
         self.emit, self.models, self.describe = emit, models, describe
         self.bases = {} if bases is None else bases  # the worker's, by model key: kept for the Heatmaps tab
         self.stopped: Callable[[int], bool] = lambda _rid: False  # the carrier says when a run was cancelled
-        self.run: FrontierRun | None = None
+        self.run: FrontierRun | CompressRun | None = None
         self.run_id = 0  # the job the run in progress belongs to
         self.key = ""
         self.step_seconds: list[float] = []
-        self.seconds_per_step: dict[str, float] = {}  # by model: the last run's mean, for the next run's first guess
+        # by model and protocol: the last run's mean step, for the next run's first guess
+        self.seconds_per_step: dict[tuple[str, str], float] = {}
 
     def step(self, job: FrontierJob, index: int) -> bool:
         """Step `index` of the job; True when there is a next one."""
@@ -60,16 +66,19 @@ class FrontierWork:
             if run.bases is not None:  # the shipped calibration text's: the Heatmaps tab's too
                 self.bases.setdefault(job.model, run.bases)
             self.step_seconds.append(time.perf_counter() - t0)
-            self.seconds_per_step[job.model] = sum(self.step_seconds) / len(self.step_seconds)
+            self.seconds_per_step[(job.model, job.protocol)] = sum(self.step_seconds) / len(self.step_seconds)
             done = index + 1
-            fit_to_come = run.bases is None and any(m.method.startswith("latent") for m in run.methods[done - 1:])
+            fit_to_come = run.fit_to_come(done)
             eta = sum(self.step_seconds) / len(self.step_seconds) * (run.steps - done + fit_to_come)  # a fit ~ a step
             text = run.describe(done) if done < run.steps else ""
             self.emit("progress", "frontier", FrontierProgress(rid, done, run.steps, eta, text, point.to_json()))
             if done < run.steps:
                 return True
             assert run.result is not None
-            frontier_cache.save(self.key, run.result)
+            if isinstance(run, CompressRun):
+                compress_cache.save(self.key, run.result)
+            else:
+                frontier_cache.save(self.key, run.result)
             self._end(FrontierDone(rid, run.result.to_json()))
             return False
         except Exception as exc:  # said in the tab; the worker serves the next request
@@ -81,6 +90,8 @@ class FrontierWork:
         if m is None:
             raise ValueError(f"the model {job.model} is not loaded; pick it in the Model list first.")
         eval_text, calib_text = EVAL_TEXT.read_text(encoding="utf-8"), CALIB_TEXT.read_text(encoding="utf-8")
+        if job.protocol == "compress":
+            return self._start_compress(job, m, eval_text, calib_text)
         context = int(samples_of(m, eval_text, 1)[0].shape[1])
         methods = default_sweep(shape_of(m), context, job.families)
         self.key = frontier_cache.cache_key(m.name, cache_identity(m), eval_text, calib_text, methods, job.n_samples,
@@ -94,14 +105,35 @@ class FrontierWork:
             self._end(FrontierDone(job.run_id, cached.to_json(), cached=True))
             return False
         self.run = FrontierRun(m, eval_text, calib_text, methods, job.n_samples, context)
+        # Said before the first (slowest) step: how many steps and about how long, so the tab shows time left at once.
+        self._begin(job, m)
+        return True
+
+    def _start_compress(self, job: FrontierJob, m: LoadedModel, text: str, calib_text: str) -> bool:
+        budget = job.budget_mib
+        if job.budget_gpu is not None:
+            memory = find_gpu(job.budget_gpu).memory_bytes
+            budget = gpu_budget_mib(memory, sum(p.numel() for p in m.model.parameters()), job.sequences or 0)
+        ratios = None if budget is not None else job.ratios
+        calib = calib_text if "latent" in job.families else ""
+        self.key = compress_cache.cache_key(m.name, cache_identity(m), text, calib, job.presses, ratios,
+                                            budget, job.families, CONTEXT, CONTINUATION)
+        cached = compress_cache.load(self.key)
+        if cached is not None:
+            self._end(FrontierDone(job.run_id, cached.to_json(), cached=True))
+            return False
+        self.run = CompressRun(m, text, job.presses, ratios, budget, job.families, calib)
+        self._begin(job, m)
+        return True
+
+    def _begin(self, job: FrontierJob, m: LoadedModel) -> None:
+        assert self.run is not None
         self.run_id = job.run_id
         self.step_seconds = []
-        # Said before the first (slowest) step: how many steps and about how long, so the tab shows time left at once.
-        guess = first_guess_s(m, self.run, self.seconds_per_step.get(job.model))
+        guess = first_guess_s(m, self.run, self.seconds_per_step.get((job.model, job.protocol)))
         self.emit("progress", "frontier", FrontierProgress(job.run_id, 0, self.run.steps, guess,
                                                         f"{self.run.describe(0)} (time left estimated until a step "
                                                         "is measured)", None))
-        return True
 
     def _end(self, done: FrontierDone) -> None:
         if done.run_id == self.run_id:  # a cancelled run's last step must not drop the run that replaced it

@@ -141,13 +141,20 @@ class SweepDone:
 
 @dataclass(frozen=True)
 class FrontierJob:
-    """A KV frontier of a loaded model (its key as the Model list names it) over the given method families."""
+    """A KV frontier of a loaded model (its key as the Model list names it) over the given method families: the
+    window protocol, or the compress protocol with its eviction presses at ratios or one byte budget."""
 
     job_kind: ClassVar[str] = "frontier"
     run_id: int
     model: str
     families: tuple[str, ...]
     n_samples: int = 2
+    protocol: str = "window"  # or "compress"
+    presses: tuple[str, ...] = ()  # compress: the eviction methods
+    ratios: tuple[float, ...] = ()  # compress: the ratios (empty with a budget)
+    budget_mib: float | None = None  # compress: one sequence's cache in MiB
+    budget_gpu: str | None = None  # compress: or the share of this GPU (a catalogue id) ...
+    sequences: int | None = None  # ... that each of this many sequences gets
 
     @property
     def job_id(self) -> int:
@@ -168,7 +175,7 @@ class FrontierProgress:
     total: int
     eta_s: float
     text: str  # the step that runs next ('' when none)
-    point: dict | None
+    point: dict | None  # FrontierPoint.to_json() or CompressPoint.to_json()
 
     @property
     def job_id(self) -> int:
@@ -178,7 +185,7 @@ class FrontierProgress:
 @dataclass(frozen=True)
 class FrontierDone:
     run_id: int
-    result: dict | None  # FrontierResult.to_json(); None when it failed or was cancelled
+    result: dict | None  # FrontierResult.to_json() or CompressResult.to_json(); None when it failed or was cancelled
     message: str = ""  # why, in a sentence, when result is None
     cached: bool = False
 

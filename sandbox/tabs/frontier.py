@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QFileDialog, QTabWidget
 
 from core.files.atomic import ExportError, staged
 from core.models.catalog import SHIPPED
+from core.models.evict.summary import CSV_KEYS as COMPRESS_CSV_KEYS
 from core.models.frontier.summary import BUDGETS, CSV_KEYS
 from core.models.kv.methods import FAMILIES
 from resources import CALIB_TEXT, EVAL_TEXT
@@ -52,6 +53,7 @@ class FrontierTab:
         runner.done.connect(lambda kind, done: self._on_done(done) if kind == "frontier" else None)
         p = self.panel
         p.run_requested.connect(self.run)
+        p.compress_requested.connect(self.run_compress)
         p.cancel_requested.connect(lambda: runner.cancel("frontier"))
         p.open_model_requested.connect(models.load)
         p.open_point_requested.connect(self.open_point)
@@ -121,6 +123,27 @@ class FrontierTab:
         self.run_id = self.newest = self.run_id + 1  # set first: a synchronous runner reports inside submit
         self.runner.submit(FrontierJob(self.run_id, key, tuple(families)))
 
+    def run_compress(self, settings: dict[str, Any]) -> None:
+        """The compress protocol on the worker: its families, eviction presses, and ratios or a budget."""
+        key = self.models.key
+        if key is None:
+            self.panel.show_error("No real model is open; open one first.")
+            return
+        shape = self.models.shape
+        if shape is not None and shape.kind != "causal":
+            self.panel.show_error(f"{shape.name} is an encoder: it keeps no KV cache to evict from. Open a causal "
+                                  "model (SmolLM2-135M), or choose the window protocol.")
+            return
+        self.partial = None
+        self.run_model = (shape.name, shape.kind) if shape is not None else ("", "causal")
+        self.panel.set_running(True)
+        self.panel.status.setText("Running: the prefill and the unchanged cache…")
+        self.run_id = self.newest = self.run_id + 1
+        self.runner.submit(FrontierJob(self.run_id, key, tuple(settings["families"]), protocol="compress",
+                                       presses=tuple(settings["presses"]), ratios=tuple(settings["ratios"]),
+                                       budget_mib=settings["budget_mib"], budget_gpu=settings["budget_gpu"],
+                                       sequences=settings["sequences"]))
+
     def _on_progress(self, progress: FrontierProgress) -> None:
         if progress.run_id < self.newest:  # an earlier run's last words
             return
@@ -130,7 +153,8 @@ class FrontierTab:
         if progress.point["method"] == "baseline":
             self.partial = {"model": self.run_model[0], "kind": self.run_model[1],
                             "baseline": progress.point, "points": [], "samples": 0, "context": 0, "seconds": 0.0,
-                            "complete": False}
+                            "complete": False, "protocol": progress.point.get("protocol", "window"),
+                            "continuation": 0, "budget_mib": None}
         elif self.partial is not None:
             self.partial["points"].append(progress.point)
         if self.partial is not None:
@@ -207,6 +231,8 @@ class FrontierTab:
         r = self.panel.result or {}
         selected = self.panel.chart.selected
         return {"title": "Attention Sandbox KV frontier", "file": file, "model": r.get("model"), "kind": r.get("kind"),
+                "protocol": r.get("protocol", "window"), "continuation": r.get("continuation"),
+                "budget_mib": r.get("budget_mib"),
                 "budget": self.panel.budget_label.text(), "budget_sentence": self.panel.sentence.text(),
                 "selected_point": selected["label"] if selected else None,
                 "model_key": self.models.key, "shipped": self.models.key in SHIPPED,
@@ -216,7 +242,9 @@ class FrontierTab:
 
     def csv_text(self) -> str:
         buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=CSV_KEYS, extrasaction="ignore", lineterminator="\n")
+        compress = (self.panel.result or {}).get("protocol") == "compress"
+        keys = COMPRESS_CSV_KEYS if compress else CSV_KEYS
+        writer = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         writer.writerows(self.panel.rows())
         return buf.getvalue()

@@ -155,7 +155,11 @@ def test_expected_attention_gaussian_queries_rotated_ahead(layer, n: int) -> Non
 
 
 def test_every_press_cites_its_kvpress_file_and_says_whether_it_splits_heads() -> None:
-    assert {p.name: p.per_head for p in PRESSES.values()} == {
+    from core.models.evict.catalogue import PRESS_INFO
+
+    assert {p.name: p.per_head for p in PRESS_INFO.values()} == {
         "streaming": False, "snapkv": True, "h2o": True, "tova": False, "knorm": True, "expected": True}
-    for p in PRESSES.values():
+    for name, p in PRESS_INFO.items():
         assert p.source.startswith("kvpress/presses/") and p.source.endswith("_press.py")
+        module = __import__(type(PRESSES[name]).__module__, fromlist=["_"])
+        assert p.source in module.__doc__  # the press's module cites the file it follows

@@ -24,13 +24,29 @@ STYLE = {
     "window": ("#D55E00", "t", "sliding window", "▼"),
     "window_sinks": ("#009E73", "t1", "window + 4 sinks", "▲"),
     "quant": ("#CC79A7", "p", "quantised KV", "⬟"),
+    # the eviction presses (compress protocol): dashed lines, markers of their own
+    "streaming": ("#D55E00", "x", "StreamingLLM", "✕"),
+    "snapkv": ("#56B4E9", "h", "SnapKV", "⬢"),
+    "h2o": ("#E69F00", "t2", "H2O (observed)", "▶"),
+    "tova": ("#CC79A7", "t3", "TOVA", "◀"),
+    "knorm": ("#BBBBBB", "+", "Knorm", "✚"),
+    "expected": ("#009E73", "s", "Expected Attention", "■"),
 }
+DASHED = {"streaming", "snapkv", "h2o", "tova", "knorm", "expected"}
+X_LABELS = {"kv_bytes_per_token": "KV cache bytes per token, whole model (16-bit K and V unless a format says; log)",
+            "kv_bytes": "KV cache of one sequence at the context's length, whole model (16-bit K and V unless a "
+                        "format says; log)"}
 BASELINE_COLOUR = "#F0E442"
 HOVER_PX = 14  # a point within this many pixels of the pointer is the one hovered
 
 
 def describe_point(p: dict[str, Any], kind: str) -> str:
     """Every figure of one point, in one line."""
+    if p.get("protocol") == "compress":
+        return " · ".join([p["label"], f"{p['kept_tokens']:,} tokens kept a layer and head",
+                           f"{byte_label(p['kv_bytes'])} a sequence ({p['kv_fraction']:.3f} of the whole cache)",
+                           f"loss {p['loss']:.4f} ({p['loss_change']:+.4f} nats), perplexity {math.exp(p['loss']):.2f}",
+                           f"measured in {p['seconds']:.1f} s"])
     bits = [p["label"], f"{p['kv_bytes_per_token']:,.0f} B/token ({p['kv_fraction']:.3f} of the model's own)"]
     if kind == "causal" and p.get("loss") is not None:
         bits.append(f"loss {p['loss']:.4f} ({p['loss_change']:+.4f}), perplexity {math.exp(p['loss']):.2f}")
@@ -83,6 +99,7 @@ class FrontierChart(QWidget):
         layout.addWidget(self.plot)
         self.points: list[dict[str, Any]] = []
         self.kind = "causal"
+        self.x_key = "kv_bytes_per_token"  # the window protocol's x; the compress protocol's is "kv_bytes"
         self.selected: dict[str, Any] | None = None
         self._marker = pg.PlotDataItem([], [], pen=None, symbol="o", symbolSize=18, symbolBrush=None,
                                        symbolPen=pg.mkPen("w", width=2))  # the selected point's ring
@@ -90,9 +107,13 @@ class FrontierChart(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.plot.scene().sigMouseClicked.connect(self._on_mouse_clicked)
 
-    def set_points(self, points: list[dict[str, Any]], kind: str, title: str = "") -> None:
-        """points: the unchanged model's (method 'baseline') and every method's, as FrontierPoint.to_json."""
-        self.points = [p for p in points if p.get("cost") is not None and p["kv_bytes_per_token"] > 0]
+    def set_points(self, points: list[dict[str, Any]], kind: str, title: str = "",
+                   x_key: str = "kv_bytes_per_token") -> None:
+        """points: the unchanged model's (method 'baseline') and every method's, as FrontierPoint.to_json (x_key
+        'kv_bytes_per_token') or CompressPoint.to_json ('kv_bytes'): one protocol's points, never both."""
+        self.x_key = x_key
+        self.plot.setLabel("bottom", X_LABELS[x_key])
+        self.points = [p for p in points if p.get("cost") is not None and (p.get(x_key) or 0) > 0]
         self.kind = kind
         self.selected = None
         self.plot.clear()
@@ -113,14 +134,15 @@ class FrontierChart(QWidget):
             if not line:
                 continue
             shown.append(f'<span style="color:{colour}">{glyph}&nbsp;{name.replace(" ", "&nbsp;")}</span>')
-            line = sorted(base + line, key=lambda p: p["kv_bytes_per_token"])  # from the unchanged model leftwards
-            xs = [p["kv_bytes_per_token"] for p in line]
+            line = sorted(base + line, key=lambda p: p[self.x_key])  # from the unchanged model leftwards
+            xs = [p[self.x_key] for p in line]
             ys = [p["cost"] for p in line]
-            self.plot.plot(xs, ys, pen=pg.mkPen(colour, width=2), symbol=symbol, symbolSize=9,
+            style = Qt.PenStyle.DashLine if method in DASHED else Qt.PenStyle.SolidLine
+            self.plot.plot(xs, ys, pen=pg.mkPen(colour, width=2, style=style), symbol=symbol, symbolSize=9,
                            symbolBrush=colour, symbolPen=pg.mkPen("#1e1e1e"), name=name)
         if base:
             b = base[0]
-            self.plot.plot([b["kv_bytes_per_token"]], [b["cost"]], pen=None, symbol="star", symbolSize=18,
+            self.plot.plot([b[self.x_key]], [b["cost"]], pen=None, symbol="star", symbolSize=18,
                            symbolBrush=BASELINE_COLOUR, symbolPen=pg.mkPen("#1e1e1e"), name="unchanged model")
             shown.append(f'<span style="color:{BASELINE_COLOUR}">★&nbsp;unchanged&nbsp;model</span>')
         shown.append('<span style="color:#bbbbbb">┆&nbsp;the&nbsp;KV&nbsp;budget</span>')  # an entry never splits
@@ -128,7 +150,7 @@ class FrontierChart(QWidget):
         self.plot.addItem(self.budget_line)
         self.plot.addItem(self._marker, ignoreBounds=True)  # selecting a point never re-ranges the axes
         self._marker.setData([], [])
-        self.plot.getAxis("bottom").setTicks(byte_ticks([p["kv_bytes_per_token"] for p in self.points]))
+        self.plot.getAxis("bottom").setTicks(byte_ticks([p[self.x_key] for p in self.points]))
         self.plot.getPlotItem().enableAutoRange()
 
     def zoom_cheap(self, on: bool) -> None:
@@ -143,7 +165,7 @@ class FrontierChart(QWidget):
         vb.setYRange(min(0.0, min(costs)), top, padding=0.05)
 
     def set_budget(self, kv_bytes: float | None) -> None:
-        """The dashed line at the budget's bytes per token (None: no line)."""
+        """The dashed line at the budget's bytes (per token, or a sequence's: the x axis's) (None: no line)."""
         self.budget_line.setVisible(kv_bytes is not None and bool(self.points))
         if kv_bytes:
             self.budget_line.setValue(math.log10(kv_bytes))  # the line sits in the log axis's own coordinates
@@ -166,7 +188,7 @@ class FrontierChart(QWidget):
         vb = self.plot.getPlotItem().getViewBox()
         near = []
         for p in self.points:
-            at = vb.mapViewToScene(QPointF(math.log10(p["kv_bytes_per_token"]), p["cost"]))
+            at = vb.mapViewToScene(QPointF(math.log10(p[self.x_key]), p["cost"]))
             d = math.hypot(at.x() - scene_pos.x(), at.y() - scene_pos.y())
             if d <= HOVER_PX:
                 near.append((d, p))
@@ -196,7 +218,7 @@ class FrontierChart(QWidget):
         if point is None:
             self._marker.setData([], [])
         else:
-            self._marker.setData([point["kv_bytes_per_token"]], [point["cost"]])  # the plot's log mode maps x
+            self._marker.setData([point[self.x_key]], [point["cost"]])  # the plot's log mode maps x
 
     def _on_mouse_moved(self, pos: QPointF) -> None:
         near = self.points_at(pos)

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -19,9 +20,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.models.evict.summary import CAVEAT as COMPRESS_CAVEAT
+from core.models.evict.summary import compress_sentence
 from core.models.frontier.summary import BUDGET_NAMES, BUDGETS, CAVEAT, budget_sentence
 from widgets.common.steady import keep_room, reserve_lines
 from widgets.frontier.chart import FrontierChart, describe_point
+from widgets.frontier.compress_controls import CompressControls
+from widgets.frontier.kept_strip import KeptStrip
+
+PROTOCOLS = (("window", "Window protocol", "Every method on every query of 2 samples of 1,024 tokens of the "
+                                          "evaluation text: a layer method changes the layer for the whole text."),
+             ("compress", "Compress protocol (kvpress's)", "The first 1,024 tokens prefilled once; each method then "
+                                                           "shrinks that cache (an eviction press drops tokens a "
+                                                           "layer and head), and the next 256 tokens are read "
+                                                           "against it. Eviction methods and the layer methods on "
+                                                           "one chart; the loss is of those 256 tokens."))
 
 FAMILY_BOXES = (("heads", "fewer KV heads", "Mean-pool each group's K and V heads (the GQA paper's conversion)."),
                 ("latent", "latent KV", "Rebuild every token's keys (before RoPE) and values from r latent values: "
@@ -50,7 +63,8 @@ def eta_words(seconds: float) -> str:
 
 
 class FrontierPanel(QWidget):
-    run_requested = Signal(tuple)  # the method families ticked
+    run_requested = Signal(tuple)  # the method families ticked (window protocol)
+    compress_requested = Signal(dict)  # the compress protocol's families, presses, ratios or budget
     cancel_requested = Signal()
     open_model_requested = Signal(str)  # a shipped model's key
     open_point_requested = Signal(object)  # a clicked point's dict, to show in the Heatmaps tab
@@ -84,6 +98,15 @@ class FrontierPanel(QWidget):
             self.boxes[key] = box
             methods.addWidget(box)
         methods.addStretch(1)
+        self.protocol = QComboBox()
+        for key, name, tip in PROTOCOLS:
+            self.protocol.addItem(name, key)
+            self.protocol.setItemData(self.protocol.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.protocol.setToolTip("Which protocol the chart shows and Run runs; the two are never drawn as one line. "
+                                 + " ".join(tip for _k, _n, tip in PROTOCOLS))
+        methods.insertWidget(0, self.protocol)
+        self.compress = CompressControls()
+        self.results: dict[str, dict[str, Any] | None] = {"window": None, "compress": None}  # each protocol's chart
         self.run = QPushButton("Run frontier (Ctrl+Shift+R)")
         self.run.setToolTip("Run every point of the ticked methods on the evaluation text (2 samples of 1,024 tokens "
                             "of Alice, 512 for an encoder). Minutes on a CPU; a frontier run before opens at once.")
@@ -149,21 +172,25 @@ class FrontierPanel(QWidget):
         budget_row.addStretch(1)
         budget_row.addWidget(self.open_point)
         budget_row.addWidget(self.pin_point)
-        caveat = QLabel(CAVEAT)
+        self.caveat = caveat = QLabel(CAVEAT)
         caveat.setWordWrap(True)
         caveat.setStyleSheet("color: #888;")
+        self.strip = KeptStrip()
         layout = QVBoxLayout(self)
         layout.addWidget(self.model_label)
         layout.addLayout(opens)
         layout.addLayout(runs)
         layout.addLayout(methods)
+        layout.addWidget(self.compress)
         layout.addWidget(self.status)
-        layout.addWidget(self.chart, 1)
+        layout.addWidget(self.chart, 3)
         layout.addWidget(self.chart.key)
         layout.addWidget(self.detail)
         layout.addLayout(budget_row)
         layout.addWidget(self.sentence)
+        layout.addWidget(self.strip, 2)
         layout.addWidget(caveat)
+        self.protocol.currentIndexChanged.connect(self._on_protocol)
         self.result: dict[str, Any] | None = None
         self.model_name, self.kind = "", "causal"
         self.running = False
@@ -175,7 +202,22 @@ class FrontierPanel(QWidget):
         self.set_model(None, "causal")
         self.set_running(False)
         self.clear()
+        self._on_protocol()
 
+    def shown_protocol(self) -> str:
+        return str(self.protocol.currentData())
+
+    def _on_protocol(self) -> None:
+        """The other protocol's chart (or an empty one), and its controls."""
+        compress = self.shown_protocol() == "compress"
+        self.compress.setVisible(compress)
+        self.strip.setVisible(compress)
+        self.caveat.setText(COMPRESS_CAVEAT if compress else CAVEAT)
+        result = self.results[self.shown_protocol()]
+        if result is not None and result.get("model") == self.model_name:
+            self.show_result(result)
+        else:
+            self.clear()
     def families(self) -> tuple[str, ...]:
         return tuple(k for k, box in self.boxes.items() if box.isChecked())
 
@@ -183,6 +225,7 @@ class FrontierPanel(QWidget):
         """The real model the frontier runs on (None: the random-weights design mode, nothing to run); another
         model's chart goes."""
         if name != (self.model_name or None):
+            self.results = {"window": None, "compress": None}
             self.clear()
         self.model_name, self.kind = name or "", kind
         if name is None:
@@ -197,7 +240,9 @@ class FrontierPanel(QWidget):
 
     def clear(self) -> None:
         self.result = None
-        self.chart.set_points([], self.kind)
+        self.chart.set_points([], self.kind, x_key="kv_bytes" if self.shown_protocol() == "compress" else
+                              "kv_bytes_per_token")
+        self.strip.show_point(None, None)
         self.detail.setText(HINT)
         self.status.setText("")
         self.open_point.setEnabled(False)
@@ -213,6 +258,8 @@ class FrontierPanel(QWidget):
         self.run.setEnabled(not running and bool(self.model_name))
         for box in self.boxes.values():
             box.setEnabled(not running)
+        self.protocol.setEnabled(not running)
+        self.compress.set_enabled(not running)
         if running:
             self.progress.setRange(0, 0)
             self.progress.setFormat("starting…")
@@ -243,15 +290,31 @@ class FrontierPanel(QWidget):
         self.progress.setFormat(f"{self.progress_text} · {eta_words(left)}")
 
     def show_result(self, result: dict[str, Any], note: str = "") -> None:
+        protocol = result.get("protocol", "window")
+        self.results[protocol] = result
+        if protocol != self.shown_protocol():
+            self.protocol.blockSignals(True)  # the run's protocol is shown: the combo follows it
+            self.protocol.setCurrentIndex(self.protocol.findData(protocol))
+            self.protocol.blockSignals(False)
+            self.compress.setVisible(protocol == "compress")
+            self.strip.setVisible(protocol == "compress")
+            self.caveat.setText(COMPRESS_CAVEAT if protocol == "compress" else CAVEAT)
         self.result = result
         self.kind = result["kind"]
-        self.chart.set_points(self.rows(), self.kind, f"KV frontier of {result['model']}")
+        compress = protocol == "compress"
+        title = f"KV frontier of {result['model']} · {'compress' if compress else 'window'} protocol"
+        self.chart.set_points(self.rows(), self.kind, title, x_key="kv_bytes" if compress else "kv_bytes_per_token")
+        self.strip.show_point(None, None)
         self.chart.zoom_cheap(self.zoom.isChecked())
         self.open_point.setEnabled(False)  # the selection went with the old points
         self.pin_point.setEnabled(False)
         self.detail.setText(HINT)
         n = len(result["points"])
-        if result.get("complete", True):
+        if compress and result.get("complete", True):
+            self.status.setText(f"{result['model']}: {n} points; the first {result['context']:,} tokens prefilled "
+                                f"once, the next {result['continuation']} read against each cache; computed in "
+                                f"{result['seconds']:.0f} s.{note}")
+        elif result.get("complete", True):
             samples = f"{result['samples']} sample{'s' if result['samples'] != 1 else ''}"
             self.status.setText(f"{result['model']}: {n} points on {samples} of {result['context']:,} tokens, "
                                 f"computed in {result['seconds']:.0f} s.{note}")
@@ -276,6 +339,13 @@ class FrontierPanel(QWidget):
 
     def _on_run(self) -> None:
         families = self.families()
+        if self.shown_protocol() == "compress":
+            settings = self.compress.settings()
+            if not families and not settings["presses"]:
+                self.status.setText("Tick at least one method to run: an eviction method or a layer method.")
+                return
+            self.compress_requested.emit({"families": families, **settings})
+            return
         if not families:
             self.status.setText("Tick at least one method to run.")
             return
@@ -289,6 +359,10 @@ class FrontierPanel(QWidget):
     def _show_sentence(self, *_: object) -> None:
         budget = BUDGETS[self.budget.value()]
         self.budget_label.setText(f"{BUDGET_NAMES[budget]} of the model's own")
+        if self.result is not None and self.result.get("protocol") == "compress":
+            self._compress_sentence(budget)
+            return
+        self.budget.setEnabled(True)
         if self.result is None:
             self.chart.set_budget(None)
             self.sentence.setText("The sentence follows the first points." if self.running else
@@ -300,6 +374,25 @@ class FrontierPanel(QWidget):
             text = f"No point measured so far fits in {BUDGET_NAMES[budget]} of the cache; more are coming."
         self.sentence.setText(text)
 
+    def _compress_sentence(self, fraction: float) -> None:
+        """At the slider's fraction of the whole cache, or at the byte budget the run was given."""
+        r = self.result
+        assert r is not None
+        mib = r.get("budget_mib")
+        self.budget.setEnabled(mib is None)
+        points = r["points"]
+        if mib is not None:
+            self.budget_label.setText(f"{mib:,.2f} MiB a sequence")
+            self.chart.set_budget(mib * 2**20)
+            text = compress_sentence(points, mib * 2**20, f"{mib:,.2f} MiB a sequence", show_bytes=False)
+        else:
+            whole = r["baseline"]["kv_bytes"]
+            self.chart.set_budget(fraction * whole)
+            text = compress_sentence(points, fraction * whole, f"{BUDGET_NAMES[fraction]} of {r['model']}'s cache")
+        if self.running and text.startswith("No measured point"):
+            text = "No point measured so far fits that budget; more are coming."
+        self.sentence.setText(text)
+
     def _on_hovered(self, text: str) -> None:
         if text:
             self.detail.setText(text)
@@ -308,6 +401,8 @@ class FrontierPanel(QWidget):
 
     def _on_point_clicked(self, point: dict[str, Any]) -> None:
         self.detail.setText("Selected: " + describe_point(point, self.kind))
+        if point.get("protocol") == "compress":
+            self.strip.show_point(point, self.result if self.result and self.result.get("tokens") else None)
         showable = point["method"] != "baseline"
         self.open_point.setEnabled(showable)
         self.pin_point.setEnabled(showable)

@@ -11,8 +11,8 @@ from pathlib import Path
 from core.files.atomic import ExportError, write_text_atomic
 from core.files.bounded_read import read_json_bounded
 from core.models.catalog import cache_dir
+from core.models.evict.catalogue import PRESS_INFO
 from core.models.evict.points import CompressResult, unpack_kept
-from core.models.evict.presses.registry import PRESSES
 from core.models.kv.methods import METHODS, KVMethod
 
 VERSION = 1  # bump when a figure's definition changes: older files are then not read
@@ -58,7 +58,7 @@ def sound(r: CompressResult) -> bool:
         if not isinstance(p.label, str) or not isinstance(p.kept_tokens, int) or not 0 < p.kept_tokens <= r.context:
             return False
         if p.family == "evict":
-            if p.method not in PRESSES:
+            if p.method not in PRESS_INFO:
                 return False
             if unpack_kept(p.kept_bits, (r.layers, r.kv_heads, r.context)).sum() != p.kept_tokens * r.layers * r.kv_heads:
                 return False

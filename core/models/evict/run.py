@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from core.models.evict.budget import MIB, budget_tokens, mib_words, mildest_fitting
+from core.models.evict.catalogue import PRESS_INFO, RATIOS
 from core.models.evict.continuation import Layers, continuation_loss
 from core.models.evict.keep import gather_tokens, kept_indices, n_kept
 from core.models.evict.points import CompressPoint, CompressResult, pack_kept
@@ -36,7 +37,6 @@ from core.models.kv.methods import (
 from core.models.source import LoadedModel
 from core.timing.timer import Cancelled
 
-RATIOS = (0.25, 0.5, 0.75, 0.875)  # the chart's default: a quarter of the cache evicted, up to seven eighths
 Progress = Callable[[str, float], None]
 
 
@@ -93,7 +93,7 @@ class CompressRun:
             for name in presses:
                 guarded = PRESSES[name].protected(C)
                 if kept < guarded:
-                    self.notes.append(f"{PRESSES[name].label} always keeps {guarded} tokens, more than {budget_mib:g} "
+                    self.notes.append(f"{PRESS_INFO[name].label} always keeps {guarded} tokens, more than {budget_mib:g} "
                                       f"MiB holds ({kept}); give at least {mib_words(guarded * self.per_token)} for it.")
                     continue
                 self.specs.append(Eviction(name, kept, 1 - kept / C))
@@ -124,8 +124,19 @@ class CompressRun:
             return f"the prefill of {self.text.length:,} tokens and the unchanged cache"
         spec = self.specs[index - 1]
         if isinstance(spec, Eviction):
-            return f"{PRESSES[spec.press].label}, {spec.kept:,} kept"
+            return f"{PRESS_INFO[spec.press].label}, {spec.kept:,} kept"
         return spec.label
+
+    @property
+    def tokens_a_step(self) -> int:
+        """Tokens a step runs through the model, on average: the prefill's context, then a continuation a point."""
+        n = int(self.text.continuation.shape[1])
+        return (self.text.length + n * self.steps) // self.steps
+
+    def fit_to_come(self, done: int) -> bool:
+        """Whether the latent bases are still to be fitted after `done` steps (a fit takes about a step)."""
+        return self.bases is None and any(isinstance(s, KVMethod) and s.method.startswith("latent")
+                                          for s in self.specs[done - 1:])
 
     def step(self, index: int) -> CompressPoint:
         t0 = time.perf_counter()
@@ -153,7 +164,7 @@ class CompressRun:
 
     def _evict(self, spec: Eviction) -> CompressPoint:
         assert self.prefill is not None and self.result is not None
-        press, C = PRESSES[spec.press], self.text.length
+        press, info, C = PRESSES[spec.press], PRESS_INFO[spec.press], self.text.length
         layers: Layers = []
         kept = np.zeros((self.m.n_layers, self.m.n_kv_heads, C), dtype=bool)
         for i, view in enumerate(self.prefill.views):
@@ -163,7 +174,7 @@ class CompressRun:
         loss = continuation_loss(self.m, layers, self.text.continuation, C)
         base = self.result.baseline.loss
         return CompressPoint(spec.press, "evict", round(spec.ratio, 6), 0,
-                             f"{press.label}, ratio {spec.ratio:.3g} ({spec.kept:,} of {C:,} kept)", spec.kept,
+                             f"{info.label}, ratio {spec.ratio:.3g} ({spec.kept:,} of {C:,} kept)", spec.kept,
                              spec.kept * self.per_token, spec.kept / C, loss, loss - base, kept_bits=pack_kept(kept))
 
     def _layer(self, method: KVMethod) -> CompressPoint:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from core.models.evict.presses.registry import PRESSES
+from core.models.evict.catalogue import PRESS_INFO
 from core.models.kv.methods import METHOD_NAMES
 
-NAMES = {**{p.name: p.label.split(" (")[0] for p in PRESSES.values()}, **METHOD_NAMES}
+CSV_KEYS = ("method", "family", "label", "ratio", "kept_tokens", "kv_bytes", "kv_fraction", "loss", "loss_change",
+            "seconds")  # a row a point, the CLI's and the Frontier tab's export
+NAMES = {**{p.name: p.short for p in PRESS_INFO.values()}, **METHOD_NAMES}
 SLACK = 1 + 1e-9
 
 

@@ -258,6 +258,15 @@ class FrontierRun:
     def describe(self, index: int) -> str:
         return "the unchanged model" if index == 0 else self.methods[index - 1].label
 
+    @property
+    def tokens_a_step(self) -> int:
+        """Tokens one step runs through the model (every sample)."""
+        return sum(int(ids.numel()) for ids in self.samples)
+
+    def fit_to_come(self, done: int) -> bool:
+        """Whether the latent bases are still to be fitted after `done` steps (a fit takes about a step)."""
+        return self.bases is None and any(m.method.startswith("latent") for m in self.methods[done - 1:])
+
     def step(self, index: int) -> FrontierPoint:
         m = self.m
         previous = m.model.config._attn_implementation

@@ -20,12 +20,7 @@ class ExpectedAttention:
     n_future: int = 512
     n_sink: int = 4
     name: str = "expected"
-    label: str = "Expected Attention"
-    source: str = "kvpress/presses/expected_attention_press.py"
     depends_on_kept: bool = False
-    per_head: bool = True
-    tip: str = ("Keeps the keys the next 512 queries are expected to attend to (the context's queries as a "
-                "Gaussian, rotated ahead), weighted by the value's norm; and the first 4 tokens.")
 
     def protected(self, length: int) -> int:
         return min(self.n_sink, length)

@@ -13,11 +13,7 @@ from core.models.evict.presses.layer_view import LayerView
 @dataclass(frozen=True)
 class Knorm:
     name: str = "knorm"
-    label: str = "Knorm (smallest keys)"
-    source: str = "kvpress/presses/knorm_press.py"
     depends_on_kept: bool = False
-    per_head: bool = True
-    tip: str = "Keeps the keys of smallest norm, which draw the most attention; reads no query at all."
 
     def protected(self, length: int) -> int:
         return 0

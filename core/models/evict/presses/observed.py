@@ -16,11 +16,7 @@ from core.models.evict.presses.layer_view import LayerView
 @dataclass(frozen=True)
 class ObservedAttention:
     name: str = "h2o"
-    label: str = "H2O (observed attention)"
-    source: str = "kvpress/presses/observed_attention_press.py"
     depends_on_kept: bool = False
-    per_head: bool = True
-    tip: str = "Keeps the keys the context's own queries attended to most, on average over the queries that saw them."
 
     def protected(self, length: int) -> int:
         return 0

@@ -11,12 +11,8 @@ from core.models.evict.presses.layer_view import LayerView
 
 
 class Press(Protocol):
-    name: str  # the CLI's name: streaming, snapkv, ...
-    label: str  # the chart's
-    source: str  # the kvpress file it follows
+    name: str  # the CLI's name, its entry in core/models/evict/catalogue.py (label, kvpress file, tip)
     depends_on_kept: bool  # True: its scores change with the tokens kept (StreamingLLM's)
-    per_head: bool  # False: every KV head of a layer keeps the same tokens (TOVA)
-    tip: str  # one sentence for the legend's tooltip
 
     def protected(self, length: int) -> int:
         """Tokens the method always keeps (its sinks, its observation window): a budget below this keeps part of

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.models.evict.catalogue import PRESS_INFO, press_info
 from core.models.evict.presses.expected import ExpectedAttention
 from core.models.evict.presses.knorm import Knorm
 from core.models.evict.presses.observed import ObservedAttention
@@ -12,10 +13,9 @@ from core.models.evict.presses.tova import TOVA
 
 PRESSES: dict[str, Press] = {p.name: p for p in (StreamingLLM(), SnapKV(), ObservedAttention(), TOVA(), Knorm(),
                                                  ExpectedAttention())}
+assert list(PRESSES) == list(PRESS_INFO), "a press each entry of the catalogue, in its order"
 
 
 def press_named(name: str) -> Press:
-    if name not in PRESSES:
-        shown = repr(name) if len(repr(name)) <= 30 else "that name"
-        raise ValueError(f"eviction method {shown} is not known; choose from {', '.join(PRESSES)}.")
+    press_info(name)  # a ValueError naming the choices
     return PRESSES[name]

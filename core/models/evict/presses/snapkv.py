@@ -18,12 +18,7 @@ class SnapKV:
     window: int = 64
     kernel: int = 5
     name: str = "snapkv"
-    label: str = "SnapKV (window 64, pool 5)"
-    source: str = "kvpress/presses/snapkv_press.py"
     depends_on_kept: bool = False
-    per_head: bool = True
-    tip: str = ("Keeps what the last 64 tokens attend to (their attention averaged, pooled over 5 neighbours), "
-                "and those 64 tokens.")
 
     def protected(self, length: int) -> int:
         return min(self.window, length)

@@ -15,11 +15,7 @@ from core.models.evict.presses.layer_view import LayerView
 class StreamingLLM:
     n_sink: int = 4
     name: str = "streaming"
-    label: str = "StreamingLLM (4 sinks + recent)"
-    source: str = "kvpress/presses/streaming_llm_press.py"
     depends_on_kept: bool = True
-    per_head: bool = False
-    tip: str = "Keeps the first 4 tokens (attention sinks) and the most recent ones; drops the middle."
 
     def protected(self, length: int) -> int:
         return min(self.n_sink, length)

@@ -15,11 +15,7 @@ from core.models.evict.presses.layer_view import LayerView
 @dataclass(frozen=True)
 class TOVA:
     name: str = "tova"
-    label: str = "TOVA (last query)"
-    source: str = "kvpress/presses/tova_press.py"
     depends_on_kept: bool = False
-    per_head: bool = False
-    tip: str = "Keeps what the last token attends to, averaged over the layer's heads (one choice a layer)."
 
     def protected(self, length: int) -> int:
         return min(1, length)

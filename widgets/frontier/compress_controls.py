@@ -1,0 +1,107 @@
+"""The compress protocol's settings in the Frontier tab: which eviction methods run, and at what cache: kvpress's
+ratios, one sequence's cache in MiB, or a GPU's cache memory shared by a number of sequences (the planner's rule)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.models.evict.catalogue import PRESS_INFO, RATIOS
+from core.plan.gpus import catalogue
+
+MODES = (("ratios", "at ratios " + ", ".join(f"{r:g}" for r in RATIOS)),
+         ("mib", "to fit one sequence in"),
+         ("gpu", "for sequences sharing one"))
+MODE_TIPS = {
+    "ratios": "Each method evicts these fractions of the context's 1,024 tokens (kvpress's compression ratio: 0.5 "
+              "evicts half); the layer methods run their usual settings.",
+    "mib": "Each method keeps as many tokens as one sequence's cache of this many MiB holds; each layer method its "
+           "mildest setting that fits.",
+    "gpu": "The cache one sequence gets when this many share the GPU's memory (less a 10% reserve and the weights in "
+           "bf16, as the Plan tab counts it).",
+}
+
+
+class CompressControls(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.boxes: dict[str, QCheckBox] = {}
+        presses = QHBoxLayout()
+        presses.setContentsMargins(0, 0, 0, 0)
+        presses.addWidget(QLabel("Evict:"))
+        for name, press in PRESS_INFO.items():
+            box = QCheckBox(press.short)
+            box.setChecked(True)
+            box.setToolTip(f"{press.tip} As kvpress defines it ({press.source}); "
+                           + ("each KV head keeps its own tokens." if press.per_head else
+                              "every head of a layer keeps the same tokens."))
+            self.boxes[name] = box
+            presses.addWidget(box)
+        presses.addStretch(1)
+        self.mode = QComboBox()
+        for key, words in MODES:
+            self.mode.addItem(words, key)
+            self.mode.setItemData(self.mode.count() - 1, MODE_TIPS[key], 3)  # Qt.ToolTipRole
+        self.mode.setToolTip("Compress to ratios, or to a cache size (kvpress's users ask for the second).")
+        self.mib = QDoubleSpinBox()
+        self.mib.setRange(0.01, 1_000_000.0)
+        self.mib.setDecimals(2)
+        self.mib.setValue(5.0)
+        self.mib.setSuffix(" MiB")
+        self.mib.setToolTip(MODE_TIPS["mib"])
+        self.sequences = QSpinBox()
+        self.sequences.setRange(1, 10_000_000)
+        self.sequences.setValue(20_000)
+        self.sequences.setGroupSeparatorShown(True)
+        self.sequences.setToolTip(MODE_TIPS["gpu"])
+        self.gpu = QComboBox()
+        for g in catalogue():
+            self.gpu.addItem(g.name, g.id)
+        self.gpu.setToolTip(MODE_TIPS["gpu"])
+        self.sequences_label = QLabel("sequences on")
+        budget = QHBoxLayout()
+        budget.setContentsMargins(0, 0, 0, 0)
+        budget.addWidget(QLabel("Cache:"))
+        budget.addWidget(self.mode)
+        budget.addWidget(self.mib)
+        budget.addWidget(self.sequences)
+        budget.addWidget(self.sequences_label)
+        budget.addWidget(self.gpu)
+        budget.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(presses)
+        layout.addLayout(budget)
+        self.mode.currentIndexChanged.connect(self._show_mode)
+        self._show_mode()
+
+    def _show_mode(self) -> None:
+        mode = self.mode.currentData()
+        self.mib.setVisible(mode == "mib")
+        for w in (self.sequences, self.sequences_label, self.gpu):
+            w.setVisible(mode == "gpu")
+
+    def presses(self) -> tuple[str, ...]:
+        return tuple(k for k, box in self.boxes.items() if box.isChecked())
+
+    def settings(self) -> dict[str, Any]:
+        """What a compress run needs: presses, ratios or a budget (MiB, or a GPU and its sequences)."""
+        mode = self.mode.currentData()
+        return {"presses": self.presses(), "ratios": RATIOS if mode == "ratios" else (),
+                "budget_mib": float(self.mib.value()) if mode == "mib" else None,
+                "budget_gpu": self.gpu.currentData() if mode == "gpu" else None,
+                "sequences": int(self.sequences.value()) if mode == "gpu" else None}
+
+    def set_enabled(self, on: bool) -> None:
+        for w in (*self.boxes.values(), self.mode, self.mib, self.sequences, self.gpu):
+            w.setEnabled(on)
