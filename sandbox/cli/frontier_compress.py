@@ -24,7 +24,7 @@ def cmd_compress(args: argparse.Namespace) -> int:
     from core.models.source import cache_identity, load_model
     from core.plan.gpus import find_gpu
     from resources import CALIB_TEXT, EVAL_TEXT
-    from sandbox.cli.frontier import read_text
+    from sandbox.cli.text_file import read_text
 
     presses, families = parse_methods(args.methods or "streaming,snapkv,h2o,tova,knorm,expected")
     ratios = parse_ratios(args.ratios) if args.ratios is not None else RATIOS
@@ -33,8 +33,9 @@ def cmd_compress(args: argparse.Namespace) -> int:
     if args.context is not None and not 16 <= args.context <= 8192:
         raise ValueError(f"--context must be from 16 to 8,192 tokens, not {short_int(args.context)}.")
     context = args.context or CONTEXT
-    text = read_text(args.text_file, EVAL_TEXT)
-    calib = read_text(None, CALIB_TEXT) if "latent" in families else ""
+    limit = "the compress protocol reads the first 1,280 tokens"
+    text = read_text(EVAL_TEXT if args.text_file is None else args.text_file, limit)
+    calib = read_text(CALIB_TEXT, limit) if "latent" in families else ""
 
     def say(words: str, fraction: float) -> None:
         print(f"  {fraction * 100:3.0f}%  {words}", file=sys.stderr, flush=True)

@@ -31,7 +31,7 @@ def test_compress_protocol_charts_presses_and_strips_their_kept_tokens(make_wind
     w.models.load("smollm2-135m")
     p = tab.panel
     choose(p, ("snapkv", "knorm"))
-    assert p.compress.isVisibleTo(p) and p.strip.isVisibleTo(p)
+    assert p.compress.isVisibleTo(p) and p.views.isTabVisible(1) and p.views.tabText(1) == "Kept tokens"
     p.run.click()
     result = p.result
     assert result["complete"] and result["protocol"] == "compress" and len(result["points"]) == 8
@@ -48,6 +48,7 @@ def test_compress_protocol_charts_presses_and_strips_their_kept_tokens(make_wind
     snap = next(q for q in result["points"] if q["method"] == "snapkv" and q["setting"] == 0.75)
     p.chart.select(snap)
     p._on_point_clicked(snap)
+    assert p.views.tabText(1) == "Kept tokens: SnapKV, 256 kept"
     kept = p.strip.kept
     assert kept.shape == (30, 3, 1024) and (kept.sum(-1) == 256).all() and kept[:, :, -64:].all()
     assert np.allclose(p.strip.share(), kept.reshape(90, 1024).mean(0))
@@ -63,7 +64,7 @@ def test_compress_protocol_charts_presses_and_strips_their_kept_tokens(make_wind
     assert json.loads(_manifest.read_text())["protocol"] == "compress"
 
     p.protocol.setCurrentIndex(p.protocol.findData("window"))  # the other protocol: its own (empty) chart
-    assert p.result is None and p.chart.points == [] and not p.strip.isVisibleTo(p)
+    assert p.result is None and p.chart.points == [] and not p.views.isTabVisible(1)
     p.protocol.setCurrentIndex(p.protocol.findData("compress"))
     assert p.result == result and len(p.chart.points) == 9
 

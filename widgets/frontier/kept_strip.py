@@ -24,6 +24,7 @@ class KeptStrip(QWidget):
         self.title.setWordWrap(True)
         self.layer = QComboBox()
         self.layer.setToolTip("Shade the text by the heads of one layer that keep each token, or of every layer")
+        self.layer.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.layer.currentIndexChanged.connect(self._shade)
         self.plot = pg.PlotWidget()
         self.plot.setBackground("#1e1e1e")
@@ -32,12 +33,13 @@ class KeptStrip(QWidget):
         self.plot.invertY(True)
         self.plot.hideAxis("left")
         self.plot.setLabel("bottom", "context token (0 = the first)")
-        self.plot.setFixedHeight(130)
+        self.plot.setMinimumHeight(90)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
         self.hover = QLabel(" ")
         self.text = QTextBrowser()
-        self.text.setMinimumHeight(60)
+        self.text.setMinimumHeight(44)
+        self.text.setStyleSheet("QTextBrowser { background: #1e1e1e; color: #cccccc; }")
         self.text.setToolTip("The context, each token shaded by the share of the chosen layer's KV heads that keep it")
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
@@ -46,9 +48,9 @@ class KeptStrip(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
-        layout.addWidget(self.plot)
+        layout.addWidget(self.plot, 3)
         layout.addWidget(self.hover)
-        layout.addWidget(self.text, 1)
+        layout.addWidget(self.text, 2)
         self.kept: np.ndarray | None = None  # (layers, K, C)
         self.tokens: list[str] = []
         self.plot.scene().sigMouseMoved.connect(self._on_moved)
@@ -105,7 +107,7 @@ class KeptStrip(QWidget):
         for token, s in zip(self.tokens, share, strict=True):
             shown = html.escape(token.strip("'") if token in ("'\\n'",) else token).replace("\\n", "<br>")
             spans.append(f'<span style="background: rgba(240, 228, 66, {0.85 * s:.2f}); color: '
-                         f'{"#111" if s > 0.5 else "#ddd"}">{shown}</span>')
+                         f'{"#111111" if s > 0.5 else "#cccccc"}">{shown}</span>')
         self.text.setHtml("<div style='font-family: sans-serif; line-height: 140%'>" + "".join(spans) + "</div>")
 
     def _on_moved(self, pos: QPointF) -> None:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSlider,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -183,12 +184,22 @@ class FrontierPanel(QWidget):
         layout.addLayout(methods)
         layout.addWidget(self.compress)
         layout.addWidget(self.status)
-        layout.addWidget(self.chart, 3)
-        layout.addWidget(self.chart.key)
+        # the chart, and beside it (a tab: the pane has no height to spare) a selected eviction point's kept tokens
+        self.views = QTabWidget()
+        self.views.setDocumentMode(True)
+        chart_box = QWidget()
+        chart_layout = QVBoxLayout(chart_box)
+        chart_layout.setContentsMargins(0, 0, 0, 0)
+        chart_layout.addWidget(self.chart, 1)
+        chart_layout.addWidget(self.chart.key)
+        self.views.addTab(chart_box, "Chart")
+        self.views.addTab(self.strip, "Kept tokens")
+        self.views.setTabToolTip(1, "Which tokens the selected eviction point keeps, a row a layer and KV head, and "
+                                    "the text shaded by how many heads keep each token (compress protocol)")
+        layout.addWidget(self.views, 1)
         layout.addWidget(self.detail)
         layout.addLayout(budget_row)
         layout.addWidget(self.sentence)
-        layout.addWidget(self.strip, 2)
         layout.addWidget(caveat)
         self.protocol.currentIndexChanged.connect(self._on_protocol)
         self.result: dict[str, Any] | None = None
@@ -211,7 +222,7 @@ class FrontierPanel(QWidget):
         """The other protocol's chart (or an empty one), and its controls."""
         compress = self.shown_protocol() == "compress"
         self.compress.setVisible(compress)
-        self.strip.setVisible(compress)
+        self._strip_tab(None)
         self.caveat.setText(COMPRESS_CAVEAT if compress else CAVEAT)
         result = self.results[self.shown_protocol()]
         if result is not None and result.get("model") == self.model_name:
@@ -297,14 +308,13 @@ class FrontierPanel(QWidget):
             self.protocol.setCurrentIndex(self.protocol.findData(protocol))
             self.protocol.blockSignals(False)
             self.compress.setVisible(protocol == "compress")
-            self.strip.setVisible(protocol == "compress")
             self.caveat.setText(COMPRESS_CAVEAT if protocol == "compress" else CAVEAT)
         self.result = result
         self.kind = result["kind"]
         compress = protocol == "compress"
         title = f"KV frontier of {result['model']} · {'compress' if compress else 'window'} protocol"
         self.chart.set_points(self.rows(), self.kind, title, x_key="kv_bytes" if compress else "kv_bytes_per_token")
-        self.strip.show_point(None, None)
+        self._strip_tab(None)  # the selection went with the old points
         self.chart.zoom_cheap(self.zoom.isChecked())
         self.open_point.setEnabled(False)  # the selection went with the old points
         self.pin_point.setEnabled(False)
@@ -393,6 +403,17 @@ class FrontierPanel(QWidget):
             text = "No point measured so far fits that budget; more are coming."
         self.sentence.setText(text)
 
+    def _strip_tab(self, point: dict[str, Any] | None) -> None:
+        """The Kept tokens tab shows `point` (an eviction point of the compress chart) or says what to click."""
+        self.strip.show_point(point, self.result if self.result and self.result.get("tokens") else None)
+        compress = self.shown_protocol() == "compress"
+        self.views.setTabVisible(1, compress)
+        evict = point is not None and point.get("family") == "evict"
+        self.views.setTabText(1, f"Kept tokens: {point['label'].split(' (')[0]}, {point['kept_tokens']:,} kept"
+                              if evict and point else "Kept tokens")
+        if not compress:
+            self.views.setCurrentIndex(0)
+
     def _on_hovered(self, text: str) -> None:
         if text:
             self.detail.setText(text)
@@ -402,7 +423,7 @@ class FrontierPanel(QWidget):
     def _on_point_clicked(self, point: dict[str, Any]) -> None:
         self.detail.setText("Selected: " + describe_point(point, self.kind))
         if point.get("protocol") == "compress":
-            self.strip.show_point(point, self.result if self.result and self.result.get("tokens") else None)
+            self._strip_tab(point)
         showable = point["method"] != "baseline"
         self.open_point.setEnabled(showable)
         self.pin_point.setEnabled(showable)
