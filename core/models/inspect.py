@@ -15,7 +15,7 @@ import torch
 
 from core.arch.config import short_int
 from core.models.forward_cache import ForwardCache
-from core.models.kv.apply import KVChange, attend, probabilities, rope_of
+from core.models.kv.apply import KVChange, attend, probabilities, rope_at_of, rope_of
 from core.models.kv.latent import LatentBasis
 from core.models.kv.methods import KVMethod, ModelShape, kv_bytes_per_token
 from core.models.source import LoadedModel
@@ -68,6 +68,7 @@ class ForwardOut:
     loss: float | None  # causal models: next-token loss of the text
     embedding: torch.Tensor | None  # encoders: mean-pooled last hidden state (d,)
     layer_outputs: list[torch.Tensor] | None = None  # every layer's output (B, T, d), when asked for
+    kept: dict[int, tuple[np.ndarray, np.ndarray]] | None = None  # an eviction's (K, T) kept keys and scores a layer
 
     def at_layer(self, layer: int) -> ForwardOut:
         """The same run seen from another layer (needs layer_outputs); no captured q/k/v there."""
@@ -179,7 +180,7 @@ class _Hooks:
                                    None if attention_mask is None else attention_mask.detach(), scaling)
         modify = not self.change.is_identity(self.m) and (self.change.all_layers or i == self.layer)
         if modify and self.kv is not None:  # the keys, values or mask the frontier's point attends, as it does
-            key, value, attention_mask = self.kv.apply(i, key, value, attention_mask)
+            key, value, attention_mask = self.kv.apply(i, key, value, attention_mask, query=query)
             return attend(query, key, value, attention_mask, scaling), probabilities(query, key, attention_mask,
                                                                                      scaling)
         if not modify:
@@ -224,7 +225,7 @@ def run(m: LoadedModel, enc: dict[str, torch.Tensor], layer: int, change: HeadCh
     same run serves any chosen layer later (the cached unchanged run). `bases`: a latent KV change's."""
     kv = None
     if change.kv is not None:
-        kv = KVChange(change.kv, m.kind == "causal", bases, rope_of(m, enc["input_ids"]))
+        kv = KVChange(change.kv, m.kind == "causal", bases, rope_of(m, enc["input_ids"]), rope_at_of(m))
     hooks = _Hooks(m, change, layer, kv)
     with torch.inference_mode(), _active(m, hooks, every_layer) as outputs:
         if m.kind == "causal":
@@ -237,7 +238,8 @@ def run(m: LoadedModel, enc: dict[str, torch.Tensor], layer: int, change: HeadCh
             loss = None
     attentions = [a[0].float().numpy().copy() for a in out.attentions]  # each (H_l, T, T)
     every = [outputs[i] for i in range(len(outputs))] if every_layer else None
-    return ForwardOut(attentions, outputs[layer], hooks.capture, loss, embedding, every)
+    kept = kv.kept if kv is not None and kv.kept else None
+    return ForwardOut(attentions, outputs[layer], hooks.capture, loss, embedding, every, kept)
 
 
 def recompute_attention(c: Capture, n_heads: int) -> torch.Tensor:
@@ -276,6 +278,8 @@ def check_kv(m: LoadedModel, kv: KVMethod | None, bases: dict[int, LatentBasis] 
         return
     if kv.method == "heads":
         raise ValueError("fewer KV heads are shown through n_kv_heads, not as a KV method.")
+    if kv.method == "evict" and m.kind != "causal":
+        raise ValueError(f"{m.name} is an encoder: it keeps no KV cache to evict from.")
     if kv.method.startswith("latent"):
         width = 2 * m.n_kv_heads * m.head_dim
         if bases is None or set(bases) != set(range(m.n_layers)):

@@ -22,6 +22,7 @@ from core.kinds.display_guard import check_display_bytes, guard_display_maps
 from core.kinds.kernels import kernels_of
 from core.kinds.registry import kind_of
 from core.kinds.standard.layer import MAX_DISPLAY_TOKENS
+from core.models.evict.selection import eviction_selection
 from core.models.forward_cache import ForwardCache
 from core.models.head_roles import head_scores, induction_probe_text
 from core.models.kv.latent import LatentBasis
@@ -93,8 +94,11 @@ def compute_heatmaps(req: ComputeRequest, request_id: int, cache: LayerCache | N
             tokens, view = compute_model_view(loaded, req.model, req.text, req.layer, cfg.n_heads, cfg.kv_heads,
                                               req.all_layers, req.probe, req.seed, forwards, kv, bases)
         probs = view.after if view.after is not None else view.before
+        selection = None
+        if view.kept is not None and kv is not None and view.after is not None:  # an eviction: its keys kept a head
+            selection = eviction_selection(*view.kept, view.before, kv.label)
         return HeatmapResult(request_id, cfg, tokens, probs, view.n_text_tokens, req.seed, view, view.roles,
-                             view.shown_roles, req.probe)
+                             view.shown_roles, req.probe, selection=selection)
     text, repeat = (induction_probe_text(seed=req.seed) if req.probe == "induction" else (req.text, None))
     tokens_all = simple_tokenize(text)
     tokens = display_tokens(tokens_all, req.config.seq_len, MAX_DISPLAY_TOKENS)

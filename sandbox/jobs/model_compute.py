@@ -59,6 +59,10 @@ def compute_model_view(m: LoadedModel, key: str, text: str, layer: int, n_heads:
     changed_everywhere = None
     if change.all_layers and result.after is not None:
         changed_everywhere = np.concatenate([cut(a) for a in result.after.attentions])  # (L * H', n, n)
+    kept = None
+    if result.after is not None and result.after.kept and layer in result.after.kept:
+        keep, scores = result.after.kept[layer]  # (K, T) each
+        kept = (np.ascontiguousarray(keep[:, :n]), np.ascontiguousarray(scores[:, :n]))
     view = ModelView(key, layer, change.all_layers, overview, cut(result.before.attentions[layer]), after, fidelity,
-                     len(result.tokens), roles, shown_roles, changed_everywhere)
+                     len(result.tokens), roles, shown_roles, changed_everywhere, kept)
     return result.tokens[:n], view

@@ -20,3 +20,4 @@ class ModelView:
     roles: dict[str, np.ndarray]  # {role: (L, H)} scores of every trained head
     shown_roles: dict[str, np.ndarray]  # {role: (H_shown,)} of the heads on screen (changed or not)
     overview_changed: np.ndarray | None = None  # (L * H', T, T): every layer changed, when the change is everywhere
+    kept: tuple[np.ndarray, np.ndarray] | None = None  # an eviction's (K, T) kept keys and their scores, this layer

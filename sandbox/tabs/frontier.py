@@ -18,7 +18,7 @@ from core.files.atomic import ExportError, staged
 from core.models.catalog import SHIPPED
 from core.models.evict.summary import CSV_KEYS as COMPRESS_CSV_KEYS
 from core.models.frontier.summary import BUDGETS, CSV_KEYS
-from core.models.kv.methods import FAMILIES
+from core.models.kv.methods import FAMILIES, KVMethod
 from resources import CALIB_TEXT, EVAL_TEXT
 from sandbox.jobs.types import FrontierDone, FrontierJob, FrontierProgress, HeatmapResult
 from sandbox.state.app_state import AppState
@@ -195,14 +195,18 @@ class FrontierTab:
         except ValueError as exc:
             self.panel.show_error(f"Cannot show it: {exc}")
             return False
+        kv = (method, point["setting"], int(point.get("sinks") or 0))
+        if point.get("family") == "evict":  # the press at its ratio on the user's text, its evicted keys grey
+            kv = ("evict", f"{method}@{point['setting']}", 0)
+        label = KVMethod(*kv).label if method != "heads" else None
         self.pin_pending = pin  # the heatmaps of the request this makes are the point's: any before it are stale
-        self.pin_expect = (None if method == "heads" else point["label"], cfg.kv_heads)
+        self.pin_expect = (label, cfg.kv_heads)
         before = self.state.view
         with self.state.held():  # the KV point, every layer, the heads: one request
             if method == "heads":
                 self.models.clear_kv_point()
             else:
-                self.models.show_kv_point((method, point["setting"], int(point.get("sinks") or 0)), point["label"])
+                self.models.show_kv_point(kv, str(label))
             self.models.picker.all_layers.setChecked(True)
             self.config_panel.set_config(cfg)
         if self.state.view == before and pin:
@@ -211,7 +215,7 @@ class FrontierTab:
         self.tabs.setCurrentIndex(0)
         slow = " (a latent point fits its bases on the calibration text first: a few seconds)" if (
             method.startswith("latent")) else ""
-        self.notices.status(f"Showing {point['label']} in every layer{slow}.", 8000)
+        self.notices.status(f"Showing {label or point['label']} in every layer{slow}.", 8000)
         return True
 
     def _on_heatmaps(self, result: HeatmapResult) -> None:

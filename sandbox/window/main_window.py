@@ -464,7 +464,7 @@ class MainWindow(QMainWindow):
         if hm is None or not 0 <= head < len(hm.probs):
             return None
         sel = self.mosaic.selection  # a sparse layer's skipped keys, as the mosaic shows them (none while dense)
-        skipped = sel.skipped() if sel is not None and not self.mosaic.dense.isChecked() else None
+        skipped = sel.skipped_of(head) if sel is not None and not self.mosaic.dense.isChecked() else None
         probs = sel.dense[head] if sel is not None and self.mosaic.dense.isChecked() else hm.probs[head]
         view = HeadView(probs, hm.tokens, head, hm.config.group_size, self.mosaic.colormap.currentText(), self,
                         skipped=skipped,

@@ -98,3 +98,43 @@ def test_an_encoder_is_refused_the_compress_protocol_in_a_sentence(make_window):
     choose(p, ("snapkv",))
     p.run.click()
     assert "is an encoder: it keeps no KV cache to evict from" in p.status.text() and not p.running
+
+
+def test_an_eviction_point_opens_in_heatmaps_with_each_head_s_evicted_keys_grey(make_window, tmp_path, monkeypatch):
+    from core.models.evict.ratio import n_kept
+    from resources import EVAL_TEXT
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    text = " ".join(EVAL_TEXT.read_text(encoding="utf-8").split()[:120])  # about 150 tokens: past SnapKV's window
+    w = make_window(text=text)
+    tab = w.frontier
+    w.models.load("smollm2-135m")
+    p = tab.panel
+    choose(p, ("streaming", "snapkv"))
+    p.run.click()
+    for method, ratio in (("streaming", 0.75), ("snapkv", 0.25)):
+        point = next(q for q in p.result["points"] if q["method"] == method and q["setting"] == ratio)
+        assert tab.open_point(point)
+        hm = w.last_heatmaps
+        sel, view = hm.selection, hm.model
+        T = len(hm.tokens)
+        assert view.fidelity["kv_method"] == f"{'StreamingLLM' if method == 'streaming' else 'SnapKV'} evicting " \
+                                             f"{ratio:g} of the text"
+        keep = view.kept[0]  # (K, T): the layer's kept keys, a KV head a row
+        assert keep.shape == (3, T) and (keep.sum(-1) == n_kept(T, ratio)).all()
+        if method == "streaming":  # the first 4 and the most recent, in every head
+            want = np.zeros(T, dtype=bool)
+            want[:4] = want[T - (n_kept(T, 0.75) - 4):] = True
+            assert (keep == want).all(), (T, np.nonzero(keep[0])[0].tolist())
+        else:
+            assert keep[:, T - 64:].all()  # SnapKV's observation window
+        # each query reads its head's kept keys and itself: the trained maps renormalised over them
+        read = np.repeat(keep, 3, axis=0)[:, None, :] | np.eye(T, dtype=bool)[None]  # (H, T, T)
+        read &= np.tril(np.ones((T, T), dtype=bool))[None]
+        want = np.where(read, view.before, 0.0)
+        want /= want.sum(-1, keepdims=True)
+        assert np.allclose(hm.probs, want, atol=2e-5)
+        assert (sel.skipped() == (np.tril(np.ones((T, T), dtype=bool))[None] & ~read)).all()
+    snap = next(q for q in p.result["points"] if q["method"] == "snapkv" and q["setting"] == 0.875)
+    tab.open_point(snap)  # 150 tokens at 0.875 keep 18, fewer than SnapKV's window: said, not drawn as ties fall
+    assert "SnapKV always keeps 64 tokens, but ratio 0.875 of this" in w.info.text()

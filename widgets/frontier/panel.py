@@ -52,6 +52,10 @@ HINT = ("Hover a point for its figures; click it to select it (click again where
 def point_tip(point: dict[str, Any]) -> str:
     """What Show in Heatmaps does with a point, in words."""
     text = " on your text (its loss is your text's, not the evaluation text's)"
+    if point.get("family") == "evict":
+        return (f"Show the press at ratio {point['setting']:g} on your text in the Heatmaps tab: each KV head's "
+                "evicted keys grey, every query reading only the kept ones (untick dense to compare), beside the "
+                "trained heads. Clear it in the Model box to undo.")
     if point["method"] == "heads":
         return (f"Set n_kv_heads to {point['setting']} in every layer and show the Heatmaps tab: the pooled heads "
                 f"beside the trained ones{text}. Set n_kv_heads back to undo.")

@@ -190,7 +190,7 @@ class HeatmapMosaic(QWidget):
         if tokens != self.tokens and self.grid_axes is None:
             self._keep_axis_room([clip(t, 10) for t in tokens])
         self.probs, self.tokens, self.group_size = probs, tokens, group_size
-        if self.selection is not None and self.selection.read.shape != probs.shape[1:]:
+        if self.selection is not None and self.selection.read.shape[-2:] != probs.shape[1:]:
             self.selection = None  # another view's selection: not these maps'
         if self.dense.isHidden() != (self.selection is None):
             self.dense.setVisible(self.selection is not None)
@@ -441,11 +441,11 @@ class HeatmapMosaic(QWidget):
             what = f"weight {w:.4f}"
         sel = self.selection
         if sel is not None and not self.diverging and key <= query:
-            score = float(sel.scores[query, key])
+            read, score = sel.at(head, query, key)
             dense = float(sel.dense[head, query, key])
             if self.dense.isChecked():
                 what = f"dense weight {dense:.4f} (sparse: {w:.4f})"
-            state = "read" if sel.read[query, key] else "skipped: this query does not read it"
+            state = "read" if read else "skipped: this query does not read it"
             what += f" · {state}" + (f" · {sel.score_name} {score:.4g}" if sel.score_name else "")
         if self.sink_share is not None and self.sink_share.shape == self.probs.shape[:2]:
             s = float(self.sink_share[head, query])

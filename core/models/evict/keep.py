@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import torch
 
+from core.models.evict.ratio import n_kept
 
-def n_kept(length: int, ratio: float) -> int:
-    """Tokens kept of `length` at compression ratio `ratio` (the fraction evicted), as kvpress counts them."""
-    if not 0 <= ratio < 1:
-        raise ValueError(f"a compression ratio is the fraction of the context evicted, from 0 up to (not including) "
-                         f"1; {ratio!r:.30} is not one.")
-    return max(1, int(length * (1 - ratio)))
+__all__ = ["gather_tokens", "kept_indices", "n_kept"]
 
 
 def kept_indices(scores: torch.Tensor, kept: int) -> torch.Tensor:

@@ -4,10 +4,16 @@ frontier's runs (core/models/frontier/run.py) and the Heatmaps tab's view of a f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
+from core.models.evict.catalogue import PRESS_INFO
+from core.models.evict.keep import kept_indices, n_kept
+from core.models.evict.presses.layer_view import LayerView
+from core.models.evict.presses.registry import PRESSES
 from core.models.kv.latent import (
     LatentBasis,
     apply_rope,
@@ -16,13 +22,14 @@ from core.models.kv.latent import (
     split_rows,
     undo_rope,
 )
-from core.models.kv.methods import KVMethod
+from core.models.kv.methods import KVMethod, eviction_of
 from core.models.kv.quant import quant_dequant
 from core.models.kv.window import window_keep, windowed_mask
 from core.models.source import LoadedModel
 from core.models.surgery import pool_kv
 
 Rope = tuple[torch.Tensor, torch.Tensor]  # (cos, sin), each (1, T, h)
+RopeAt = Callable[[torch.Tensor], Rope]  # positions (1, P) -> (cos, sin) (1, P, h)
 
 
 def rope_of(m: LoadedModel, ids: torch.Tensor) -> Rope | None:
@@ -32,6 +39,18 @@ def rope_of(m: LoadedModel, ids: torch.Tensor) -> Rope | None:
     rot = m.model.model.rotary_emb
     positions = torch.arange(ids.shape[1])[None]
     return rot(torch.zeros(1, dtype=torch.float32), positions)
+
+
+def rope_at_of(m: LoadedModel) -> RopeAt | None:
+    """The model's rotary embedding at any positions (an eviction press looks ahead of the text); None: no RoPE."""
+    if m.kind != "causal":
+        return None
+    rotary = m.model.model.rotary_emb
+
+    def rope_at(positions: torch.Tensor) -> Rope:
+        return rotary(torch.zeros(1, dtype=torch.float32), positions)
+
+    return rope_at
 
 
 def attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None,
@@ -63,16 +82,24 @@ class KVChange:
     causal: bool
     bases: dict[int, LatentBasis] | None = None
     rope: Rope | None = None
+    rope_at: RopeAt | None = None  # an eviction's press looks ahead (Expected Attention)
+    kept: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # layer -> (K, S) kept, scores
 
     def __post_init__(self) -> None:
         if self.method.method.startswith("latent") and self.bases is None:
             raise ValueError("a latent KV method needs the fitted bases of every layer.")
 
     def apply(self, i: int, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None,
-              n_queries: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+              n_queries: int | None = None,
+              query: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Layer i's key, value (B, K, S, h) and additive mask (B, 1, T, S) or None, as the method leaves them;
-        n_queries: T when the queries are the last T of the S keys (a continuation against a cache), else S."""
+        n_queries: T when the queries are the last T of the S keys (a continuation against a cache), else S.
+        An eviction needs the queries (B, H, T, h), and its mask is per head (B, H, T, S)."""
         m = self.method
+        if m.method == "evict":
+            if query is None or self.rope_at is None:
+                raise ValueError("an eviction needs the layer's queries and the model's rotary embedding.")
+            return key, value, self._evict(i, query, key, value, mask)
         if m.method == "heads":
             return pool_kv(key, int(m.setting)), pool_kv(value, int(m.setting)), mask
         if m.method == "quant":
@@ -87,3 +114,37 @@ class KVChange:
         rows = reconstruct(kv_rows(pre, value), self.bases[i], int(m.setting))  # (B, T, D)
         k, v = split_rows(rows, key.shape[1], key.shape[3])
         return (apply_rope(k, *self.rope) if self.rope is not None else k), v, mask
+
+
+    def _evict(self, i: int, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+               mask: torch.Tensor | None) -> torch.Tensor:
+        """The text's cache as the press leaves it, for every query: each KV head's evicted keys masked (a query
+        always sees itself, as a new token sees its own key), the kept set and its scores kept for the maps."""
+        assert self.rope_at is not None
+        name, ratio = eviction_of(self.method.setting)
+        T, S = query.shape[2], key.shape[2]
+        if not self.causal or T != S:
+            raise ValueError("an eviction is shown on a causal model's own text.")
+        press = PRESSES[name]
+        if S <= press.protected(S):  # the text is all sinks or observation window: nothing to choose from
+            raise ValueError(f"{PRESS_INFO[name].short} always keeps {press.protected(S)} tokens; paste a text longer "
+                             f"than that (this one is {S}).")
+        n = n_kept(S, ratio)
+        if n < press.protected(S):  # kvpress would keep part of its window, chosen among equal scores
+            need = -(-press.protected(S) // (1 - ratio))
+            raise ValueError(f"{PRESS_INFO[name].short} always keeps {press.protected(S)} tokens, but ratio {ratio:g} "
+                             f"of this {S}-token text keeps {n}: paste a text of at least {need:.0f} tokens, or pick "
+                             "a lower ratio.")
+        view = LayerView(query, key, value, query.shape[-1] ** -0.5, self.rope_at)
+        scores = press.score(view, n)  # (B, K, S)
+        keep = torch.zeros_like(scores, dtype=torch.bool).scatter_(-1, kept_indices(scores, n), True)  # (B, K, S)
+        self.kept[i] = (keep[0].numpy().copy(), scores[0].float().numpy().copy())
+        group = query.shape[1] // key.shape[1]
+        seen = keep.repeat_interleave(group, dim=1)[:, :, None, :] | torch.eye(T, S, dtype=torch.bool)  # (B, H, T, S)
+        blocked = torch.finfo(query.dtype).min
+        evicted = torch.zeros(seen.shape, dtype=query.dtype).masked_fill(~seen, blocked)  # (B, H, T, S)
+        if mask is None:
+            return evicted
+        if mask.dtype == torch.bool:
+            mask = torch.zeros(mask.shape, dtype=query.dtype).masked_fill(~mask, blocked)
+        return torch.maximum(mask[..., :S] + evicted, torch.tensor(blocked, dtype=query.dtype))

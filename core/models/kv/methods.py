@@ -6,6 +6,8 @@ each costs in cache bytes (counted by core/counts.py).
   (core/models/kv/latent.py).
 - window / window_sinks: every layer sees the last W tokens, and the first S=4 too (core/models/kv/window.py).
 - quant: K (after RoPE) and V stored in a smaller format (core/models/kv/quant.py).
+- evict: an eviction press (core/models/evict/) at a ratio, setting "snapkv@0.75": the Heatmaps tab's view of a
+  compress-protocol point, every query reading only the keys the press keeps of the text.
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ from core.arch.config import AttentionConfig, divisors
 from core.arch.formats import KV_FORMATS, kv_format_bytes
 from core.counts import model_counts
 from core.kinds.standard.band import cached_tokens
+from core.models.evict.catalogue import PRESS_INFO, press_info
+from core.models.evict.ratio import n_kept
 
-METHODS = ("heads", "latent_pca", "latent_svd", "window", "window_sinks", "quant")
+METHODS = ("heads", "latent_pca", "latent_svd", "window", "window_sinks", "quant", "evict")
 FAMILIES = {"heads": ("heads",), "latent": ("latent_pca", "latent_svd"), "window": ("window", "window_sinks"),
             "quant": ("quant",)}  # what --methods names -> the lines drawn
 METHOD_NAMES = {"heads": "fewer KV heads (pooled)", "latent_pca": "latent KV (PCA)", "latent_svd": "latent KV (SVD)",
-                "window": "sliding window", "window_sinks": "window + 4 sinks", "quant": "quantised KV"}
+                "window": "sliding window", "window_sinks": "window + 4 sinks", "quant": "quantised KV",
+                "evict": "evicted"}
 SINKS = 4  # StreamingLLM's choice
 SERVED_FORMAT = "bfloat16"  # the unchanged model's cache, as served (its weights run in float32 here)
 QUANT_FORMATS = ("float16", "fp8_e4m3", "fp8_e5m2", "q8_0", "q4_0")
@@ -38,6 +43,9 @@ class KVMethod:
 
     @property
     def label(self) -> str:
+        if self.method == "evict":
+            press, ratio = eviction_of(str(self.setting))
+            return f"{PRESS_INFO[press].short} evicting {ratio:g} of the text"
         name = f"window + {self.sinks} sinks" if self.method == "window_sinks" else METHOD_NAMES[self.method]
         return f"{name}, {setting_label(self.method, self.setting)}"
 
@@ -53,7 +61,9 @@ def check_method(method: object, setting: object, sinks: object) -> None:
     if method not in METHODS:
         shown = repr(method) if len(repr(method)) <= 30 else "that value"
         raise ValueError(f"KV method {shown} is not known; choose one of {', '.join(METHODS)}.")
-    if method == "quant":
+    if method == "evict":
+        eviction_of(setting)
+    elif method == "quant":
         if setting not in KV_FORMATS:
             shown = repr(setting) if len(repr(setting)) <= 30 else "that value"
             raise ValueError(f"KV format {shown} is not known; choose one of {', '.join(KV_FORMATS)}.")
@@ -66,10 +76,26 @@ def check_method(method: object, setting: object, sinks: object) -> None:
         raise ValueError(f"only window_sinks keeps sink tokens; give {method} 0 sinks, not {sinks!r:.30}.")
 
 
+def eviction_of(setting: object) -> tuple[str, float]:
+    """'snapkv@0.75' -> ('snapkv', 0.75); a ValueError that names the form otherwise."""
+    name, _, ratio = str(setting).partition("@")
+    press_info(name)
+    try:
+        value = float(ratio)
+    except ValueError:
+        value = -1.0
+    if not isinstance(setting, str) or not 0 < value < 1:
+        raise ValueError(f"an eviction is a press and a ratio, as 'snapkv@0.75' (the ratio above 0 and below 1), not "
+                         f"{setting!r:.40}.")
+    return name, value
+
+
 def setting_label(method: str, setting: int | str | None) -> str:
-    """'K=1', 'r=128', 'W=64', 'q4_0'; '' for the unchanged model."""
+    """'K=1', 'r=128', 'W=64', 'q4_0', 'ratio 0.75'; '' for the unchanged model."""
     if setting is None:
         return ""
+    if method == "evict":
+        return f"ratio {eviction_of(setting)[1]:g}"
     knob = {"heads": "K", "latent_pca": "r", "latent_svd": "r", "window": "W", "window_sinks": "W"}.get(method)
     return f"{knob}={setting}" if knob else str(setting)
 
@@ -111,6 +137,8 @@ def kv_bytes_per_token(s: ModelShape, m: KVMethod | None, context: int) -> float
         return _per_token(s, context, n_kv=int(m.setting))
     if m.method == "quant":
         return _per_token(s, context, str(m.setting))
+    if m.method == "evict":
+        return _per_token(s, context) * n_kept(context, eviction_of(m.setting)[1]) / context
     if m.method in ("latent_pca", "latent_svd"):
         if m.setting == s.kv_width:
             return _per_token(s, context)
