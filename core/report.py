@@ -163,6 +163,8 @@ def check_kv_point(d: Any, where: str) -> dict[str, Any]:
     schema.choice(d["method"], f"{where}.method", tuple(m for m in METHODS if m != "heads"))
     if d["method"] == "quant":
         schema.choice(d["setting"], f"{where}.setting", QUANT_FORMATS)
+    elif d["method"] == "evict":
+        schema.text(d["setting"], f"{where}.setting", 40)  # 'snapkv@0.75': KVMethod checks the press and ratio
     else:
         schema.whole(d["setting"], f"{where}.setting", 1, 2**20)
     schema.whole(d["sinks"], f"{where}.sinks", 0, 4096)

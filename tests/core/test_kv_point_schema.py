@@ -19,6 +19,8 @@ def test_a_point_reads_back_as_it_was_written():
     assert check_model_context(context(), "model")["kv_point"] == POINT
     sinks = {"method": "window_sinks", "setting": 60, "sinks": 4, "label": "window + 4 sinks, W=60"}
     assert check_model_context(context(**sinks), "model")["kv_point"] == sinks
+    evict = {"method": "evict", "setting": "snapkv@0.75", "sinks": 0, "label": "SnapKV evicting 0.75 of the text"}
+    assert check_model_context(context(**evict), "model")["kv_point"] == evict
 
 
 @pytest.mark.parametrize("point, words", [
@@ -29,6 +31,11 @@ def test_a_point_reads_back_as_it_was_written():
     ({"label": "<h1>BIG</h1>"}, "label must be 'quantised KV, q4_0'"),
     ({"label": ""}, "label must be"),
     ({"method": "heads", "setting": 1, "label": "fewer KV heads (pooled), K=1"}, "method must be one of"),
+    ({"method": "evict", "setting": "pyramid@0.5", "label": "x"}, "eviction method 'pyramid' is not known"),
+    ({"method": "evict", "setting": "snapkv@1", "label": "x"}, "an eviction is a press and a ratio"),
+    ({"method": "evict", "setting": 5, "label": "x"}, "setting must be text"),
+    ({"method": "evict", "setting": "tova@0.5", "label": "TOVA evicting 0.7 of the text"},
+     "label must be 'TOVA evicting 0.5 of the text'"),
 ])
 def test_a_point_whose_label_or_knob_is_wrong_is_refused(point, words):
     with pytest.raises(ValueError, match=words):
