@@ -206,3 +206,14 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def write_cache_file(path: Path, text: str) -> bool:
+    """A cache entry written whole or not at all, its folder made; False (and nothing raised) when the cache folder
+    cannot be written: a cache is an optimisation, and the next run computes again."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, text)
+    except (OSError, ExportError):
+        return False
+    return True

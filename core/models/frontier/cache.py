@@ -9,7 +9,7 @@ import json
 import math
 from pathlib import Path
 
-from core.files.atomic import ExportError, write_text_atomic
+from core.files.atomic import write_cache_file
 from core.files.bounded_read import read_json_bounded
 from core.models.catalog import cache_dir
 from core.models.frontier.run import FrontierResult
@@ -83,11 +83,5 @@ def _whole(x: object) -> bool:
 
 
 def save(key: str, result: FrontierResult) -> None:
-    if not result.complete:
-        return  # a cancelled run is not the frontier
-    path = _path(key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, json.dumps(result.to_json()))
-    except (OSError, ExportError):
-        pass  # no cache: the next run computes again
+    if result.complete:  # a cancelled run is not the result
+        write_cache_file(_path(key), json.dumps(result.to_json()))
