@@ -34,8 +34,7 @@ STYLE = {
 }
 DASHED = {"streaming", "snapkv", "h2o", "tova", "knorm", "expected"}
 X_LABELS = {"kv_bytes_per_token": "KV cache bytes per token, whole model (16-bit K and V unless a format says; log)",
-            "kv_bytes": "KV cache of one sequence at the context's length, whole model (16-bit K and V unless a "
-                        "format says; log)"}
+            "kv_bytes": "KV cache of one sequence, whole model (bf16 K and V unless a format says; log)"}
 BASELINE_COLOUR = "#F0E442"
 HOVER_PX = 14  # a point within this many pixels of the pointer is the one hovered
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
+    QGridLayout,
     QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
@@ -19,9 +21,9 @@ from PySide6.QtWidgets import (
 from core.models.evict.catalogue import PRESS_INFO, RATIOS
 from core.plan.gpus import catalogue
 
-MODES = (("ratios", "at ratios " + ", ".join(f"{r:g}" for r in RATIOS)),
-         ("mib", "to fit one sequence in"),
-         ("gpu", "for sequences sharing one"))
+MODES = (("ratios", "ratios " + ", ".join(f"{r:g}" for r in RATIOS)),
+         ("mib", "one sequence in"),
+         ("gpu", "sequences sharing"))
 MODE_TIPS = {
     "ratios": "Each method evicts these fractions of the context's 1,024 tokens (kvpress's compression ratio: 0.5 "
               "evicts half); the layer methods run their usual settings.",
@@ -38,15 +40,19 @@ class CompressControls(QWidget):
         self.boxes: dict[str, QCheckBox] = {}
         presses = QHBoxLayout()
         presses.setContentsMargins(0, 0, 0, 0)
-        presses.addWidget(QLabel("Evict:"))
-        for name, press in PRESS_INFO.items():
+        presses.addWidget(QLabel("Evict:"), 0, Qt.AlignmentFlag.AlignTop)
+        grid = QGridLayout()  # three by two: a 1,024-pixel window holds it
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setVerticalSpacing(0)
+        presses.addLayout(grid)
+        for n, (name, press) in enumerate(PRESS_INFO.items()):
             box = QCheckBox(press.short)
             box.setChecked(True)
             box.setToolTip(f"{press.tip} As kvpress defines it ({press.source}); "
                            + ("each KV head keeps its own tokens." if press.per_head else
                               "every head of a layer keeps the same tokens."))
             self.boxes[name] = box
-            presses.addWidget(box)
+            grid.addWidget(box, n // 3, n % 3)
         presses.addStretch(1)
         self.mode = QComboBox()
         for key, words in MODES:
@@ -63,19 +69,20 @@ class CompressControls(QWidget):
         self.sequences.setRange(1, 10_000_000)
         self.sequences.setValue(20_000)
         self.sequences.setGroupSeparatorShown(True)
+        self.sequences.setSuffix(" on")
         self.sequences.setToolTip(MODE_TIPS["gpu"])
         self.gpu = QComboBox()
         for g in catalogue():
             self.gpu.addItem(g.name, g.id)
+        self.gpu.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.gpu.setMinimumContentsLength(10)  # long names elide: the row fits a 1,024-pixel window
         self.gpu.setToolTip(MODE_TIPS["gpu"])
-        self.sequences_label = QLabel("sequences on")
         budget = QHBoxLayout()
         budget.setContentsMargins(0, 0, 0, 0)
         budget.addWidget(QLabel("Cache:"))
         budget.addWidget(self.mode)
         budget.addWidget(self.mib)
         budget.addWidget(self.sequences)
-        budget.addWidget(self.sequences_label)
         budget.addWidget(self.gpu)
         budget.addStretch(1)
         layout = QVBoxLayout(self)
@@ -88,7 +95,7 @@ class CompressControls(QWidget):
     def _show_mode(self) -> None:
         mode = self.mode.currentData()
         self.mib.setVisible(mode == "mib")
-        for w in (self.sequences, self.sequences_label, self.gpu):
+        for w in (self.sequences, self.gpu):
             w.setVisible(mode == "gpu")
 
     def presses(self) -> tuple[str, ...]:

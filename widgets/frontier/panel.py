@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -31,7 +32,7 @@ from widgets.frontier.kept_strip import KeptStrip
 
 PROTOCOLS = (("window", "Window protocol", "Every method on every query of 2 samples of 1,024 tokens of the "
                                           "evaluation text: a layer method changes the layer for the whole text."),
-             ("compress", "Compress protocol (kvpress's)", "The first 1,024 tokens prefilled once; each method then "
+             ("compress", "Compress (kvpress's)", "The first 1,024 tokens prefilled once; each method then "
                                                            "shrinks that cache (an eviction press drops tokens a "
                                                            "layer and head), and the next 256 tokens are read "
                                                            "against it. Eviction methods and the layer methods on "
@@ -96,12 +97,16 @@ class FrontierPanel(QWidget):
         self.export_table.clicked.connect(self.export_table_requested.emit)
         self.boxes: dict[str, QCheckBox] = {}
         methods = QHBoxLayout()
-        for key, name, tip in FAMILY_BOXES:
+        boxes = QGridLayout()  # two by two: the protocol box beside them fits a 1,024-pixel window
+        boxes.setContentsMargins(0, 0, 0, 0)
+        boxes.setVerticalSpacing(0)
+        for n, (key, name, tip) in enumerate(FAMILY_BOXES):
             box = QCheckBox(name)
             box.setChecked(True)
             box.setToolTip(tip)
             self.boxes[key] = box
-            methods.addWidget(box)
+            boxes.addWidget(box, n // 2, n % 2)
+        methods.addLayout(boxes)
         methods.addStretch(1)
         self.protocol = QComboBox()
         for key, name, tip in PROTOCOLS:

@@ -64,5 +64,5 @@ def compress_sentence(points: list[dict[str, Any]], kv_bytes: float, what: str, 
     return text
 
 
-CAVEAT = ("Compress protocol: the context's cache scored once after its prefill and evicted per layer and head as "
-          "kvpress does, then the text that follows read against it; loss change in nats a token of that text.")
+CAVEAT = ("Compress protocol (kvpress's): the context's cache scored once after its prefill and shrunk, then the "
+          "next tokens read against it; loss change in nats a token of those.")

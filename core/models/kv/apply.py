@@ -115,7 +115,6 @@ class KVChange:
         k, v = split_rows(rows, key.shape[1], key.shape[3])
         return (apply_rope(k, *self.rope) if self.rope is not None else k), v, mask
 
-
     def _evict(self, i: int, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                mask: torch.Tensor | None) -> torch.Tensor:
         """The text's cache as the press leaves it, for every query: each KV head's evicted keys masked (a query
