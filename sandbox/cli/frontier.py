@@ -33,8 +33,8 @@ def add_frontier_args(p: argparse.ArgumentParser) -> None:
     budget.add_argument("--budget-gpu", help="compress: fit --sequences sequences on this GPU (h100, h200, ...)")
     p.add_argument("--sequences", type=int, default=None, help="compress, with --budget-gpu: sequences sharing it")
     p.add_argument("--text-file", help="the evaluation text (default: the shipped Alice chapter)")
-    p.add_argument("--samples", type=int, default=2,
-                   help="evaluation samples of 1,024 tokens (512 for an encoder); default 2")
+    p.add_argument("--samples", type=int, default=None,
+                   help="evaluation samples of 1,024 tokens (512 for an encoder); default 2 (window protocol only)")
     p.add_argument("--context", type=int, help="tokens per sample (default: 1,024, or 512 for an encoder); compress: "
                                                "the context's tokens (default 1,024)")
     p.add_argument("--no-cache", action="store_true", help="compute again even when this frontier is cached")
@@ -61,7 +61,8 @@ def cmd_frontier(args: argparse.Namespace) -> int:
         return cmd_compress(args)
     if args.ratios is not None or args.budget_mib is not None or args.budget_gpu is not None:
         raise ValueError("--ratios and the budgets are the compress protocol's; add --protocol compress.")
-    families = parse_families(args.methods or "heads,latent,window,quant")
+    families = parse_families(args.methods if args.methods is not None else "heads,latent,window,quant")
+    args.samples = 2 if args.samples is None else args.samples
     if not 1 <= args.samples <= 64:
         raise ValueError(f"--samples must be from 1 to 64, not {short_int(args.samples)}.")
     if args.context is not None and not 16 <= args.context <= 8192:

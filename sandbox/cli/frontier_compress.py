@@ -19,17 +19,26 @@ def cmd_compress(args: argparse.Namespace) -> int:
     from core.models.evict import cache as compress_cache
     from core.models.evict.budget import gpu_budget_mib
     from core.models.evict.protocol import CONTEXT, CONTINUATION
-    from core.models.evict.run import RATIOS, parse_methods, parse_ratios, run_compress
+    from core.models.evict.run import RATIOS, CompressRun, parse_methods, parse_ratios, run_compress
     from core.models.evict.summary import CAVEAT, compress_sentence, point_name
     from core.models.source import cache_identity, load_model
     from core.plan.gpus import find_gpu
     from resources import CALIB_TEXT, EVAL_TEXT
     from sandbox.cli.text_file import read_text
 
-    presses, families = parse_methods(args.methods or "streaming,snapkv,h2o,tova,knorm,expected")
+    presses, families = parse_methods(args.methods if args.methods is not None else
+                                      "streaming,snapkv,h2o,tova,knorm,expected")
+    if args.samples is not None:
+        raise ValueError("--samples is the window protocol's; the compress protocol reads one context and the text "
+                         "that follows it (set its length with --context).")
     ratios = parse_ratios(args.ratios) if args.ratios is not None else RATIOS
     if args.sequences is not None and args.budget_gpu is None:
         raise ValueError("--sequences goes with --budget-gpu (the GPU they share).")
+    if args.budget_gpu is not None and args.sequences is None:
+        raise ValueError("--budget-gpu needs --sequences: how many sequences share the GPU.")
+    if args.budget_gpu == "this-machine":
+        raise ValueError("--budget-gpu takes a GPU of the catalogue (h100-sxm, h200, ...), not this-machine: its "
+                         "memory is not a serving GPU's.")
     if args.context is not None and not 16 <= args.context <= 8192:
         raise ValueError(f"--context must be from 16 to 8,192 tokens, not {short_int(args.context)}.")
     context = args.context or CONTEXT
@@ -44,8 +53,6 @@ def cmd_compress(args: argparse.Namespace) -> int:
     budget = args.budget_mib
     budget_words = f"{budget:,.2f} MiB a sequence" if budget is not None else ""
     if args.budget_gpu is not None:
-        if args.sequences is None:
-            raise ValueError("--budget-gpu needs --sequences: how many sequences share the GPU.")
         gpu = find_gpu(args.budget_gpu)
         budget = gpu_budget_mib(gpu.memory_bytes, sum(p.numel() for p in m.model.parameters()), args.sequences)
         budget_words = f"{args.sequences:,} sequences on one {gpu.name} ({budget:,.2f} MiB of cache each)"
@@ -54,9 +61,15 @@ def cmd_compress(args: argparse.Namespace) -> int:
         ratios = None
     key = compress_cache.cache_key(m.name, cache_identity(m), text, calib, presses, ratios, budget, families, context,
                                    CONTINUATION)
+    run = CompressRun(m, text, presses, ratios, budget, families, calib, context)
+    run.budget_words = budget_words
+    for note in run.notes:
+        print(f"  note: {note}.", file=sys.stderr)
     result = None if args.no_cache else compress_cache.load(key)
+    if result is not None and not run.matches(result):
+        result = None  # another run's, or a damaged file: computed again
     if result is None:
-        result = run_compress(m, text, presses, ratios, budget, families, calib, progress=say, context=context)
+        result = run_compress(m, text, progress=say, run=run)
         compress_cache.save(key, result)
     else:
         say("from the cache (--no-cache computes it again)", 1.0)
@@ -71,7 +84,7 @@ def cmd_compress(args: argparse.Namespace) -> int:
     if args.json:
         out = {"protocol": "compress", "model": m.name, "context": result.context, "continuation": result.continuation,
                "bytes_per_token": result.bytes_per_token, "budget_mib": budget, "seconds": result.seconds,
-               "rows": rows, "sentences": sentences}
+               "rows": rows, "sentences": sentences, "notes": result.notes}
         print(json.dumps(out, indent=1, allow_nan=False))
         return 0
     if args.csv:

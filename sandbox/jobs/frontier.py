@@ -110,19 +110,22 @@ class FrontierWork:
         return True
 
     def _start_compress(self, job: FrontierJob, m: LoadedModel, text: str, calib_text: str) -> bool:
-        budget = job.budget_mib
+        budget, words = job.budget_mib, ""
         if job.budget_gpu is not None:
-            memory = find_gpu(job.budget_gpu).memory_bytes
-            budget = gpu_budget_mib(memory, sum(p.numel() for p in m.model.parameters()), job.sequences or 0)
+            gpu = find_gpu(job.budget_gpu)
+            budget = gpu_budget_mib(gpu.memory_bytes, sum(p.numel() for p in m.model.parameters()), job.sequences or 0)
+            words = f"{job.sequences:,} sequences on one {gpu.name} ({budget:,.2f} MiB of cache each)"
         ratios = None if budget is not None else job.ratios
         calib = calib_text if "latent" in job.families else ""
         self.key = compress_cache.cache_key(m.name, cache_identity(m), text, calib, job.presses, ratios,
                                             budget, job.families, CONTEXT, CONTINUATION)
+        run = CompressRun(m, text, job.presses, ratios, budget, job.families, calib)
+        run.budget_words = words or run.budget_words
         cached = compress_cache.load(self.key)
-        if cached is not None:
+        if cached is not None and run.matches(cached):  # another run's result, or a damaged one, is computed again
             self._end(FrontierDone(job.run_id, cached.to_json(), cached=True))
             return False
-        self.run = CompressRun(m, text, job.presses, ratios, budget, job.families, calib)
+        self.run = run
         self._begin(job, m)
         return True
 

@@ -67,6 +67,7 @@ class FrontierTab:
         models.changed.connect(self.model_changed)
         self.lesson_pending = False  # the lesson waits for SmolLM2 to open
         runner.failed.connect(lambda f: setattr(self, "lesson_pending", self.lesson_pending and f.stage != "model"))
+        runner.failed.connect(self._on_failed)
 
     def model_changed(self) -> None:
         shape = self.models.shape
@@ -202,6 +203,10 @@ class FrontierTab:
         self.pin_pending = pin  # the heatmaps of the request this makes are the point's: any before it are stale
         self.pin_expect = (label, cfg.kv_heads)
         before = self.state.view
+        slow = " (a latent point fits its bases on the calibration text first: a few seconds)" if (
+            method.startswith("latent")) else ""
+        self.notices.status(f"Showing {label or point['label']} in every layer{slow}.", 8000)  # before its request:
+        self.tabs.setCurrentIndex(0)  # a refusal of the request says so after it
         with self.state.held():  # the KV point, every layer, the heads: one request
             if method == "heads":
                 self.models.clear_kv_point()
@@ -212,11 +217,17 @@ class FrontierTab:
         if self.state.view == before and pin:
             self.request()  # the point is on screen already: its heatmaps again, for the pin
         self.costs_now()
-        self.tabs.setCurrentIndex(0)
-        slow = " (a latent point fits its bases on the calibration text first: a few seconds)" if (
-            method.startswith("latent")) else ""
-        self.notices.status(f"Showing {label or point['label']} in every layer{slow}.", 8000)
         return True
+
+    def _on_failed(self, failure: Any) -> None:
+        """An eviction point the user's text cannot show (too short for the press's window) is cleared, so the
+        Model box and the costs say no point is shown; the reason stays in the status bar."""
+        kv = self.models.kv_method
+        if failure.stage != "heatmaps" or kv is None or kv[0] != "evict" or not self.runner.is_current(
+                failure.request_id):
+            return
+        self.models.clear_kv_point()
+        self.notices.status(f"The eviction point is not shown: {failure.message}", 20000)
 
     def _on_heatmaps(self, result: HeatmapResult) -> None:
         """Pin the point asked for, once its heatmaps are the ones on screen."""
@@ -257,7 +268,8 @@ class FrontierTab:
         if self.panel.result is None:
             self.panel.show_error("run the frontier first.")
             return
-        model = (self.panel.result or {}).get("model", "model").replace(" ", "-")
+        result = self.panel.result or {}
+        model = f"{result.get('model', 'model')}-{result.get('protocol', 'window')}".replace(" ", "-")
         folder = self.folder.start()
         if what == "table":
             name, chosen = QFileDialog.getSaveFileName(self.notices.parent, "Export frontier table",

@@ -43,7 +43,7 @@ def test_compress_protocol_charts_presses_and_strips_their_kept_tokens(make_wind
     best = min(("snapkv", "knorm"), key=lambda m: ref[(m, 0.75)])
     name = {"snapkv": "SnapKV", "knorm": "Knorm"}[best]
     assert p.sentence.text().startswith(f"At 1/4 of SmolLM2-135M's cache (5.62 MiB a sequence), {name} loses least: "
-                                        f"{ref[(best, 0.75)]:+.3f} nats a token (256 tokens kept).")
+                                        f"{ref[(best, 0.75)]:+.3f} nats a token (256 tokens kept, 5.62 MiB).")
 
     snap = next(q for q in result["points"] if q["method"] == "snapkv" and q["setting"] == 0.75)
     p.chart.select(snap)
@@ -137,4 +137,7 @@ def test_an_eviction_point_opens_in_heatmaps_with_each_head_s_evicted_keys_grey(
         assert (sel.skipped() == (np.tril(np.ones((T, T), dtype=bool))[None] & ~read)).all()
     snap = next(q for q in p.result["points"] if q["method"] == "snapkv" and q["setting"] == 0.875)
     tab.open_point(snap)  # 150 tokens at 0.875 keep 18, fewer than SnapKV's window: said, not drawn as ties fall
-    assert "SnapKV always keeps 64 tokens, but ratio 0.875 of this" in w.info.text()
+    said = w.statusBar().currentMessage()
+    assert "The eviction point is not shown: " in said and "SnapKV always keeps 64 tokens, but ratio 0.875 of" in said
+    assert w.models.kv_method is None and w.models.picker.kv_point.isHidden()  # cleared, not left
+    assert w.last_heatmaps.selection is None  # the maps as trained again

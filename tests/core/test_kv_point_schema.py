@@ -34,6 +34,9 @@ def test_a_point_reads_back_as_it_was_written():
     ({"method": "evict", "setting": "pyramid@0.5", "label": "x"}, "eviction method 'pyramid' is not known"),
     ({"method": "evict", "setting": "snapkv@1", "label": "x"}, "an eviction is a press and a ratio"),
     ({"method": "evict", "setting": 5, "label": "x"}, "setting must be text"),
+    ({"method": "evict", "setting": "snapkv@5e-1", "label": "x"}, "written as a plain number"),
+    ({"method": "evict", "setting": "snapkv@ 0.5", "label": "x"}, "written as a plain number"),
+    ({"method": "evict", "setting": "snapkv@0.99999", "label": "x"}, "at most 0.9999"),
     ({"method": "evict", "setting": "tova@0.5", "label": "TOVA evicting 0.7 of the text"},
      "label must be 'TOVA evicting 0.5 of the text'"),
 ])

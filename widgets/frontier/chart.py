@@ -24,13 +24,14 @@ STYLE = {
     "window": ("#D55E00", "t", "sliding window", "▼"),
     "window_sinks": ("#009E73", "t1", "window + 4 sinks", "▲"),
     "quant": ("#CC79A7", "p", "quantised KV", "⬟"),
-    # the eviction presses (compress protocol): dashed lines, markers of their own
-    "streaming": ("#D55E00", "x", "StreamingLLM", "✕"),
-    "snapkv": ("#56B4E9", "h", "SnapKV", "⬢"),
-    "h2o": ("#E69F00", "t2", "H2O (observed)", "▶"),
-    "tova": ("#CC79A7", "t3", "TOVA", "◀"),
-    "knorm": ("#BBBBBB", "+", "Knorm", "✚"),
-    "expected": ("#009E73", "s", "Expected Attention", "■"),
+    # the eviction presses (compress protocol): dashed lines, markers of their own, colours of Paul Tol's muted
+    # palette (colour-blind safe, and none of Okabe-Ito's above)
+    "streaming": ("#CC6677", "x", "StreamingLLM", "✕"),
+    "snapkv": ("#88CCEE", "h", "SnapKV", "⬢"),
+    "h2o": ("#DDCC77", "t2", "H2O (observed)", "▶"),
+    "tova": ("#AA4499", "t3", "TOVA", "◀"),
+    "knorm": ("#999933", "+", "Knorm", "✚"),
+    "expected": ("#44AA99", "s", "Expected Attention", "■"),
 }
 DASHED = {"streaming", "snapkv", "h2o", "tova", "knorm", "expected"}
 X_LABELS = {"kv_bytes_per_token": "KV cache bytes per token, whole model (16-bit K and V unless a format says; log)",
@@ -42,10 +43,8 @@ HOVER_PX = 14  # a point within this many pixels of the pointer is the one hover
 def describe_point(p: dict[str, Any], kind: str) -> str:
     """Every figure of one point, in one line."""
     if p.get("protocol") == "compress":
-        return " · ".join([p["label"], f"{p['kept_tokens']:,} tokens kept a layer and head",
-                           f"{byte_label(p['kv_bytes'])} a sequence ({p['kv_fraction']:.3f} of the whole cache)",
-                           f"loss {p['loss']:.4f} ({p['loss_change']:+.4f} nats), perplexity {math.exp(p['loss']):.2f}",
-                           f"measured in {p['seconds']:.1f} s"])
+        return " · ".join([p["label"], f"{byte_label(p['kv_bytes'])} a sequence ({p['kv_fraction']:.3f} of the cache)",
+                           f"loss {p['loss']:.4f} ({p['loss_change']:+.4f} nats)"])
     bits = [p["label"], f"{p['kv_bytes_per_token']:,.0f} B/token ({p['kv_fraction']:.3f} of the model's own)"]
     if kind == "causal" and p.get("loss") is not None:
         bits.append(f"loss {p['loss']:.4f} ({p['loss_change']:+.4f}), perplexity {math.exp(p['loss']):.2f}")
@@ -161,6 +160,7 @@ class FrontierChart(QWidget):
             vb.enableAutoRange(axis="y")
             return
         top = min(1.0, max(costs) / 10) if max(costs) > 0 else 1.0
+        top = max(top, sorted(costs)[len(costs) // 2] * 1.1)  # never fewer than half the points in view
         vb.setYRange(min(0.0, min(costs)), top, padding=0.05)
 
     def set_budget(self, kv_bytes: float | None) -> None:
@@ -202,11 +202,13 @@ class FrontierChart(QWidget):
     def exported_legend(self) -> Iterator[None]:
         """The legend drawn inside the plot while it is exported (on screen it sits under the chart)."""
         item = self.plot.getPlotItem()
-        legend = pg.LegendItem(offset=(-10, 10), labelTextColor="#dddddd", brush=pg.mkBrush(30, 30, 30, 220))
+        named = [data for data in item.listDataItems() if data.name()]
+        columns = 1 if len(named) <= 7 else 3  # the compress protocol's 13 lines in three short columns
+        legend = pg.LegendItem(offset=(-10, 10), labelTextColor="#dddddd", brush=pg.mkBrush(30, 30, 30, 220),
+                               colCount=columns)
         legend.setParentItem(item.getViewBox())
-        for data in item.listDataItems():
-            if data.name():
-                legend.addItem(data, data.name())
+        for data in named:
+            legend.addItem(data, data.name())
         try:
             yield
         finally:

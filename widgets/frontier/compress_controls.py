@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QGridLayout,
     QComboBox,
     QDoubleSpinBox,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QSpinBox,
@@ -35,6 +35,7 @@ MODE_TIPS = {
 
 
 class CompressControls(QWidget):
+    changed = Signal()  # a press ticked, or the cache asked for changed
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.boxes: dict[str, QCheckBox] = {}
@@ -51,6 +52,7 @@ class CompressControls(QWidget):
             box.setToolTip(f"{press.tip} As kvpress defines it ({press.source}); "
                            + ("each KV head keeps its own tokens." if press.per_head else
                               "every head of a layer keeps the same tokens."))
+            box.toggled.connect(lambda _on: self.changed.emit())
             self.boxes[name] = box
             grid.addWidget(box, n // 3, n % 3)
         presses.addStretch(1)
@@ -83,13 +85,16 @@ class CompressControls(QWidget):
         budget.addWidget(self.mode)
         budget.addWidget(self.mib)
         budget.addWidget(self.sequences)
-        budget.addWidget(self.gpu)
+        budget.addWidget(self.gpu, 1)  # wide windows show the whole name
         budget.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(presses)
         layout.addLayout(budget)
         self.mode.currentIndexChanged.connect(self._show_mode)
+        for spin in (self.mib, self.sequences):
+            spin.valueChanged.connect(lambda _v: self.changed.emit())
+        self.gpu.currentIndexChanged.connect(lambda _i: self.changed.emit())
         self._show_mode()
 
     def _show_mode(self) -> None:
@@ -97,6 +102,7 @@ class CompressControls(QWidget):
         self.mib.setVisible(mode == "mib")
         for w in (self.sequences, self.gpu):
             w.setVisible(mode == "gpu")
+        self.changed.emit()
 
     def presses(self) -> tuple[str, ...]:
         return tuple(k for k, box in self.boxes.items() if box.isChecked())

@@ -40,7 +40,8 @@ class KeptStrip(QWidget):
         self.text = QTextBrowser()
         self.text.setMinimumHeight(44)
         self.text.setStyleSheet("QTextBrowser { background: #1e1e1e; color: #cccccc; }")
-        self.text.setToolTip("The context, each token shaded by the share of the chosen layer's KV heads that keep it")
+        self.text.setToolTip("The context, each token shaded by the share of KV heads that keep it (of the layer chosen in "
+                             "'shade by', or of every layer)")
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
         top.addWidget(QLabel("shade by"))
@@ -57,16 +58,19 @@ class KeptStrip(QWidget):
 
     def show_point(self, point: dict[str, Any] | None, result: dict[str, Any] | None) -> None:
         """An eviction point's kept tokens (anything else clears the strip and says why)."""
-        if point is None or result is None or point.get("family") != "evict" or not point.get("kept_bits"):
+        self.hover.setText(" ")
+        if point is None or result is None or not point.get("kept_bits"):
             self.kept = None
             self.image.clear()
             self.text.clear()
-            if point is not None and point.get("family") == "evict":
+            if point is not None and point.get("kept_bits") and result is None:
                 words = "The tokens this point keeps show once the run ends."
             elif point is not None and point.get("family") == "layer":
-                words = f"{point['label']}: a layer method evicts no token; it changes how every token is kept."
+                words = (f"{point['label']}: keeps every token of the context, each one changed (pooled, rebuilt or "
+                         "rounded); the chart shows what that costs.")
             else:
-                words = "Click an eviction point on the chart to see the tokens it keeps, a row a layer and KV head."
+                words = ("Click an eviction (or window) point on the chart to see the tokens it keeps, a row a layer "
+                         "and KV head.")
             self.title.setText(words)
             return
         shape = (int(result["layers"]), int(result["kv_heads"]), int(result["context"]))

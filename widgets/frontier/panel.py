@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from core.models.evict.summary import CAVEAT as COMPRESS_CAVEAT
 from core.models.evict.summary import compress_sentence
 from core.models.frontier.summary import BUDGET_NAMES, BUDGETS, CAVEAT, budget_sentence
+from widgets.common.side_scroll import SideScroll
 from widgets.common.steady import keep_room, reserve_lines
 from widgets.frontier.chart import FrontierChart, describe_point
 from widgets.frontier.compress_controls import CompressControls
@@ -46,6 +47,7 @@ FAMILY_BOXES = (("heads", "fewer KV heads", "Mean-pool each group's K and V head
                 ("quant", "quantised KV", "K (after RoPE) and V stored as float16, fp8 e4m3/e5m2, q8_0 or q4_0."))
 
 
+CHART_MIN_HEIGHT = 260  # below this the chart's points crowd its axes: the tab scrolls instead
 HINT = ("Hover a point for its figures; click it to select it (click again where points overlap for the next "
         "one). The mouse wheel zooms; the small A at the chart's lower left zooms back out.")
 
@@ -66,6 +68,17 @@ def point_tip(point: dict[str, Any]) -> str:
 
 def eta_words(seconds: float) -> str:
     return f"about {seconds / 60:.0f} min left" if seconds >= 90 else f"about {max(1, round(seconds))} s left"
+
+
+class _Views(QTabWidget):
+    """The chart's tabs, asking for no more height than their minimum: a plot's hint (640 x 480) would stretch the
+    scrolled page past the window, and the room the window leaves is theirs anyway (stretch 1)."""
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumHeight())
+
+    def hasHeightForWidth(self) -> bool:
+        return False  # the page's wrapped legend asked for the plot's whole hint above it
 
 
 class FrontierPanel(QWidget):
@@ -116,6 +129,7 @@ class FrontierPanel(QWidget):
                                  + " ".join(tip for _k, _n, tip in PROTOCOLS))
         methods.insertWidget(0, self.protocol)
         self.compress = CompressControls()
+        self.compress.changed.connect(self._on_settings_changed)
         self.results: dict[str, dict[str, Any] | None] = {"window": None, "compress": None}  # each protocol's chart
         self.run = QPushButton("Run frontier (Ctrl+Shift+R)")
         self.run.setToolTip("Run every point of the ticked methods on the evaluation text (2 samples of 1,024 tokens "
@@ -161,7 +175,8 @@ class FrontierPanel(QWidget):
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail = QLabel()
         self.detail.setWordWrap(True)
-        reserve_lines(self.detail, 3)  # a hover's three lines move nothing below
+        reserve_lines(self.detail, 3)  # a hover's three lines move nothing below, nor the chart above
+        self.detail.setMaximumHeight(self.detail.minimumHeight())
         self.open_point = QPushButton("Show in Heatmaps")
         self.open_point.setEnabled(False)
         self.open_point.clicked.connect(lambda: self.open_point_requested.emit(self.chart.selected))
@@ -186,7 +201,11 @@ class FrontierPanel(QWidget):
         caveat.setWordWrap(True)
         caveat.setStyleSheet("color: #888;")
         self.strip = KeptStrip()
-        layout = QVBoxLayout(self)
+        body = QWidget()  # scrolls up and down: a 700-pixel window keeps the chart readable below the controls
+        layout = QVBoxLayout(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(SideScroll(body, min_width=0))
         layout.addWidget(self.model_label)
         layout.addLayout(opens)
         layout.addLayout(runs)
@@ -194,7 +213,7 @@ class FrontierPanel(QWidget):
         layout.addWidget(self.compress)
         layout.addWidget(self.status)
         # the chart, and beside it (a tab: the pane has no height to spare) a selected eviction point's kept tokens
-        self.views = QTabWidget()
+        self.views = _Views()
         self.views.setDocumentMode(True)
         chart_box = QWidget()
         chart_layout = QVBoxLayout(chart_box)
@@ -205,6 +224,7 @@ class FrontierPanel(QWidget):
         self.views.addTab(self.strip, "Kept tokens")
         self.views.setTabToolTip(1, "Which tokens the selected eviction point keeps, a row a layer and KV head, and "
                                     "the text shaded by how many heads keep each token (compress protocol)")
+        self.views.setMinimumHeight(CHART_MIN_HEIGHT)
         layout.addWidget(self.views, 1)
         layout.addWidget(self.detail)
         layout.addLayout(budget_row)
@@ -330,9 +350,10 @@ class FrontierPanel(QWidget):
         self.detail.setText(HINT)
         n = len(result["points"])
         if compress and result.get("complete", True):
+            notes = "".join(f" Note: {n}." for n in result.get("notes") or [])
             self.status.setText(f"{result['model']}: {n} points; the first {result['context']:,} tokens prefilled "
                                 f"once, the next {result['continuation']} read against each cache; computed in "
-                                f"{result['seconds']:.0f} s.{note}")
+                                f"{result['seconds']:.0f} s.{note}{notes}")
         elif result.get("complete", True):
             samples = f"{result['samples']} sample{'s' if result['samples'] != 1 else ''}"
             self.status.setText(f"{result['model']}: {n} points on {samples} of {result['context']:,} tokens, "
@@ -403,7 +424,8 @@ class FrontierPanel(QWidget):
         if mib is not None:
             self.budget_label.setText(f"{mib:,.2f} MiB a sequence")
             self.chart.set_budget(mib * 2**20)
-            text = compress_sentence(points, mib * 2**20, f"{mib:,.2f} MiB a sequence", show_bytes=False)
+            words = r.get("budget_words") or f"{mib:,.2f} MiB a sequence"
+            text = compress_sentence(points, mib * 2**20, words, show_bytes=False)
         else:
             whole = r["baseline"]["kv_bytes"]
             self.chart.set_budget(fraction * whole)
@@ -412,14 +434,20 @@ class FrontierPanel(QWidget):
             text = "No point measured so far fits that budget; more are coming."
         self.sentence.setText(text)
 
+    def _on_settings_changed(self) -> None:
+        """The chart is the last run's: say so when the methods or the cache asked for change."""
+        if self.result is not None and not self.running and self.shown_protocol() == "compress":
+            self.status.setText("The settings changed: press Run frontier (Ctrl+Shift+R) to measure them; the chart "
+                                "shows the last run's.")
+
     def _strip_tab(self, point: dict[str, Any] | None) -> None:
         """The Kept tokens tab shows `point` (an eviction point of the compress chart) or says what to click."""
         self.strip.show_point(point, self.result if self.result and self.result.get("tokens") else None)
         compress = self.shown_protocol() == "compress"
         self.views.setTabVisible(1, compress)
-        evict = point is not None and point.get("family") == "evict"
-        self.views.setTabText(1, f"Kept tokens: {point['label'].split(' (')[0]}, {point['kept_tokens']:,} kept"
-                              if evict and point else "Kept tokens")
+        kept = point is not None and bool(point.get("kept_bits"))
+        self.views.setTabText(1, f"Kept tokens: {point['label'].split(' (')[0].split(',')[0]}, "
+                                 f"{point['kept_tokens']:,} kept" if kept and point else "Kept tokens")
         if not compress:
             self.views.setCurrentIndex(0)
 

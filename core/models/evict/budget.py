@@ -14,6 +14,11 @@ def mib_words(n_bytes: float) -> str:
     return f"{n_bytes / MIB:,.2f} MiB"
 
 
+def mib_up(n_bytes: float) -> str:
+    """n_bytes in MiB rounded up to the hundredth: a budget of that size holds them."""
+    return f"{math.ceil(n_bytes / MIB * 100) / 100:,.2f} MiB"
+
+
 def budget_tokens(budget_mib: float, bytes_per_token: float, context: int, model: str) -> int:
     """Tokens a layer and head keeps so that the whole model's cache of one sequence fits in budget_mib."""
     if isinstance(budget_mib, bool) or not isinstance(budget_mib, int | float) or not math.isfinite(budget_mib) \
@@ -24,11 +29,11 @@ def budget_tokens(budget_mib: float, bytes_per_token: float, context: int, model
     if budget >= whole:
         raise ValueError(f"{model}'s cache of the whole {context:,}-token context is {mib_words(whole)} "
                          f"({bytes_per_token:,.0f} B a token), which already fits in {budget_mib:g} MiB: nothing to "
-                         f"evict. Give a budget below {mib_words(whole)}, or a longer context.")
+                         f"evict; give a budget below {mib_words(whole)}.")
     kept = int(budget // bytes_per_token)
     if kept < 1:
         raise ValueError(f"{budget_mib:g} MiB holds no token of {model}'s cache ({bytes_per_token:,.0f} B a token); "
-                         f"give at least {mib_words(bytes_per_token)}.")
+                         f"give at least {mib_up(bytes_per_token)}.")
     return kept
 
 

@@ -1,5 +1,6 @@
 """Compress-protocol results kept on disk, like the window protocol's (core/models/frontier/cache.py): one JSON file
-a model, text and settings; a file that does not parse, or is not a whole sound result, is computed again."""
+a model, text and settings; a file that does not parse, or is not a whole sound result, is computed again (and the
+caller checks that the result is its run's: CompressRun.matches)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from core.models.evict.points import CompressResult, unpack_kept
 from core.models.kv.methods import METHODS, KVMethod
 
 VERSION = 1  # bump when a figure's definition changes: older files are then not read
-MAX_FILE_BYTES = 8 * 2**20  # 24 points' kept bits at 1,024 tokens are under 1 MB
+MAX_FILE_BYTES = 64 * 2**20  # a point is 16 kB at 1,024 tokens, 120 kB at 7,936: 200 points fit
 
 
 def cache_key(model: str, source: str, text: str, calib_text: str, presses: tuple[str, ...],
@@ -47,6 +48,12 @@ def sound(r: CompressResult) -> bool:
     """Complete; every point of a known method with finite figures; its kept bits the right size."""
     if r.complete is not True or not r.points or not isinstance(r.model, str) or r.kind != "causal":
         return False
+    if not _number(r.seconds) or not _number(r.bytes_per_token) or not (r.budget_mib is None or _number(r.budget_mib)):
+        return False
+    if not isinstance(r.notes, list) or not all(isinstance(n, str) for n in r.notes):
+        return False
+    if not isinstance(r.budget_words, str) or len(r.budget_words) > 200:
+        return False
     if not all(isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 2**20
                for v in (r.context, r.continuation, r.layers, r.kv_heads)):
         return False
@@ -58,7 +65,7 @@ def sound(r: CompressResult) -> bool:
         if not isinstance(p.label, str) or not isinstance(p.kept_tokens, int) or not 0 < p.kept_tokens <= r.context:
             return False
         if p.family == "evict":
-            if p.method not in PRESS_INFO:
+            if p.method not in PRESS_INFO or not _number(p.setting):
                 return False
             if unpack_kept(p.kept_bits, (r.layers, r.kv_heads, r.context)).sum() != p.kept_tokens * r.layers * r.kv_heads:
                 return False

@@ -27,11 +27,14 @@ class CompressPoint:
     loss: float
     loss_change: float
     seconds: float = 0.0
-    kept_bits: str = ""  # base64 of numpy.packbits of (layers, KV heads, C) bools; "" for a layer method
+    kept_bits: str = ""  # base64 of numpy.packbits of (layers, KV heads, C) bools; "" where every token is kept
 
     @property
     def ratio(self) -> float:
-        """The fraction of the context's cache evicted (kvpress's compression ratio)."""
+        """The fraction of the context evicted: an eviction's compression ratio as asked (kvpress keeps
+        max(1, int(C x (1 - ratio))) tokens), a layer method's share of the cache saved."""
+        if self.family == "evict" and isinstance(self.setting, int | float):
+            return float(self.setting)
         return 1.0 - self.kv_fraction
 
     def cost(self) -> float:
@@ -73,6 +76,8 @@ class CompressResult:
     points: list[CompressPoint] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)  # the context's tokens as text, for the strip
     budget_mib: float | None = None  # the byte budget asked for, if any
+    notes: list[str] = field(default_factory=list)  # methods left out, or kept below their own window
+    budget_words: str = ""  # the budget as the sentence names it ("20,000 sequences on one NVIDIA H200 (...)")
     seconds: float = 0.0
     complete: bool = True
     kind: str = "causal"

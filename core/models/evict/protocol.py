@@ -29,8 +29,8 @@ def compress_text(m: LoadedModel, text: str, context: int = CONTEXT, continuatio
         raise ValueError(f"the context is 16 to 8,192 tokens and the continuation 2 to 4,096, not {context:,} and "
                          f"{continuation:,}.")
     if context + continuation > m.max_tokens:
-        raise ValueError(f"{m.name} reads at most {m.max_tokens:,} tokens; a context of {context:,} and a continuation "
-                         f"of {continuation:,} need {context + continuation:,}: shorten them.")
+        raise ValueError(f"{m.name} reads at most {m.max_tokens:,} tokens and the continuation takes {continuation:,}; "
+                         f"give a context of at most {m.max_tokens - continuation:,} tokens.")
     ids = m.tokenizer(text, add_special_tokens=False)["input_ids"]
     if len(ids) < context + continuation:
         raise ValueError(f"the text makes {len(ids):,} tokens for {m.name}; the compress protocol needs "

@@ -45,7 +45,7 @@ def _setting(p: dict[str, Any]) -> str:
     if p["family"] == "baseline":
         return "nothing evicted"
     if p["family"] == "evict":
-        return f"{p['kept_tokens']:,} tokens kept"
+        return f"{p['kept_tokens']:,} token{'' if p['kept_tokens'] == 1 else 's'} kept"
     return p["label"].split(", ", 1)[-1]
 
 
@@ -58,9 +58,11 @@ def compress_sentence(points: list[dict[str, Any]], kv_bytes: float, what: str, 
         return f"No measured point fits in {where}; evict more (a higher ratio) or give a larger budget."
     first, rest = ranked[0], ranked[1:]
     text = (f"At {where}, {NAMES[first['method']]} loses least: "
-            f"{first['loss_change']:+.3f} nats a token ({_setting(first)}).")
-    if rest:
-        text += " Then " + "; ".join(f"{NAMES[p['method']]} {p['loss_change']:+.3f}" for p in rest) + "."
+            f"{first['loss_change']:+.3f} nats a token ({_setting(first)}, {_mib(first['kv_bytes'])}).")
+    if rest:  # a size where it is not the first's: a layer method's settings come in steps, a press's in tokens
+        text += " Then " + "; ".join(f"{NAMES[p['method']]} {p['loss_change']:+.3f}"
+                                     + (f" ({_mib(p['kv_bytes'])})" if p["kv_bytes"] != first["kv_bytes"] else "")
+                                     for p in rest) + "."
     return text
 
 

@@ -4,6 +4,7 @@ frontier's runs (core/models/frontier/run.py) and the Heatmaps tab's view of a f
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -125,15 +126,16 @@ class KVChange:
         if not self.causal or T != S:
             raise ValueError("an eviction is shown on a causal model's own text.")
         press = PRESSES[name]
-        if S <= press.protected(S):  # the text is all sinks or observation window: nothing to choose from
-            raise ValueError(f"{PRESS_INFO[name].short} always keeps {press.protected(S)} tokens; paste a text longer "
-                             f"than that (this one is {S}).")
+        guard = press.protected(2**31)  # its sinks or observation window, whatever the length
+        if S <= guard:  # the text is all sinks or observation window: nothing to choose from
+            raise ValueError(f"{PRESS_INFO[name].short} always keeps {guard} tokens; paste a text longer than {guard} "
+                             f"tokens (this one is {S}).")
         n = n_kept(S, ratio)
-        if n < press.protected(S):  # kvpress would keep part of its window, chosen among equal scores
-            need = -(-press.protected(S) // (1 - ratio))
-            raise ValueError(f"{PRESS_INFO[name].short} always keeps {press.protected(S)} tokens, but ratio {ratio:g} "
-                             f"of this {S}-token text keeps {n}: paste a text of at least {need:.0f} tokens, or pick "
-                             "a lower ratio.")
+        if n < guard:  # kvpress would keep part of its window, chosen among equal scores
+            most = math.floor((1 - guard / S) * 100) / 100
+            raise ValueError(f"{PRESS_INFO[name].short} always keeps {guard} tokens, but ratio {ratio:.4g} of this "
+                             f"{S}-token text keeps {n}: pick a point of ratio {most:g} or less, or paste a longer "
+                             "text.")
         view = LayerView(query, key, value, query.shape[-1] ** -0.5, self.rope_at)
         scores = press.score(view, n)  # (B, K, S)
         keep = torch.zeros_like(scores, dtype=torch.bool).scatter_(-1, kept_indices(scores, n), True)  # (B, K, S)

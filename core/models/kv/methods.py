@@ -45,7 +45,7 @@ class KVMethod:
     def label(self) -> str:
         if self.method == "evict":
             press, ratio = eviction_of(str(self.setting))
-            return f"{PRESS_INFO[press].short} evicting {ratio:g} of the text"
+            return f"{PRESS_INFO[press].short} evicting {ratio:.4g} of the text"
         name = f"window + {self.sinks} sinks" if self.method == "window_sinks" else METHOD_NAMES[self.method]
         return f"{name}, {setting_label(self.method, self.setting)}"
 
@@ -77,16 +77,17 @@ def check_method(method: object, setting: object, sinks: object) -> None:
 
 
 def eviction_of(setting: object) -> tuple[str, float]:
-    """'snapkv@0.75' -> ('snapkv', 0.75); a ValueError that names the form otherwise."""
+    """'snapkv@0.75' -> ('snapkv', 0.75); a ValueError that names the form otherwise. One spelling a ratio (Python's
+    shortest repr), from 0 to 0.9999: a cache key and a label each."""
     name, _, ratio = str(setting).partition("@")
     press_info(name)
     try:
         value = float(ratio)
     except ValueError:
         value = -1.0
-    if not isinstance(setting, str) or not 0 < value < 1:
-        raise ValueError(f"an eviction is a press and a ratio, as 'snapkv@0.75' (the ratio above 0 and below 1), not "
-                         f"{setting!r:.40}.")
+    if not isinstance(setting, str) or not 0 < value <= 0.9999 or ratio != repr(value):
+        raise ValueError(f"an eviction is a press and a ratio, as 'snapkv@0.75' (the ratio above 0 and at most 0.9999, "
+                         f"written as a plain number), not {setting!r:.40}.")
     return name, value
 
 
@@ -95,7 +96,7 @@ def setting_label(method: str, setting: int | str | None) -> str:
     if setting is None:
         return ""
     if method == "evict":
-        return f"ratio {eviction_of(setting)[1]:g}"
+        return f"ratio {eviction_of(setting)[1]:.4g}"
     knob = {"heads": "K", "latent_pca": "r", "latent_svd": "r", "window": "W", "window_sinks": "W"}.get(method)
     return f"{knob}={setting}" if knob else str(setting)
 
