@@ -16,7 +16,7 @@ from core.models.evict.catalogue import PRESS_INFO
 from core.models.evict.points import CompressResult, unpack_kept
 from core.models.kv.methods import METHODS, KVMethod
 
-VERSION = 1  # bump when a figure's definition changes: older files are then not read
+VERSION = 2  # bump when a figure's definition changes: older files are then not read
 MAX_FILE_BYTES = 64 * 2**20  # a point is 16 kB at 1,024 tokens, 120 kB at 7,936: 200 points fit
 
 
