@@ -71,7 +71,10 @@ class FrontierWork:
             fit_to_come = run.fit_to_come(done)
             eta = sum(self.step_seconds) / len(self.step_seconds) * (run.steps - done + fit_to_come)  # a fit ~ a step
             text = run.describe(done) if done < run.steps else ""
-            self.emit("progress", "frontier", FrontierProgress(rid, done, run.steps, eta, text, point.to_json()))
+            data = point.to_json()
+            if index == 0 and isinstance(run, CompressRun):  # the budget, so the tab's sentence is its from the start
+                data.update(budget_mib=run.budget_mib, budget_words=run.budget_words)
+            self.emit("progress", "frontier", FrontierProgress(rid, done, run.steps, eta, text, data))
             if done < run.steps:
                 return True
             assert run.result is not None

@@ -155,7 +155,8 @@ class FrontierTab:
             self.partial = {"model": self.run_model[0], "kind": self.run_model[1],
                             "baseline": progress.point, "points": [], "samples": 0, "context": 0, "seconds": 0.0,
                             "complete": False, "protocol": progress.point.get("protocol", "window"),
-                            "continuation": 0, "budget_mib": None}
+                            "continuation": 0, "budget_mib": progress.point.get("budget_mib"),
+                            "budget_words": progress.point.get("budget_words", "")}
         elif self.partial is not None:
             self.partial["points"].append(progress.point)
         if self.partial is not None:

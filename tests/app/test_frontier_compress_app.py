@@ -89,6 +89,14 @@ def test_a_byte_budget_keeps_what_it_holds_and_says_who_loses_least_there(make_w
     assert p.sentence.text().startswith("At 5.00 MiB a sequence, ")
     assert f"loses least: {best['loss_change']:+.3f} nats" in p.sentence.text()
     assert not p.budget.isEnabled() and p.budget_label.text() == "5.00 MiB a sequence"
+    # a run's first step already carries its budget: the sentence is the budget's while the points come in
+    from sandbox.jobs.types import FrontierProgress
+
+    p.protocol.setCurrentIndex(p.protocol.findData("window"))
+    first = {**result["baseline"], "protocol": "compress", "budget_mib": 5.0, "budget_words": "5.00 MiB a sequence"}
+    tab._on_progress(FrontierProgress(tab.newest, 1, 5, 1.0, "", first))
+    assert p.shown_protocol() == "compress" and p.budget_label.text() == "5.00 MiB a sequence"
+    assert "5.00 MiB a sequence" in p.sentence.text()
 
 
 def test_an_encoder_is_refused_the_compress_protocol_in_a_sentence(make_window):

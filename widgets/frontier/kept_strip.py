@@ -77,7 +77,7 @@ class KeptStrip(QWidget):
         self.kept = unpack_kept(point["kept_bits"], shape)
         self.tokens = list(result["tokens"])
         L, K, C = shape
-        rgb = np.where(self.kept.reshape(L * K, C)[..., None], np.array(KEPT, np.uint8),
+        rgb = np.where(self.kept.reshape(L * K, C)[..., None], np.array(KEPT, np.uint8),  # (L, K, C) -> (L * K, C, 1)
                        np.array(EVICTED, np.uint8)).astype(np.uint8)  # (L*K, C, 3)
         self.image.setImage(rgb, autoLevels=False)
         self.image.setRect(QRectF(0, 0, C, L * K))
@@ -101,7 +101,7 @@ class KeptStrip(QWidget):
             return None
         layer = self.layer.currentData()
         rows = self.kept if layer is None else self.kept[layer: layer + 1]
-        return rows.reshape(-1, rows.shape[-1]).mean(0)
+        return rows.reshape(-1, rows.shape[-1]).mean(0)  # (layers, K, C) -> (layers * K, C) -> (C,)
 
     def _shade(self) -> None:
         share = self.share()

@@ -18,4 +18,4 @@ def kept_indices(scores: torch.Tensor, kept: int) -> torch.Tensor:
 
 def gather_tokens(x: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
     """x (B, K, T, h), indices (B, K, n) -> (B, K, n, h): each KV head's kept tokens."""
-    return x.gather(2, indices.unsqueeze(-1).expand(-1, -1, -1, x.shape[-1])).contiguous()
+    return x.gather(2, indices.unsqueeze(-1).expand(-1, -1, -1, x.shape[-1])).contiguous()  # (B, K, n, 1) -> (B, K, n, h)

@@ -41,7 +41,7 @@ class LayerView:
 
     def keys_per_query_head(self) -> torch.Tensor:
         """(B, H, T, h): each KV head's keys repeated for the query heads of its group (transformers' repeat_kv)."""
-        return self.key.repeat_interleave(self.group, dim=1)
+        return self.key.repeat_interleave(self.group, dim=1)  # (B, K, T, h) -> (B, H, T, h)
 
     def group_mean(self, scores: torch.Tensor) -> torch.Tensor:
         """(B, H, S) per query head -> (B, K, S), the mean over each KV head's group."""
