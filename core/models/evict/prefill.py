@@ -10,8 +10,9 @@ from typing import Any
 import torch
 
 from core.models.evict.presses.layer_view import LayerView
+from core.models.evict.presses.press import Press
 from core.models.inspect import _active, attention_modules
-from core.models.kv.apply import attend
+from core.models.kv.apply import attend, rope_at_of
 from core.models.source import LoadedModel
 
 
@@ -42,16 +43,12 @@ class Prefill:
         keep = _Keep(m)
         with torch.inference_mode(), _active(m, keep):  # type: ignore[arg-type]
             m.model(input_ids=context, use_cache=False)
-        rotary = m.model.model.rotary_emb
-
-        def rope_at(positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            with torch.inference_mode():
-                return rotary(torch.zeros(1, dtype=torch.float32), positions)
-
+        rope_at = rope_at_of(m)
+        assert rope_at is not None  # a causal model's
         self.views = [LayerView(q, k, v, s, rope_at) for q, k, v, s in (keep.kept[i] for i in range(len(keep.kept)))]
         self._scores: dict[tuple[str, int], torch.Tensor] = {}
 
-    def scores(self, press: Any, layer: int, kept: int) -> torch.Tensor:
+    def scores(self, press: Press, layer: int, kept: int) -> torch.Tensor:
         """press.score of one layer, computed once a press (StreamingLLM's depends on `kept`: never kept)."""
         key = (press.name, layer)
         if press.depends_on_kept:

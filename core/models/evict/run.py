@@ -33,7 +33,6 @@ from core.models.kv.methods import (
     KVMethod,
     default_sweep,
     kv_bytes_per_token,
-    setting_label,
 )
 from core.models.source import LoadedModel
 from core.timing.timer import Cancelled
@@ -290,4 +289,4 @@ def run_compress(m: LoadedModel, text: str, presses: tuple[str, ...] = tuple(PRE
     return run.result
 
 
-__all__ = ["RATIOS", "CompressRun", "Eviction", "parse_methods", "parse_ratios", "run_compress", "setting_label"]
+__all__ = ["RATIOS", "CompressRun", "Eviction", "parse_methods", "parse_ratios", "run_compress"]
