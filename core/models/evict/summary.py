@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from core.models.evict.budget import mib_words
 from core.models.evict.catalogue import PRESS_INFO
 from core.models.kv.methods import METHOD_NAMES
 
@@ -32,10 +33,6 @@ def best_within(points: list[dict[str, Any]], kv_bytes: float) -> list[dict[str,
     return sorted(best.values(), key=lambda p: p["loss_change"])
 
 
-def _mib(n: float) -> str:
-    return f"{n / 2**20:,.2f} MiB"
-
-
 def point_name(p: dict[str, Any]) -> str:
     """'SnapKV, 256 tokens kept'; 'sliding window, W=128'."""
     return f"{NAMES.get(p['method'], p['method'])}, {_setting(p)}"
@@ -53,15 +50,15 @@ def compress_sentence(points: list[dict[str, Any]], kv_bytes: float, what: str, 
     """'At 1/4 of SmolLM2-135M's cache (5.62 MiB a sequence), H2O loses least: +0.001 nats a token (256 tokens
     kept). Then ...' `what` names the budget ("1/4 of SmolLM2-135M's cache", "5 MiB")."""
     ranked = best_within(points, kv_bytes)
-    where = f"{what} ({_mib(kv_bytes)} a sequence)" if show_bytes else what
+    where = f"{what} ({mib_words(kv_bytes)} a sequence)" if show_bytes else what
     if not ranked:
         return f"No measured point fits in {where}; evict more (a higher ratio) or give a larger budget."
     first, rest = ranked[0], ranked[1:]
     text = (f"At {where}, {NAMES[first['method']]} loses least: "
-            f"{first['loss_change']:+.3f} nats a token ({_setting(first)}, {_mib(first['kv_bytes'])}).")
+            f"{first['loss_change']:+.3f} nats a token ({_setting(first)}, {mib_words(first['kv_bytes'])}).")
     if rest:  # a size where it is not the first's: a layer method's settings come in steps, a press's in tokens
         text += " Then " + "; ".join(f"{NAMES[p['method']]} {p['loss_change']:+.3f}"
-                                     + (f" ({_mib(p['kv_bytes'])})" if p["kv_bytes"] != first["kv_bytes"] else "")
+                                     + (f" ({mib_words(p['kv_bytes'])})" if p["kv_bytes"] != first["kv_bytes"] else "")
                                      for p in rest) + "."
     return text
 
